@@ -1,0 +1,44 @@
+//! `ffsession-gen`: write generated sessions and the bad-file corpus to disk.
+//!
+//! ```text
+//! ffsession-gen session OUT [--mb N | --tabs N] [--json]
+//! ffsession-gen corpus DIR
+//! ```
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use ffsession_gen::{bad_corpus, generate, mozlz4, Spec};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: ffsession-gen session OUT [--mb N | --tabs N] [--json] | ffsession-gen corpus DIR";
+    match args.first().map(String::as_str) {
+        Some("session") => {
+            let out = PathBuf::from(args.get(1).context(usage)?);
+            let mut spec = Spec::default();
+            let mut json_only = false;
+            let mut rest = args[2..].iter();
+            while let Some(flag) = rest.next() {
+                match flag.as_str() {
+                    "--mb" => spec = Spec::sized(rest.next().context(usage)?.parse::<usize>()? * 1_000_000),
+                    "--tabs" => spec.tabs = rest.next().context(usage)?.parse()?,
+                    "--json" => json_only = true,
+                    other => bail!("unknown flag {other}; {usage}"),
+                }
+            }
+            let json = generate(&spec);
+            let bytes = if json_only { json.into_bytes() } else { mozlz4(json.as_bytes()) };
+            std::fs::write(&out, bytes).with_context(|| out.display().to_string())?;
+        }
+        Some("corpus") => {
+            let dir = PathBuf::from(args.get(1).context(usage)?);
+            std::fs::create_dir_all(&dir)?;
+            for (name, bytes) in bad_corpus() {
+                std::fs::write(dir.join(&name), bytes).with_context(|| name.clone())?;
+            }
+        }
+        _ => bail!("{usage}"),
+    }
+    Ok(())
+}

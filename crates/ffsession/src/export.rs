@@ -1,0 +1,287 @@
+//! Rendering tab listings: text, JSON, JSON Lines, CSV, Markdown, plain URLs and
+//! the Netscape bookmarks HTML that Firefox imports.
+//!
+//! This module owns output encoding. Every format is correct for titles holding
+//! quotes, commas, `<`, `&`, emoji and newlines: structured formats (JSON, JSON
+//! Lines, CSV) keep titles exactly; line-based formats (text, Markdown, URLs,
+//! bookmarks) turn control characters such as newlines into spaces so that one
+//! tab stays one line, and escape what their syntax needs.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::session::{TabRecord, TabState};
+
+/// An output format for tab listings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TabFormat {
+    /// One line per tab: `window:position [flags]<TAB>title<TAB>url`.
+    #[default]
+    Text,
+    /// One JSON array of tab objects.
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+    /// CSV with a header row.
+    Csv,
+    /// A Markdown list of links, one heading per window.
+    Markdown,
+    /// URLs only, one per line.
+    Urls,
+    /// Netscape bookmarks HTML (Firefox: Bookmarks > Manage > Import), a folder per window.
+    Bookmarks,
+}
+
+/// Write `records` to `out` in `format`.
+pub fn write_tabs<'s, W: Write>(
+    out: W,
+    format: TabFormat,
+    records: impl IntoIterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
+    let records = records.into_iter();
+    match format {
+        TabFormat::Text => write_text(out, records),
+        TabFormat::Json => write_json(out, records),
+        TabFormat::Jsonl => write_jsonl(out, records),
+        TabFormat::Csv => write_csv(out, records),
+        TabFormat::Markdown => write_markdown(out, records),
+        TabFormat::Urls => write_urls(out, records),
+        TabFormat::Bookmarks => write_bookmarks(out, records),
+    }
+}
+
+/// Replace control characters (newlines, tabs, ...) with spaces.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+fn flags(r: &TabRecord<'_>) -> String {
+    let mut f = Vec::new();
+    if r.state != TabState::Open {
+        f.push(r.state.as_str());
+    }
+    if r.selected {
+        f.push("selected");
+    }
+    if r.pinned {
+        f.push("pinned");
+    }
+    if r.hidden {
+        f.push("hidden");
+    }
+    if f.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", f.join(","))
+    }
+}
+
+fn write_text<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    for r in records {
+        writeln!(
+            out,
+            "{}:{}{}\t{}\t{}",
+            r.window,
+            r.position,
+            flags(&r),
+            one_line(r.title.unwrap_or("")),
+            one_line(r.url.unwrap_or(""))
+        )?;
+    }
+    out.flush()
+}
+
+fn write_json<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    out.write_all(b"[")?;
+    for (i, r) in records.enumerate() {
+        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut out, &r)?;
+    }
+    out.write_all(b"\n]\n")?;
+    out.flush()
+}
+
+fn write_jsonl<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    for r in records {
+        serde_json::to_writer(&mut out, &r)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}
+
+fn write_csv<'s>(out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    for r in records {
+        w.serialize(&r).map_err(io::Error::other)?;
+    }
+    w.flush()
+}
+
+fn write_urls<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    for r in records {
+        if let Some(url) = r.url {
+            writeln!(out, "{}", one_line(url))?;
+        }
+    }
+    out.flush()
+}
+
+/// The heading of the window (or closed list) a record belongs to.
+fn section(r: &TabRecord<'_>) -> (TabState, usize) {
+    (r.state, r.window)
+}
+
+fn section_title(r: &TabRecord<'_>) -> String {
+    match r.state {
+        TabState::Open => format!("Window {}", r.window),
+        TabState::Closed => format!("Window {}: recently closed tabs", r.window),
+        TabState::ClosedWindow => format!("Closed window {}", r.window),
+    }
+}
+
+/// Escape Markdown inline syntax in a link text.
+fn markdown_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in one_line(s).chars() {
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' | '&') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A link destination inside `<...>`, where only `<`, `>` and line breaks need care.
+fn markdown_url(s: &str) -> String {
+    one_line(s).replace('<', "%3C").replace('>', "%3E")
+}
+
+fn write_markdown<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    let mut current = None;
+    for r in records {
+        if current != Some(section(&r)) {
+            if current.is_some() {
+                writeln!(out)?;
+            }
+            writeln!(out, "## {}\n", section_title(&r))?;
+            current = Some(section(&r));
+        }
+        let url = r.url.unwrap_or("");
+        let title = r.title.filter(|t| !t.trim().is_empty()).unwrap_or(url);
+        writeln!(out, "- [{}](<{}>)", markdown_text(title), markdown_url(url))?;
+    }
+    out.flush()
+}
+
+fn write_bookmarks<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+    use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
+    out.write_all(
+        b"<!DOCTYPE NETSCAPE-Bookmark-file-1>\n\
+          <!-- This is an automatically generated file.\n     It will be read and overwritten.\n     DO NOT EDIT! -->\n\
+          <META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=UTF-8\">\n\
+          <TITLE>Bookmarks</TITLE>\n<H1>Bookmarks</H1>\n<DL><p>\n",
+    )?;
+    let mut current = None;
+    for r in records {
+        if current != Some(section(&r)) {
+            if current.is_some() {
+                out.write_all(b"    </DL><p>\n")?;
+            }
+            writeln!(out, "    <DT><H3>{}</H3>\n    <DL><p>", text(&section_title(&r)))?;
+            current = Some(section(&r));
+        }
+        let url = r.url.unwrap_or("");
+        let title = r.title.filter(|t| !t.trim().is_empty()).unwrap_or(url);
+        let added = r.last_accessed.map(|ms| format!(" ADD_DATE=\"{}\"", ms / 1000)).unwrap_or_default();
+        writeln!(
+            out,
+            "        <DT><A HREF=\"{}\"{added}>{}</A>",
+            attr(&one_line(url)),
+            text(&one_line(title))
+        )?;
+    }
+    if current.is_some() {
+        out.write_all(b"    </DL><p>\n")?;
+    }
+    out.write_all(b"</DL><p>\n")?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRICKY: &str = "a \"quoted\", <b> & 'x'\nline2 🦊 | [md] *x*";
+
+    fn rec(title: &'static str, url: &'static str) -> TabRecord<'static> {
+        TabRecord {
+            window: 1,
+            position: 1,
+            state: TabState::Open,
+            url: Some(url),
+            title: Some(title),
+            pinned: false,
+            hidden: false,
+            selected: false,
+            group: None,
+            container: 0,
+            last_accessed: Some(1_700_000_000_000),
+            closed_at: None,
+            history_len: 1,
+        }
+    }
+
+    fn render(format: TabFormat) -> String {
+        let mut out = Vec::new();
+        write_tabs(&mut out, format, [rec(TRICKY, "https://x.test/?a=1&b=\"2\"")]).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn json_and_jsonl_keep_titles_exactly() {
+        let v: serde_json::Value = serde_json::from_str(&render(TabFormat::Json)).unwrap();
+        assert_eq!(v[0]["title"], TRICKY);
+        let line: serde_json::Value = serde_json::from_str(render(TabFormat::Jsonl).trim_end()).unwrap();
+        assert_eq!(line["title"], TRICKY);
+        assert_eq!(line["state"], "open");
+    }
+
+    #[test]
+    fn csv_keeps_titles_exactly() {
+        let out = render(TabFormat::Csv);
+        let mut r = csv::Reader::from_reader(out.as_bytes());
+        let headers = r.headers().unwrap().clone();
+        let title_col = headers.iter().position(|h| h == "title").unwrap();
+        let row = r.records().next().unwrap().unwrap();
+        assert_eq!(&row[title_col], TRICKY);
+    }
+
+    #[test]
+    fn line_formats_keep_one_tab_per_line() {
+        for f in [TabFormat::Text, TabFormat::Urls] {
+            assert_eq!(render(f).lines().count(), 1, "{f:?}");
+        }
+        let text = render(TabFormat::Text);
+        assert!(text.contains("a \"quoted\", <b> & 'x' line2 🦊"), "{text}");
+    }
+
+    #[test]
+    fn markdown_escapes_link_syntax() {
+        let md = render(TabFormat::Markdown);
+        assert!(md.starts_with("## Window 1\n\n"));
+        assert!(md.contains("- [a \"quoted\", \\<b\\>"), "{md}");
+        assert!(md.contains(r#"\<b\> \& 'x' line2 🦊 \| \[md\] \*x\*](<https://x.test/?a=1&b="2">)"#), "{md}");
+    }
+
+    #[test]
+    fn bookmarks_escape_html() {
+        let html = render(TabFormat::Bookmarks);
+        assert!(html.contains("<A HREF=\"https://x.test/?a=1&amp;b=&quot;2&quot;\" ADD_DATE=\"1700000000\">"), "{html}");
+        assert!(html.contains(">a \"quoted\", &lt;b&gt; &amp; 'x' line2 🦊 | [md] *x*</A>"), "{html}");
+        assert!(html.contains("<H3>Window 1</H3>"));
+    }
+}

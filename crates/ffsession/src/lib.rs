@@ -1,0 +1,25 @@
+//! ffsession: read, inspect, back up and restore Firefox session files.
+//!
+//! The library never talks to the user: it takes explicit paths, returns typed
+//! values and typed errors, and leaves printing, environment variables and exit
+//! codes to the `ffsession` command-line crate.
+//!
+//! Layers, bottom up:
+//! - [`format`]: the bytes on disk (mozlz4 or plain JSON) to one JSON buffer.
+//! - [`session`]: a zero-copy model borrowing from that buffer.
+//! - [`profile`]: Firefox profile discovery (`profiles.ini`, `installs.ini`, locks).
+//! - [`sources`]: the session files inside one profile and which one is newest.
+//! - [`export`]: tab listings rendered as JSON, CSV, Markdown, bookmarks HTML, ...
+//! - [`fs_util`]: the one atomic-write helper every write goes through.
+
+pub mod error;
+pub mod export;
+pub mod format;
+pub mod fs_util;
+pub mod profile;
+pub mod session;
+pub mod sources;
+
+pub use error::{Error, PathError};
+pub use format::{Format, SessionData};
+pub use session::{Session, Summary};

@@ -1,0 +1,329 @@
+//! Firefox profile discovery: `profiles.ini`, `installs.ini`, and profile locks.
+//!
+//! This module owns the question "which profile folder?". It reads the Firefox
+//! root's `profiles.ini` (and `installs.ini`, where Firefox 67+ records the
+//! default profile of each installation), resolves `--profile NAME|PATH`, and
+//! tells whether a Firefox is running on a profile by looking at its lock
+//! (`lock` symlink on Linux and macOS, `parent.lock` on Windows). It takes the
+//! Firefox root as an argument: finding it from `$HOME` is the caller's job, with
+//! [`platform_root`] for the usual place.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where Firefox keeps `profiles.ini` on this platform, given the user's home
+/// and data directories (`~/.mozilla/firefox` on Linux,
+/// `~/Library/Application Support/Firefox` on macOS, `%APPDATA%\Mozilla\Firefox`
+/// on Windows).
+pub fn platform_root(home: &Path, data_dir: &Path) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        data_dir.join("Firefox")
+    } else if cfg!(windows) {
+        data_dir.join("Mozilla").join("Firefox")
+    } else {
+        home.join(".mozilla").join("firefox")
+    }
+}
+
+/// Why a profile could not be found or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The root has no `profiles.ini`.
+    #[error("no Firefox profile found: {} does not exist", .0.join("profiles.ini").display())]
+    NoProfilesIni(PathBuf),
+    /// `profiles.ini` or `installs.ini` could not be read or parsed.
+    #[error("{}: cannot read: {message}", path.display())]
+    BadIni {
+        /// The INI file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// `profiles.ini` lists no profile.
+    #[error("{}: lists no profile", .0.display())]
+    Empty(PathBuf),
+    /// No profile has the name given, and it is not a profile folder either.
+    #[error("no profile named {name:?} (profiles: {})", available.join(", "))]
+    UnknownProfile {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        available: Vec<String>,
+    },
+    /// A path given as a profile is not a directory.
+    #[error("{}: not a profile folder", .0.display())]
+    NotAProfileDir(PathBuf),
+}
+
+impl ProfileError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&'static str> {
+        Some(match self {
+            ProfileError::NoProfilesIni(_) | ProfileError::Empty(_) => {
+                "name a session file (e.g. `ffsession info samples/session.jsonlz4`), pass --profile PATH, or set FFSESSION_FIREFOX_DIR to the folder holding profiles.ini"
+            }
+            ProfileError::BadIni { .. } => "the file is damaged; pass --profile PATH to name the profile folder directly",
+            ProfileError::UnknownProfile { .. } => "`ffsession profiles` lists the profiles; a profile folder path works too",
+            ProfileError::NotAProfileDir(_) => "pass a profile folder (the one holding sessionstore-backups/) or a profile name",
+        })
+    }
+}
+
+/// A Firefox profile.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Profile {
+    /// The profile's name (`Name=` in profiles.ini, or the folder name).
+    pub name: String,
+    /// The profile folder.
+    pub path: PathBuf,
+    /// Whether Firefox opens this profile by default.
+    pub is_default: bool,
+}
+
+/// Read the profiles listed in `root/profiles.ini`, marking the default one.
+pub fn list(root: &Path) -> Result<Vec<Profile>, ProfileError> {
+    let ini_path = root.join("profiles.ini");
+    if !ini_path.exists() {
+        return Err(ProfileError::NoProfilesIni(root.to_path_buf()));
+    }
+    let ini = load_ini(&ini_path)?;
+    let mut install_defaults: Vec<PathBuf> = Vec::new();
+    let mut legacy_default: Option<usize> = None;
+    let mut profiles = Vec::new();
+    for (section, props) in ini.iter() {
+        let Some(section) = section else { continue };
+        if section.starts_with("Install") {
+            if let Some(p) = props.get("Default") {
+                install_defaults.push(resolve_path(root, p, true));
+            }
+        } else if section.starts_with("Profile") {
+            let Some(rel) = props.get("Path") else { continue };
+            let relative = props.get("IsRelative").is_none_or(|v| v.trim() == "1");
+            let path = resolve_path(root, rel, relative);
+            let name = props
+                .get("Name")
+                .map(str::to_owned)
+                .unwrap_or_else(|| folder_name(&path));
+            if props.get("Default").is_some_and(|v| v.trim() == "1") {
+                legacy_default = Some(profiles.len());
+            }
+            profiles.push(Profile {
+                name,
+                path,
+                is_default: false,
+            });
+        }
+    }
+    let installs_path = root.join("installs.ini");
+    if installs_path.exists() {
+        let installs = load_ini(&installs_path)?;
+        for (_, props) in installs.iter() {
+            if let Some(p) = props.get("Default") {
+                install_defaults.push(resolve_path(root, p, true));
+            }
+        }
+    }
+    if profiles.is_empty() {
+        return Err(ProfileError::Empty(ini_path));
+    }
+    let by_install = install_defaults
+        .iter()
+        .find_map(|d| profiles.iter().position(|p| &p.path == d));
+    let default = by_install.or(legacy_default).or((profiles.len() == 1).then_some(0));
+    if let Some(i) = default {
+        profiles[i].is_default = true;
+    }
+    Ok(profiles)
+}
+
+/// Find the profile `spec` names (a profile name, or a path to a profile
+/// folder), or the default profile when `spec` is `None`.
+pub fn find(root: &Path, spec: Option<&str>) -> Result<Profile, ProfileError> {
+    if let Some(spec) = spec {
+        let as_path = Path::new(spec);
+        let looks_like_path = spec.contains('/') || spec.contains(std::path::MAIN_SEPARATOR) || as_path.is_dir();
+        if looks_like_path {
+            if !as_path.is_dir() {
+                return Err(ProfileError::NotAProfileDir(as_path.to_path_buf()));
+            }
+            let listed = list(root).ok().and_then(|ps| {
+                ps.into_iter()
+                    .find(|p| crate::fs_util::same_file(&p.path, as_path))
+            });
+            return Ok(listed.unwrap_or_else(|| Profile {
+                name: folder_name(as_path),
+                path: as_path.to_path_buf(),
+                is_default: false,
+            }));
+        }
+        let profiles = list(root)?;
+        let found = profiles
+            .iter()
+            .position(|p| p.name == spec)
+            .or_else(|| profiles.iter().position(|p| p.name.eq_ignore_ascii_case(spec)));
+        return match found {
+            Some(i) => Ok(profiles[i].clone()),
+            None => Err(ProfileError::UnknownProfile {
+                name: spec.to_owned(),
+                available: profiles.into_iter().map(|p| p.name).collect(),
+            }),
+        };
+    }
+    let profiles = list(root)?;
+    let i = profiles.iter().position(|p| p.is_default).unwrap_or(0);
+    Ok(profiles[i].clone())
+}
+
+fn load_ini(path: &Path) -> Result<ini::Ini, ProfileError> {
+    ini::Ini::load_from_file_noescape(path).map_err(|e| ProfileError::BadIni {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn resolve_path(root: &Path, value: &str, relative: bool) -> PathBuf {
+    if relative {
+        value.split(['/', '\\']).fold(root.to_path_buf(), |p, part| p.join(part))
+    } else {
+        PathBuf::from(value)
+    }
+}
+
+fn folder_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Whether a Firefox holds a profile's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum LockState {
+    /// No lock: Firefox is not running on this profile.
+    NotRunning,
+    /// Locked by a live Firefox (process id when the lock names one).
+    Running {
+        /// Process id from the lock, if known.
+        pid: Option<u32>,
+    },
+    /// A lock left behind by a Firefox that is gone (after a crash); Firefox
+    /// removes it at its next start.
+    Stale {
+        /// The dead process id.
+        pid: u32,
+    },
+}
+
+impl LockState {
+    /// True while a Firefox is running on the profile.
+    pub fn is_running(self) -> bool {
+        matches!(self, LockState::Running { .. })
+    }
+}
+
+/// Look at the profile's lock to tell whether Firefox is running on it.
+///
+/// On Linux and macOS Firefox keeps a `lock` symlink whose target is
+/// `IP:+PID`; on Linux the process id is checked in `/proc` so a lock left by a
+/// crash reads as [`LockState::Stale`]. On Windows `parent.lock` is held open
+/// without sharing while Firefox runs.
+pub fn lock_state(profile_dir: &Path) -> LockState {
+    #[cfg(unix)]
+    {
+        let Ok(target) = fs::read_link(profile_dir.join("lock")) else {
+            return LockState::NotRunning;
+        };
+        let pid = target
+            .to_string_lossy()
+            .rsplit_once('+')
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        match pid {
+            Some(pid) if cfg!(target_os = "linux") && !Path::new("/proc").join(pid.to_string()).exists() => {
+                LockState::Stale { pid }
+            }
+            pid => LockState::Running { pid },
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let lock = profile_dir.join("parent.lock");
+        if !lock.exists() {
+            return LockState::NotRunning;
+        }
+        match fs::OpenOptions::new().write(true).open(&lock) {
+            Ok(_) => LockState::NotRunning,
+            Err(_) => LockState::Running { pid: None },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root_with(profiles_ini: &str, installs_ini: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("profiles.ini"), profiles_ini).unwrap();
+        if let Some(i) = installs_ini {
+            fs::write(dir.path().join("installs.ini"), i).unwrap();
+        }
+        dir
+    }
+
+    const TWO: &str = "[Profile1]\nName=default\nIsRelative=1\nPath=abc.default\nDefault=1\n\n\
+                       [Profile0]\nName=default-release\nIsRelative=1\nPath=xyz.default-release\n\n\
+                       [General]\nStartWithLastProfile=1\nVersion=2\n";
+
+    #[test]
+    fn install_default_wins_over_legacy_default() {
+        let root = root_with(TWO, Some("[4F96D1932A9F858E]\nDefault=xyz.default-release\nLocked=1\n"));
+        let ps = list(root.path()).unwrap();
+        assert_eq!(ps.len(), 2);
+        let d = ps.iter().find(|p| p.is_default).unwrap();
+        assert_eq!(d.name, "default-release");
+        assert_eq!(d.path, root.path().join("xyz.default-release"));
+        assert_eq!(find(root.path(), None).unwrap().name, "default-release");
+    }
+
+    #[test]
+    fn legacy_default_without_installs() {
+        let root = root_with(TWO, None);
+        assert_eq!(find(root.path(), None).unwrap().name, "default");
+    }
+
+    #[test]
+    fn find_by_name_or_path() {
+        let root = root_with(TWO, None);
+        assert_eq!(find(root.path(), Some("DEFAULT-release")).unwrap().name, "default-release");
+        let err = find(root.path(), Some("nope")).unwrap_err();
+        assert!(err.to_string().contains("default-release"), "{err}");
+        let dir = root.path().join("abc.default");
+        fs::create_dir(&dir).unwrap();
+        let p = find(root.path(), Some(dir.to_str().unwrap())).unwrap();
+        assert_eq!(p.name, "default");
+        assert!(matches!(
+            find(root.path(), Some("/does/not/exist")),
+            Err(ProfileError::NotAProfileDir(_))
+        ));
+    }
+
+    #[test]
+    fn missing_ini_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = list(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("profiles.ini does not exist"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn lock_symlink_tells_running_and_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
+        let me = std::process::id();
+        std::os::unix::fs::symlink(format!("127.0.1.1:+{me}"), dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Running { pid: Some(me) });
+        fs::remove_file(dir.path().join("lock")).unwrap();
+        std::os::unix::fs::symlink("127.0.1.1:+4294967", dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
+    }
+}

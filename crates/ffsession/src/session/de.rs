@@ -1,0 +1,126 @@
+//! Tolerant, borrowing field deserializers for the session model.
+//!
+//! Firefox versions differ in small ways (a number written as a float, a field
+//! set to `null`), so numbers accept any JSON number and every optional field
+//! accepts `null`. Strings borrow from the input unless an escape forces a copy.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserializer, Error, Visitor};
+
+struct CowVisitor;
+
+impl<'de> Visitor<'de> for CowVisitor {
+    type Value = Option<Cow<'de, str>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string or null")
+    }
+    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+    fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E: Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v)))
+    }
+}
+
+/// `Option<Cow<str>>` that borrows when it can (serde's own `Cow` impl always copies).
+pub(crate) fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    d.deserialize_option(CowVisitor)
+}
+
+/// A string id that Firefox may also write as a number (tab group ids).
+pub(crate) fn opt_id<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    struct IdVisitor;
+    impl<'de> Visitor<'de> for IdVisitor {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string, a number or null")
+        }
+        fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+    }
+    d.deserialize_any(IdVisitor)
+}
+
+struct NumberVisitor;
+
+impl<'de> Visitor<'de> for NumberVisitor {
+    type Value = Option<f64>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a number or null")
+    }
+    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(v as f64))
+    }
+    fn visit_i64<E: Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Some(v as f64))
+    }
+    fn visit_f64<E: Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Some(v))
+    }
+}
+
+/// A non-negative integer written as any JSON number, or null. Negative values
+/// read as `None`.
+pub(crate) fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(d.deserialize_any(NumberVisitor)?
+        .filter(|v| *v >= 0.0 && v.is_finite())
+        .map(|v| v as u64))
+}
+
+/// A signed integer written as any JSON number, or null.
+pub(crate) fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    Ok(d.deserialize_any(NumberVisitor)?.filter(|v| v.is_finite()).map(|v| v as i64))
+}
+
+/// A boolean, with `null` (or a missing field, via `default`) read as false.
+pub(crate) fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    struct BoolVisitor;
+    impl<'de> Visitor<'de> for BoolVisitor {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a boolean or null")
+        }
+        fn visit_unit<E: Error>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_bool<E: Error>(self, v: bool) -> Result<bool, E> {
+            Ok(v)
+        }
+    }
+    d.deserialize_any(BoolVisitor)
+}

@@ -1,0 +1,345 @@
+//! The Firefox session model, borrowed from the session JSON buffer.
+//!
+//! This module owns what a session *means*: windows, tabs, their back/forward
+//! history, closed tabs and windows, tab groups and the session's timestamps.
+//! Every string borrows from the buffer ([`crate::SessionData`]) unless a JSON
+//! escape forces a copy (`Cow::Owned`). Fields the model does not use (favicons,
+//! form data, session storage, scroll positions, cookies, ...) are skipped by the
+//! parser without being allocated, so allocations grow with tabs and history
+//! entries, never with those payloads.
+//!
+//! The shape follows what Firefox's SessionStore writes (`session.schema.json`):
+//! unknown fields are ignored and optional fields may be missing or `null`, so
+//! files from old and new Firefox versions read the same way. A file holding only
+//! `{"windows": []}` is a valid, empty session.
+
+mod de;
+mod records;
+mod summary;
+
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+pub use records::{TabRecord, TabState, TabFilter};
+pub use summary::Summary;
+
+/// Nesting depth serde_json accepts before failing cleanly (its default, 128).
+/// Firefox sessions nest about 10 deep; subframe history can add a few levels.
+pub const MAX_DEPTH: usize = 128;
+
+/// A whole session: open windows, closed windows and session-wide metadata.
+#[derive(Debug, Deserialize)]
+pub struct Session<'a> {
+    /// Open windows, in file order.
+    #[serde(borrow)]
+    pub windows: Vec<Window<'a>>,
+    /// Recently closed windows, most recently closed first.
+    #[serde(default, rename = "_closedWindows", borrow)]
+    pub closed_windows: Vec<Window<'a>>,
+    /// 1-based index of the selected window in `windows` (0 or missing: none).
+    #[serde(default, rename = "selectedWindow", deserialize_with = "de::opt_u64")]
+    pub selected_window: Option<u64>,
+    /// Tab groups saved for later (Firefox 138+), not shown in any window.
+    #[serde(default, rename = "savedGroups", borrow)]
+    pub saved_groups: Vec<TabGroup<'a>>,
+    /// Timestamps and crash counter.
+    #[serde(default)]
+    pub session: Timestamps,
+}
+
+/// The `session` object: when the session was last written and started.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct Timestamps {
+    /// Milliseconds since the Unix epoch when Firefox last wrote this state.
+    #[serde(default, rename = "lastUpdate", deserialize_with = "de::opt_u64")]
+    pub last_update: Option<u64>,
+    /// Milliseconds since the Unix epoch when this browser session started.
+    #[serde(default, rename = "startTime", deserialize_with = "de::opt_u64")]
+    pub start_time: Option<u64>,
+    /// Number of crashes in a row before this session.
+    #[serde(default, rename = "recentCrashes", deserialize_with = "de::opt_u64")]
+    pub recent_crashes: Option<u64>,
+}
+
+/// The session's timestamps alone, read while skipping the windows entirely.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SessionMeta {
+    /// The `session` object.
+    pub timestamps: Timestamps,
+}
+
+impl SessionMeta {
+    /// Read only `session.*` from session JSON; windows are checked to exist but
+    /// skipped without building anything.
+    pub fn from_json(json: &[u8]) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct MetaOnly {
+            #[allow(dead_code)]
+            windows: IgnoredAny,
+            #[serde(default)]
+            session: Timestamps,
+        }
+        let m: MetaOnly = serde_json::from_slice(json)?;
+        Ok(SessionMeta { timestamps: m.session })
+    }
+}
+
+/// A browser window, open or recently closed.
+#[derive(Debug, Deserialize)]
+pub struct Window<'a> {
+    /// Tabs in tab-strip order.
+    #[serde(default, borrow)]
+    pub tabs: Vec<Tab<'a>>,
+    /// 1-based index of the selected tab.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub selected: Option<u64>,
+    /// Recently closed tabs of this window, most recent first.
+    #[serde(default, rename = "_closedTabs", borrow)]
+    pub closed_tabs: Vec<ClosedTab<'a>>,
+    /// Tab groups of this window (Firefox 138+).
+    #[serde(default, borrow)]
+    pub groups: Vec<TabGroup<'a>>,
+    /// Width in CSS pixels.
+    #[serde(default, deserialize_with = "de::opt_i64")]
+    pub width: Option<i64>,
+    /// Height in CSS pixels.
+    #[serde(default, deserialize_with = "de::opt_i64")]
+    pub height: Option<i64>,
+    /// Horizontal screen position.
+    #[serde(default, rename = "screenX", deserialize_with = "de::opt_i64")]
+    pub screen_x: Option<i64>,
+    /// Vertical screen position.
+    #[serde(default, rename = "screenY", deserialize_with = "de::opt_i64")]
+    pub screen_y: Option<i64>,
+    /// `normal`, `maximized`, `minimized` or `fullscreen`.
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub sizemode: Option<Cow<'a, str>>,
+    /// Title (closed windows carry the title of their selected tab).
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub title: Option<Cow<'a, str>>,
+    /// When the window was closed (closed windows only), ms since the epoch.
+    #[serde(default, rename = "closedAt", deserialize_with = "de::opt_u64")]
+    pub closed_at: Option<u64>,
+}
+
+/// A tab: its back/forward history and where in it the tab stands.
+#[derive(Debug, Deserialize)]
+pub struct Tab<'a> {
+    /// Back/forward history, oldest first.
+    #[serde(default, borrow)]
+    pub entries: Vec<Entry<'a>>,
+    /// 1-based index of the current entry (missing or 0: the last one).
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub index: Option<u64>,
+    /// Pinned to the tab strip.
+    #[serde(default, deserialize_with = "de::bool_or_null")]
+    pub pinned: bool,
+    /// Hidden (by an extension, or in a collapsed group in some versions).
+    #[serde(default, deserialize_with = "de::bool_or_null")]
+    pub hidden: bool,
+    /// Id of the tab group the tab belongs to, if any.
+    #[serde(default, rename = "groupId", borrow, deserialize_with = "de::opt_id")]
+    pub group_id: Option<Cow<'a, str>>,
+    /// Container (contextual identity); 0 is no container.
+    #[serde(default, rename = "userContextId", deserialize_with = "de::opt_u64")]
+    pub user_context_id: Option<u64>,
+    /// Last time the tab was selected, ms since the epoch.
+    #[serde(default, rename = "lastAccessed", deserialize_with = "de::opt_u64")]
+    pub last_accessed: Option<u64>,
+    /// What the user typed in the address bar but has not loaded yet.
+    #[serde(default, rename = "userTypedValue", borrow, deserialize_with = "de::opt_str")]
+    pub user_typed_value: Option<Cow<'a, str>>,
+}
+
+/// One page in a tab's back/forward history.
+#[derive(Debug, Deserialize)]
+pub struct Entry<'a> {
+    /// The page's URL.
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub url: Option<Cow<'a, str>>,
+    /// The page's title.
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub title: Option<Cow<'a, str>>,
+}
+
+/// A recently closed tab, with where and when it was closed.
+#[derive(Debug, Deserialize)]
+pub struct ClosedTab<'a> {
+    /// The tab as it was when closed.
+    #[serde(borrow)]
+    pub state: Tab<'a>,
+    /// Title at the time of closing.
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub title: Option<Cow<'a, str>>,
+    /// When it was closed, ms since the epoch.
+    #[serde(default, rename = "closedAt", deserialize_with = "de::opt_u64")]
+    pub closed_at: Option<u64>,
+    /// Its position in the tab strip when closed (0-based).
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub pos: Option<u64>,
+}
+
+/// A tab group (Firefox 138+): in a window's `groups`, or in `savedGroups`.
+#[derive(Debug, Deserialize)]
+pub struct TabGroup<'a> {
+    /// Group id, referenced by [`Tab::group_id`].
+    #[serde(default, borrow, deserialize_with = "de::opt_id")]
+    pub id: Option<Cow<'a, str>>,
+    /// User-visible name.
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub name: Option<Cow<'a, str>>,
+    /// Color name (`blue`, `red`, ...).
+    #[serde(default, borrow, deserialize_with = "de::opt_str")]
+    pub color: Option<Cow<'a, str>>,
+    /// Whether the group is collapsed.
+    #[serde(default, deserialize_with = "de::bool_or_null")]
+    pub collapsed: bool,
+    /// Tabs of a saved group (closed tabs); empty for a window's open groups.
+    #[serde(default, borrow)]
+    pub tabs: Vec<ClosedTab<'a>>,
+}
+
+impl<'a> Session<'a> {
+    /// Parse session JSON, borrowing strings from `json`.
+    ///
+    /// Fails on invalid JSON or UTF-8, nesting deeper than [`MAX_DEPTH`], or JSON
+    /// that is not shaped like a session (no `windows` list, wrong types).
+    pub fn from_json(json: &'a [u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(json)
+    }
+
+    /// The 1-based selected window, if it points at an existing window.
+    pub fn selected_window_index(&self) -> Option<usize> {
+        let n = usize::try_from(self.selected_window?).ok()?;
+        (1..=self.windows.len()).contains(&n).then_some(n)
+    }
+
+    /// Counts and timestamps.
+    pub fn summary(&self) -> Summary {
+        Summary::of(self)
+    }
+}
+
+impl<'a> Window<'a> {
+    /// The name of the group with `id` in this window, falling back to the id.
+    pub fn group_name(&self, id: &str) -> Option<&str> {
+        let group = self.groups.iter().find(|g| g.id.as_deref() == Some(id))?;
+        group.name.as_deref().or(group.id.as_deref())
+    }
+}
+
+impl<'a> Tab<'a> {
+    /// The entry the tab shows: `entries[index - 1]`, with `index` clamped to the
+    /// entries as Firefox does (missing or 0 means the last entry).
+    pub fn current_entry(&self) -> Option<&Entry<'a>> {
+        let len = self.entries.len();
+        if len == 0 {
+            return None;
+        }
+        let index = match self.index {
+            Some(i) if i > 0 => usize::try_from(i).unwrap_or(usize::MAX),
+            _ => len,
+        };
+        self.entries.get(index.clamp(1, len) - 1)
+    }
+
+    /// The URL the tab shows (the current entry's, else what was typed).
+    pub fn url(&self) -> Option<&str> {
+        self.current_entry()
+            .and_then(|e| e.url.as_deref())
+            .or(self.user_typed_value.as_deref())
+    }
+
+    /// The title of the current entry.
+    pub fn title(&self) -> Option<&str> {
+        self.current_entry().and_then(|e| e.title.as_deref())
+    }
+
+    /// The container id (0 for none).
+    pub fn container(&self) -> u64 {
+        self.user_context_id.unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_windows_is_a_valid_empty_session() {
+        let s = Session::from_json(br#"{"windows": []}"#).unwrap();
+        assert_eq!(s.windows.len(), 0);
+        assert_eq!(s.summary().tabs, 0);
+    }
+
+    #[test]
+    fn wrong_shape_is_an_error() {
+        for bad in [&br#"{}"#[..], br#"{"windows": 5}"#, br#"[]"#, br#"{"windows": [{"tabs": "x"}]}"#] {
+            assert!(Session::from_json(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn current_entry_uses_the_clamped_one_based_index() {
+        let json = br#"{"windows":[{"tabs":[
+            {"entries":[{"url":"a"},{"url":"b"},{"url":"c"}],"index":2},
+            {"entries":[{"url":"a"},{"url":"b"}],"index":9},
+            {"entries":[{"url":"a"},{"url":"b"}]},
+            {"entries":[{"url":"a"},{"url":"b"}],"index":0},
+            {"entries":[],"userTypedValue":"typed"}
+        ]}]}"#;
+        let s = Session::from_json(json).unwrap();
+        let urls: Vec<_> = s.windows[0].tabs.iter().map(|t| t.url()).collect();
+        assert_eq!(urls, [Some("b"), Some("b"), Some("b"), Some("b"), Some("typed")]);
+    }
+
+    #[test]
+    fn strings_borrow_unless_escaped() {
+        let json = br#"{"windows":[{"tabs":[{"entries":[{"url":"https://x/","title":"say \"hi\" \u00e9"}]}]}]}"#;
+        let s = Session::from_json(json).unwrap();
+        let e = &s.windows[0].tabs[0].entries[0];
+        assert!(matches!(e.url, Some(Cow::Borrowed("https://x/"))));
+        assert!(matches!(&e.title, Some(Cow::Owned(t)) if t == "say \"hi\" é"));
+    }
+
+    #[test]
+    fn nulls_floats_and_unknown_fields_are_tolerated() {
+        let json = br#"{"windows":[{"tabs":[{"entries":[{"url":null,"title":null,"x":{"y":[1,2]}}],
+            "index":1.0,"pinned":null,"lastAccessed":1700000000000.5,"groupId":7,"userContextId":2}],
+            "selected":1,"width":800.0,"future":true}],"session":{"lastUpdate":12.0}}"#;
+        let s = Session::from_json(json).unwrap();
+        let t = &s.windows[0].tabs[0];
+        assert_eq!(t.url(), None);
+        assert!(!t.pinned);
+        assert_eq!(t.last_accessed, Some(1_700_000_000_000));
+        assert_eq!(t.group_id.as_deref(), Some("7"));
+        assert_eq!(t.container(), 2);
+        assert_eq!(s.session.last_update, Some(12));
+    }
+
+    fn nested(prefix: &str, depth: usize, suffix: &str) -> Vec<u8> {
+        let mut json = prefix.as_bytes().to_vec();
+        json.extend(std::iter::repeat_n(b'[', depth));
+        json.extend(std::iter::repeat_n(b']', depth));
+        json.extend_from_slice(suffix.as_bytes());
+        json
+    }
+
+    #[test]
+    fn deep_nesting_where_the_model_reads_fails_cleanly() {
+        let json = nested(r#"{"windows":"#, 100_000, "}");
+        // The model has a fixed depth, so nesting fails as a type error at once.
+        let err = Session::from_json(&json).unwrap_err();
+        assert!(err.to_string().contains("invalid type: sequence"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_in_an_ignored_field_is_skipped_without_recursion() {
+        // serde_json skips ignored values iteratively: valid JSON, no stack overflow.
+        let json = nested(r#"{"windows":[],"x":"#, 100_000, "}");
+        assert_eq!(Session::from_json(&json).unwrap().windows.len(), 0);
+        assert!(SessionMeta::from_json(&json).is_ok());
+    }
+}

@@ -1,0 +1,1 @@
+"""ffsession end-to-end harness: drives a real headless Firefox ESR over Marionette."""
