@@ -140,6 +140,19 @@ BASE_PREFS = {
 }
 
 
+# Every Firefox this process started and has not stopped yet (for emergency cleanup).
+LIVE = set()
+
+
+def kill_all_started():
+    """SIGKILL every Firefox this harness started that is still alive (by pid)."""
+    for ff in list(LIVE):
+        try:
+            ff.kill()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def free_port() -> int:
     s = socket.socket()
     try:
@@ -400,10 +413,23 @@ const { NavigableManager } = ChromeUtils.importESModule("chrome://remote/content
 const wins = [];
 for (const w of Services.wm.getEnumerator("navigator:browser")) if (!w.closed && w.gBrowser) wins.push(w);
 const w = wins[wi];
-const t = w.gBrowser.tabs[ti];
+const t = ti < 0 ? w.gBrowser.selectedTab : w.gBrowser.tabs[ti];
 w.focus();
 w.gBrowser.selectedTab = t;
 return NavigableManager.getIdForBrowser(t.linkedBrowser);
+"""
+
+# arguments: [loadAll] -> waits for session restore (and, if loadAll, every tab loaded)
+JS_WAIT_RESTORED = JS_PRELUDE + r"""
+const [loadAll] = arguments;
+await SessionStore.promiseInitialized;
+await SessionStore.promiseAllWindowsRestored;
+for (const w of browserWindows()) await waitDelayedStartup(w);
+if (loadAll) {
+  await waitFor(() => browserWindows().every(w => w.gBrowser.tabs.every(t => tabLoaded(t))),
+                "restored tabs to load", 120000);
+}
+return browserWindows().map(w => w.gBrowser.tabs.length);
 """
 
 JS_PREF = r"""
@@ -475,6 +501,7 @@ class Firefox:
                "--remote-allow-system-access", "-profile", self.profile]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        LIVE.add(self)
         self.m = Marionette(port=self.port)
         try:
             self.m.connect(deadline_s=timeout)
@@ -537,6 +564,7 @@ class Firefox:
         self._close_log()
 
     def _close_log(self):
+        LIVE.discard(self)
         if self._log:
             self._log.close()
             self._log = None
@@ -585,6 +613,18 @@ class Firefox:
 
     def close_window(self, window):
         return self.chrome(JS_CLOSE_WINDOW, window)
+
+    def wait_restored(self, load_all=None):
+        """Wait until session restore is done; with load_all, until every tab has loaded."""
+        if load_all is None:
+            load_all = self.prefs.get("browser.sessionstore.restore_on_demand") is False
+        return self.chrome(JS_WAIT_RESTORED, bool(load_all))
+
+    def select_first_window(self):
+        """Point Marionette (content and chrome context) back at the first window."""
+        handle = self.chrome(JS_TAB_HANDLE, 0, -1)
+        self.m.switch_to_window(handle)
+        return handle
 
     def type_into(self, window, tab, css, text):
         """Type text into an element of a tab's page with real (trusted) key events."""

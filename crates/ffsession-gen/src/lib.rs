@@ -54,7 +54,7 @@ impl Default for Spec {
             closed_tabs_per_window: 3,
             closed_windows: 1,
             seed: 42,
-            last_update: 1_763_800_000_000,
+            last_update: 1_795_300_000_000,
         }
     }
 }

@@ -134,6 +134,15 @@ pub fn compress(json: &[u8]) -> Result<Vec<u8>, FormatError> {
     Ok(out)
 }
 
+/// Write `json` pretty-printed (two-space indent) to `out`, streaming value by
+/// value: no tree is built and object keys keep their order.
+pub fn write_pretty(json: &[u8], out: &mut dyn std::io::Write) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let mut ser = serde_json::Serializer::pretty(out);
+    serde_transcode::transcode(&mut de, &mut ser)?;
+    de.end()
+}
+
 /// A session file read into memory: one buffer of session JSON, ready to parse.
 ///
 /// The buffer is decompressed once; [`SessionData::parse`] borrows from it, so the
@@ -276,6 +285,13 @@ mod tests {
         for cut in [13, packed.len() / 2, packed.len() - 1] {
             assert!(decompress(&packed[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn pretty_printing_keeps_key_order_and_values() {
+        let mut out = Vec::new();
+        write_pretty(br#"{"z":1,"a":["\u00e9",2.5,null]}"#, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n  \"z\": 1,\n  \"a\": [\n    \"\u{e9}\",\n    2.5,\n    null\n  ]\n}");
     }
 
     #[test]

@@ -1,0 +1,55 @@
+//! The command line: global options and the list of subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::commands;
+
+/// Keep Firefox sessions safe and make them useful.
+///
+/// ffsession reads Firefox's session files (sessionstore.jsonlz4 and the files in
+/// sessionstore-backups/) to show what they hold: windows, tabs, their URLs and
+/// titles, closed tabs and windows. Without a FILE argument, commands read the
+/// newest valid session file of the default Firefox profile and say which one
+/// they used.
+///
+/// Examples:
+///   ffsession profiles               list profiles and their session files
+///   ffsession info                   summarize the newest session
+///   ffsession tabs --format urls     every open tab's URL, one per line
+///   ffsession tabs --closed --json   open and recently closed tabs as JSON
+///   ffsession decompress recovery.jsonlz4 -o session.json --pretty
+#[derive(Debug, Parser)]
+#[command(name = "ffsession", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Firefox profile to use: a name from profiles.ini or a profile folder path
+    /// [default: the profile Firefox opens by default]
+    #[arg(long, short = 'P', global = true, value_name = "NAME|PATH")]
+    pub profile: Option<String>,
+
+    /// Folder holding Firefox's profiles.ini
+    /// [default: ~/.mozilla/firefox, ~/Library/Application Support/Firefox or %APPDATA%\Mozilla\Firefox]
+    #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_FIREFOX_DIR")]
+    pub firefox_dir: Option<PathBuf>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Profiles(commands::profiles::ProfilesArgs),
+    Info(commands::info::InfoArgs),
+    Tabs(commands::tabs::TabsArgs),
+    Decompress(commands::decompress::DecompressArgs),
+    Compress(commands::compress::CompressArgs),
+}

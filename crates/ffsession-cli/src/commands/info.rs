@@ -1,0 +1,88 @@
+//! `ffsession info`: what a session file holds, in numbers.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use ffsession::{Format, Summary};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::fmt;
+
+/// Summarize a session: format and sizes, windows, tabs, closed tabs and
+/// windows, when it was last written and when the browser session started.
+///
+/// Without FILE, reads the newest valid session file of the profile.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Session file (mozlz4 or JSON) [default: the profile's newest]
+    pub file: Option<PathBuf>,
+
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct InfoJson<'a> {
+    file: &'a std::path::Path,
+    format: Format,
+    file_size: u64,
+    json_size: usize,
+    #[serde(flatten)]
+    summary: &'a Summary,
+    last_update_local: Option<String>,
+    start_time_local: Option<String>,
+}
+
+pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
+    let data = super::load_session(global, args.file.as_deref())?;
+    let summary = data.parse()?.summary();
+    let ts = summary.timestamps;
+    if args.json {
+        return super::print_json(&InfoJson {
+            file: data.path(),
+            format: data.format(),
+            file_size: data.file_size(),
+            json_size: data.json().len(),
+            summary: &summary,
+            last_update_local: ts.last_update.and_then(fmt::local_time),
+            start_time_local: ts.start_time.and_then(fmt::local_time),
+        });
+    }
+    let mut out = io::stdout().lock();
+    let size = match data.format() {
+        Format::Mozlz4 => format!(
+            "mozlz4, {} compressed, {} JSON",
+            fmt::size(data.file_size()),
+            fmt::size(data.json().len() as u64)
+        ),
+        Format::Json => format!("json, {}", fmt::size(data.file_size())),
+    };
+    let s = &summary;
+    writeln!(out, "file:            {}", data.path().display())?;
+    writeln!(out, "format:          {size}")?;
+    let selected = s.selected_window.map(|w| format!(" (selected: {w})")).unwrap_or_default();
+    writeln!(out, "windows:         {}{selected}", s.windows)?;
+    writeln!(
+        out,
+        "tabs:            {} ({} pinned, {} hidden, {} history entries)",
+        s.tabs, s.pinned_tabs, s.hidden_tabs, s.history_entries
+    )?;
+    if s.tab_groups + s.saved_groups > 0 {
+        writeln!(out, "tab groups:      {} open, {} saved", s.tab_groups, s.saved_groups)?;
+    }
+    writeln!(out, "closed tabs:     {}", s.closed_tabs)?;
+    writeln!(
+        out,
+        "closed windows:  {} ({} tabs)",
+        s.closed_windows, s.closed_window_tabs
+    )?;
+    writeln!(out, "last update:     {}", fmt::local_time_or_unknown(ts.last_update))?;
+    writeln!(out, "session started: {}", fmt::local_time_or_unknown(ts.start_time))?;
+    writeln!(out, "recent crashes:  {}", ts.recent_crashes.unwrap_or(0))?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! One module per subcommand, each with its clap `Args` struct and a `run`
+//! function; shared plumbing (finding the profile, reading the session to show)
+//! lives here.
+
+pub mod compress;
+pub mod decompress;
+pub mod info;
+mod output;
+pub mod profiles;
+pub mod tabs;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use ffsession::profile::{self, Profile};
+use ffsession::{sources, SessionData};
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::error::UserError;
+
+/// Run the chosen subcommand.
+pub fn run(cli: Cli) -> Result<()> {
+    let g = &cli.global;
+    match cli.command {
+        Command::Profiles(args) => profiles::run(g, args),
+        Command::Info(args) => info::run(g, args),
+        Command::Tabs(args) => tabs::run(g, args),
+        Command::Decompress(args) => decompress::run(args),
+        Command::Compress(args) => compress::run(args),
+    }
+}
+
+impl GlobalArgs {
+    /// The folder holding profiles.ini: `--firefox-dir`, `$FFSESSION_FIREFOX_DIR`,
+    /// or the platform's default.
+    pub fn firefox_root(&self) -> Result<PathBuf> {
+        if let Some(dir) = &self.firefox_dir {
+            return Ok(dir.clone());
+        }
+        let base = directories::BaseDirs::new().ok_or_else(|| {
+            UserError::new(
+                "cannot find the home directory",
+                "set HOME, or pass --firefox-dir DIR or --profile PATH",
+            )
+        })?;
+        Ok(profile::platform_root(base.home_dir(), base.data_dir()))
+    }
+
+    /// The profile `--profile` names, or the default profile.
+    pub fn profile(&self) -> Result<Profile> {
+        let root = self.firefox_root()?;
+        Ok(profile::find(&root, self.profile.as_deref())?)
+    }
+}
+
+/// Read `file`, or, when none is given, the newest valid session file of the
+/// chosen profile; say on stderr which file that was and what was skipped.
+pub fn load_session(global: &GlobalArgs, file: Option<&Path>) -> Result<SessionData> {
+    if let Some(file) = file {
+        return Ok(SessionData::read(file)?);
+    }
+    let profile = global.profile()?;
+    let newest = sources::newest(&profile.path)?;
+    let mut err = io::stderr().lock();
+    for (path, why) in &newest.skipped {
+        let _ = writeln!(err, "ffsession: skipped {}: {why}", path.display());
+    }
+    let _ = writeln!(
+        err,
+        "ffsession: using {} (newest of {} session file{} in profile \"{}\")",
+        newest.data.path().display(),
+        newest.candidates,
+        if newest.candidates == 1 { "" } else { "s" },
+        profile.name
+    );
+    Ok(newest.data)
+}
+
+/// Write JSON to stdout followed by a newline.
+pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).context("writing JSON to stdout")?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}

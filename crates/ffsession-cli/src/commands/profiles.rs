@@ -1,0 +1,124 @@
+//! `ffsession profiles`: Firefox profiles, their session files, and whether
+//! Firefox is running on them.
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+use clap::Args;
+use ffsession::profile::{self, LockState, Profile};
+use ffsession::sources::{self, SourceFile};
+use ffsession::{Format, SessionData, Summary};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::fmt;
+
+/// List Firefox profiles with their folder, which one is the default, whether
+/// Firefox is running on it, and every session file it holds (size, last update,
+/// windows and tabs, or what is wrong with it).
+///
+/// With --profile, shows only that profile.
+#[derive(Debug, Args)]
+pub struct ProfilesArgs {
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct ProfileJson {
+    #[serde(flatten)]
+    profile: Profile,
+    lock: LockState,
+    session_files: Vec<FileJson>,
+}
+
+#[derive(Serialize)]
+struct FileJson {
+    #[serde(flatten)]
+    file: SourceFile,
+    format: Option<Format>,
+    #[serde(flatten)]
+    summary: Option<Summary>,
+    error: Option<String>,
+}
+
+fn inspect(file: SourceFile) -> FileJson {
+    let read = SessionData::read(&file.path).and_then(|d| {
+        let summary = d.parse()?.summary();
+        Ok((d.format(), summary))
+    });
+    match read {
+        Ok((format, summary)) => FileJson {
+            file,
+            format: Some(format),
+            summary: Some(summary),
+            error: None,
+        },
+        Err(e) => FileJson {
+            file,
+            format: None,
+            summary: None,
+            error: Some(sources::short_reason(&e)),
+        },
+    }
+}
+
+pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
+    let profiles = match &global.profile {
+        Some(_) => vec![global.profile()?],
+        None => profile::list(&global.firefox_root()?)?,
+    };
+    let mut report = Vec::new();
+    for p in profiles {
+        let files = match sources::list(&p.path) {
+            Ok(files) => files.into_iter().map(inspect).collect(),
+            Err(_) => Vec::new(),
+        };
+        report.push(ProfileJson {
+            lock: profile::lock_state(&p.path),
+            profile: p,
+            session_files: files,
+        });
+    }
+    if args.json {
+        return super::print_json(&report);
+    }
+    let mut out = io::stdout().lock();
+    for (i, p) in report.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let default = if p.profile.is_default { " (default)" } else { "" };
+        let lock = match p.lock {
+            LockState::NotRunning => "not running".to_owned(),
+            LockState::Running { pid: Some(pid) } => format!("Firefox running (pid {pid})"),
+            LockState::Running { pid: None } => "Firefox running".to_owned(),
+            LockState::Stale { pid } => format!("not running (stale lock of pid {pid})"),
+        };
+        writeln!(out, "{}{default}: {lock}", p.profile.name)?;
+        writeln!(out, "  {}", p.profile.path.display())?;
+        if !p.profile.path.is_dir() {
+            writeln!(out, "  (folder missing)")?;
+        } else if p.session_files.is_empty() {
+            writeln!(out, "  no session files")?;
+        }
+        let width = p.session_files.iter().map(|f| f.file.name.len()).max().unwrap_or(0);
+        for f in &p.session_files {
+            let what = match (&f.summary, &f.error) {
+                (Some(s), _) => format!(
+                    "{}  {} windows, {} tabs",
+                    fmt::local_time_or_unknown(s.timestamps.last_update),
+                    s.windows,
+                    s.tabs
+                ),
+                (None, Some(e)) => format!("UNREADABLE: {e}"),
+                (None, None) => String::new(),
+            };
+            writeln!(out, "  {:width$}  {:>10}  {what}", f.file.name, fmt::size(f.file.size))?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+

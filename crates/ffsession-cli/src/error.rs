@@ -1,0 +1,68 @@
+//! Showing errors: one line with the whole cause chain and what to do, and a
+//! distinct exit code. A closed pipe (`ffsession tabs | head`) is not an error.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// Exit code for errors in the input or environment (bad file, no profile).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code clap uses for usage errors.
+#[allow(dead_code)]
+pub const EXIT_USAGE: u8 = 2;
+
+/// An error raised by the CLI itself, with advice for the user.
+#[derive(Debug)]
+pub struct UserError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl std::error::Error for UserError {}
+
+impl std::fmt::Display for UserError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl UserError {
+    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+        anyhow::Error::new(UserError {
+            message: message.into(),
+            hint: Some(hint.into()),
+        })
+    }
+}
+
+fn hint(err: &anyhow::Error) -> Option<String> {
+    err.chain().find_map(|cause| {
+        if let Some(e) = cause.downcast_ref::<ffsession::Error>() {
+            return e.hint().map(str::to_owned);
+        }
+        if let Some(e) = cause.downcast_ref::<ffsession::profile::ProfileError>() {
+            return e.hint().map(str::to_owned);
+        }
+        cause.downcast_ref::<UserError>().and_then(|e| e.hint.clone())
+    })
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|c| c.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
+}
+
+/// Print `err` on one line to stderr and pick the exit code.
+pub fn report(err: &anyhow::Error) -> ExitCode {
+    if is_broken_pipe(err) {
+        return ExitCode::SUCCESS;
+    }
+    let mut line = format!("ffsession: error: {err:#}");
+    if let Some(h) = hint(err) {
+        line.push_str(" (hint: ");
+        line.push_str(&h);
+        line.push(')');
+    }
+    let line = line.replace('\n', " ");
+    let _ = writeln!(io::stderr().lock(), "{line}");
+    ExitCode::from(EXIT_ERROR)
+}

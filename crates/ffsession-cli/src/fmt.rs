@@ -1,0 +1,32 @@
+//! Human-readable formatting of sizes and timestamps for text output.
+
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+
+/// `1536` -> `1.5 KiB`.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Milliseconds since the epoch as a local date and time, e.g.
+/// `2026-11-22 10:15:03 CET`.
+pub fn local_time(ms: u64) -> Option<String> {
+    let ts = Timestamp::from_millisecond(i64::try_from(ms).ok()?).ok()?;
+    Some(ts.to_zoned(TimeZone::system()).strftime("%Y-%m-%d %H:%M:%S %Z").to_string())
+}
+
+/// Like [`local_time`], or `unknown` when absent or out of range.
+pub fn local_time_or_unknown(ms: Option<u64>) -> String {
+    ms.and_then(local_time).unwrap_or_else(|| "unknown".to_owned())
+}

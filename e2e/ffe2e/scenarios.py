@@ -1,0 +1,390 @@
+"""The end-to-end scenarios.  Each is a function taking a Ctx; it returns a
+short detail string on success, raises CheckFailed on a mismatch and Skip
+when it cannot run.  Scenarios marked `placeholder` are not run yet."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections import Counter
+
+from . import mozlz4
+from .checks import Soft, check_session_file, expected_from_snapshot, ff_tab_url
+from .cli import CheckFailed, Skip
+from .firefox import Firefox
+
+SCENARIOS = []
+
+
+def scenario(num, name, placeholder=None):
+    def deco(fn):
+        SCENARIOS.append({"num": num, "name": name, "fn": fn, "placeholder": placeholder,
+                          "doc": (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""})
+        return fn
+    return deco
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def stable_copy(src, dst):
+    """Copy a session file Firefox may rewrite at any moment (it writes a
+    temp file and renames it, so a single copy is always consistent)."""
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def sanity_snapshot(snap, windows=None, tabs=None, urls=None):
+    """Make sure Firefox really is in the state the scenario built (guards
+    against a harness bug being reported as an ffsession bug)."""
+    soft = Soft()
+    if windows is not None:
+        soft.eq("Firefox window count", len(snap["windows"]), windows)
+    if tabs is not None:
+        soft.eq("Firefox tab count", sum(len(w["tabs"]) for w in snap["windows"]), tabs)
+    for wi, w in enumerate(snap["windows"]):
+        for ti, t in enumerate(w["tabs"]):
+            if not t.get("pending"):
+                soft.eq("Firefox w%d t%d live URL == SessionStore URL" % (wi, ti), t["ss_url"], t["url"])
+    if urls is not None:
+        got = Counter(ff_tab_url(t) for w in snap["windows"] for t in w["tabs"])
+        soft.eq("Firefox tab URLs", sorted(got.elements()), sorted(Counter(urls).elements()))
+    soft.raise_if_any("HARNESS: Firefox is not in the expected state")
+
+
+def save_fixture(ctx, name, path, snap):
+    """Copy a real session file plus Firefox's answer for it into --save-fixtures DIR."""
+    if not ctx.save_fixtures:
+        return
+    os.makedirs(ctx.save_fixtures, exist_ok=True)
+    dst = os.path.join(ctx.save_fixtures, name + ".jsonlz4")
+    shutil.copyfile(path, dst)
+    exp = expected_from_snapshot(snap)
+    exp["source"] = ("real Firefox %s session file written by e2e/run.py; pages served from "
+                     "127.0.0.1 (port differs per run)" % ctx.firefox_version)
+    with open(os.path.join(ctx.save_fixtures, name + ".expected.json"), "w", encoding="utf-8") as f:
+        json.dump(exp, f, ensure_ascii=False, indent=1, sort_keys=True)
+        f.write("\n")
+    ctx.fixtures.append(dst)
+
+
+def ff_checks(ctx, path, snap, since_ms, label, closed=True):
+    """Run the ffsession comparison unless --firefox-only."""
+    if ctx.firefox_only:
+        return None
+    ctx.cli.require()
+    return check_session_file(ctx.cli, path, snap, since_ms=since_ms, closed=closed,
+                              header="%s: ffsession output differs from Firefox" % label)
+
+
+# ---------------------------------------------------------------------------
+# scenarios
+# ---------------------------------------------------------------------------
+
+@scenario(1, "one window, 3 tabs")
+def s1_basic(ctx):
+    """1 window / 3 tabs: info + tabs of recovery.jsonlz4 (running) and sessionstore.jsonlz4 (after quit)."""
+    srv = ctx.srv
+    urls = [srv.url("p", 1), srv.url("p", 2, "q=a%20b&x=%C3%BC"), srv.url("icon", 5)]
+    since = now_ms()
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, urls, replace_first=True)
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=1, tabs=3, urls=urls)
+        rec = stable_copy(ff.recovery, ctx.path("recovery.jsonlz4"))
+        ff_checks(ctx, rec, snap, since, "recovery.jsonlz4 (running)")
+        save_fixture(ctx, "s1-recovery", rec, snap)
+        snap_q = ff.snapshot()
+        ff.quit()
+        if not os.path.exists(ff.sessionstore):
+            raise CheckFailed("HARNESS: no sessionstore.jsonlz4 after a clean quit")
+        ss = stable_copy(ff.sessionstore, ctx.path("sessionstore.jsonlz4"))
+        ff_checks(ctx, ss, snap_q, since, "sessionstore.jsonlz4 (after quit)")
+        save_fixture(ctx, "s1-sessionstore", ss, snap_q)
+    return "recovery + sessionstore: 1 window, 3 tabs match"
+
+
+def build_rich_session(ctx, ff):
+    """3 open windows (~50 tabs), history, pinned, container, form data,
+    sessionStorage, data: favicons, closed tabs and a closed window."""
+    srv = ctx.srv
+    # Window 0: 20 tabs of every kind.
+    w0 = []
+    for i in range(20):
+        kind = ["p", "form", "storage", "icon"][i % 4] if i < 12 else "p"
+        w0.append(srv.url(kind, 200 + i))
+    ff.add_tabs(0, w0, replace_first=True)
+    ff.add_tabs(0, [srv.url("p", 230)], container=1)          # container tab (Personal)
+    ff.add_tabs(0, [srv.url("p", 231, "c=2")], container=2)   # container tab (Work)
+    # history: tab 3 goes through 3 more pages then back once (forward entry kept)
+    nav = ff.navigate(0, 3, [srv.url("p", 240), srv.url("p", 241), srv.url("p", 242)], back=1)
+    if nav["url"] != srv.url("p", 241):
+        raise CheckFailed("HARNESS: back navigation ended on %r" % nav["url"])
+    # tab 6: two pages then back twice (at the first page, two forward entries)
+    ff.navigate(0, 6, [srv.url("p", 243), srv.url("p", 244)], back=2)
+    # typed form data (real key events) in the form page at index 1
+    ff.type_into(0, 1, "#name", 'Typed "Ünïcødé" <&> 🦊')
+    ff.type_into(0, 1, "#comment", "line one\nline two")
+    ff.select_first_window()
+    ff.pin(0, 10)                                              # moves to position 0
+    ff.close_tabs(0, [15])                                     # one closed tab in window 0
+    # Window 1: 16 tabs, close 2 of them.
+    ff.new_window([srv.url("p", 300 + i) for i in range(16)])
+    ff.navigate(1, 2, [srv.url("p", 320), srv.url("p", 321)], back=0)
+    ff.close_tabs(1, [5, 9])
+    # Window 2: 15 tabs.
+    ff.new_window([srv.url(["p", "icon", "storage"][i % 3], 400 + i) for i in range(15)])
+    ff.pin(2, 4)
+    # Window 3: 5 tabs, then closed -> a closed window.
+    ff.new_window([srv.url("p", 500 + i) for i in range(5)])
+    ff.close_window(3)
+    ff.select_first_window()
+
+
+@scenario(2, "3 windows, ~50 tabs, history/pinned/closed/form")
+def s2_rich(ctx):
+    """3 windows ~50 tabs with back/forward history, pinned + container tabs, closed tabs,
+    a closed window, typed form data: counts, current URLs, pinned, closed items match."""
+    since = now_ms()
+    with ctx.firefox() as ff:
+        ff.start()
+        build_rich_session(ctx, ff)
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=3, tabs=21 + 14 + 15)
+        soft = Soft()
+        soft.eq("Firefox closed windows", snap["closed_window_count"], 1)
+        soft.eq("Firefox closed tabs per window", sorted(w["closed_tabs"] for w in snap["windows"]), [0, 1, 2])
+        form = [t for w in snap["windows"] for t in w["tabs"] if t.get("formdata")]
+        soft.true("Firefox recorded the typed form data", form and "Ünïcødé" in json.dumps(form[0]["formdata"], ensure_ascii=False),
+                  repr(form[:1]))
+        soft.raise_if_any("HARNESS: Firefox is not in the expected state")
+        rec = stable_copy(ff.recovery, ctx.path("recovery.jsonlz4"))
+        ff_checks(ctx, rec, snap, since, "recovery.jsonlz4 (running)")
+        check_decompressed_payload(ctx, rec)
+        save_fixture(ctx, "s2-recovery", rec, snap)
+        snap_q = ff.snapshot()
+        ff.quit()
+        ss = stable_copy(ff.sessionstore, ctx.path("sessionstore.jsonlz4"))
+        ff_checks(ctx, ss, snap_q, since, "sessionstore.jsonlz4 (after quit)")
+        save_fixture(ctx, "s2-sessionstore", ss, snap_q)
+    n = sum(len(w["tabs"]) for w in snap["windows"])
+    return "3 windows, %d tabs, 3 closed tabs, 1 closed window match (running + after quit)" % n
+
+
+def check_decompressed_payload(ctx, path):
+    """`ffsession decompress` must give the exact JSON Firefox wrote (form data,
+    sessionStorage, data: favicons included); cross-checked with the harness's
+    own pure-Python mozlz4 reader."""
+    if ctx.firefox_only:
+        return
+    out = ctx.path(os.path.basename(path) + ".json")
+    r = ctx.cli.decompress(path, out)
+    try:
+        with open(out, "rb") as f:
+            got = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError) as e:
+        raise CheckFailed("decompressed output is not JSON (%s)\n%s" % (e, r.describe()))
+    ref = mozlz4.load_json(path)
+    soft = Soft()
+    soft.true("`ffsession decompress` output equals the file's JSON", got == ref,
+              "differs from the harness's own decoding", r.cmd)
+    blob = json.dumps(got, ensure_ascii=False)
+    soft.true("decompressed JSON keeps typed form data", 'Typed \\"Ünïcødé\\" <&> 🦊' in blob, "", r.cmd)
+    soft.true("decompressed JSON keeps sessionStorage", "value-202 Ünï" in blob, "", r.cmd)
+    soft.true("decompressed JSON keeps data: favicons", '"image": "data:image/png;base64,' in blob, "", r.cmd)
+    soft.raise_if_any("decompress check")
+
+
+@scenario(3, "~500 tabs")
+def s3_many(ctx):
+    """~500 tabs in 2 windows: counts and URLs match; prints ffsession's wall time."""
+    srv = ctx.srv
+    u0 = [srv.url("p", 1000 + i) for i in range(400)]
+    u1 = [srv.url("p", 2000 + i, "n=%d" % i) for i in range(100)]
+    since = now_ms()
+    with ctx.firefox() as ff:
+        ff.start()
+        for b in range(0, len(u0), 100):
+            ff.add_tabs(0, u0[b:b + 100], replace_first=(b == 0))
+        ff.new_window(u1)
+        ff.select_first_window()
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=2, tabs=500, urls=u0 + u1)
+        rec = stable_copy(ff.recovery, ctx.path("recovery.jsonlz4"))
+        size = os.path.getsize(rec)
+        ff.quit()
+    if ctx.firefox_only:
+        return "Firefox side only: 500 tabs, recovery.jsonlz4 %d bytes" % size
+    ctx.cli.require()
+    check_session_file(ctx.cli, rec, snap, since_ms=since, closed=False,
+                       header="500-tab recovery.jsonlz4: ffsession output differs from Firefox")
+    times = []
+    for _ in range(3):
+        _, r = ctx.cli.info(rec)
+        times.append(r.seconds)
+    _, rt = ctx.cli.tabs(rec)
+    return ("500 tabs match; file %d bytes; `ffsession info` wall time %.1f ms (min of 3, max %.1f ms); "
+            "`tabs --format json` %.1f ms" % (size, min(times) * 1000, max(times) * 1000, rt.seconds * 1000))
+
+
+@scenario(4, "SIGKILL crash, then `ffsession backup`",
+          placeholder="`ffsession backup` does not exist yet")
+def s4_crash_backup(ctx):
+    """TODO when `ffsession backup` exists. Building blocks are ready:
+        with ctx.firefox() as ff:
+            ff.start(); build_rich_session(ctx, ff); ff.flush_and_save(); snap = ff.snapshot()
+            ff.kill()                               # SIGKILL by pid -> recovery.jsonlz4 stays
+            ctx.cli.run("backup", ff.profile, ...)  # contract TBD
+            check_session_file(ctx.cli, <backup file>, snap)
+    (scenario 8 already proves the SIGKILL / recovery.jsonlz4 / restart part.)"""
+    raise Skip("`ffsession backup` does not exist yet")
+
+
+@scenario(5, "`ffsession restore` into a profile",
+          placeholder="`ffsession restore` does not exist yet")
+def s5_restore(ctx):
+    """TODO when `ffsession restore` exists. Building blocks:
+        take a saved session (e.g. scenario 2's sessionstore.jsonlz4 and its snapshot),
+        ctx.cli.run("restore", FILE, "--profile", profile)   # contract TBD
+        ff2 = ctx.firefox(profile_dir=profile, prefs={...}); ff2.start(); ff2.wait_restored()
+        compare_restored(snap, ff2.snapshot())   # URL lists per window, as sets of windows"""
+    raise Skip("`ffsession restore` does not exist yet")
+
+
+@scenario(6, "decompress -> compress round trip restored by Firefox")
+def s6_roundtrip(ctx):
+    """decompress a real sessionstore.jsonlz4, edit one URL, compress it, install it as the
+    profile's sessionstore.jsonlz4 and check Firefox restores exactly those tabs."""
+    srv = ctx.srv
+    w0 = [srv.url("p", 600 + i) for i in range(6)]
+    w1 = [srv.url("icon", 610 + i) for i in range(4)]
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, w0, replace_first=True)
+        ff.pin(0, 2)
+        ff.new_window(w1)
+        ff.select_first_window()
+        ff.flush_and_save()
+        sanity_snapshot(ff.snapshot(), windows=2, tabs=10)
+        ff.quit()
+        profile = ff.profile
+        if ctx.firefox_only:
+            return "Firefox side only"
+        ctx.cli.require()
+        orig = stable_copy(ff.sessionstore, ctx.path("original.jsonlz4"))
+        x = ctx.path("x.json")
+        y = ctx.path("y.jsonlz4")
+        r1 = ctx.cli.decompress(orig, x)
+        try:
+            with open(x, encoding="utf-8") as f:
+                state = json.load(f)
+        except ValueError as e:
+            raise CheckFailed("decompressed file is not JSON: %s\n%s" % (e, r1.describe()))
+        if state != mozlz4.load_json(orig):
+            raise CheckFailed("decompressed JSON differs from the file's content\n" + r1.describe())
+        # Edit: the current entry of the last tab of the first window points elsewhere,
+        # proving Firefox restores from the file we compressed.
+        edited_url = srv.url("p", 699, "edited=%C3%BC")
+        tab = state["windows"][0]["tabs"][-1]
+        tab["entries"][tab["index"] - 1]["url"] = edited_url
+        tab["entries"][tab["index"] - 1]["title"] = "edited"
+        with open(x, "w", encoding="utf-8") as f:
+            json.dump(state, f, ensure_ascii=False)
+        r2 = ctx.cli.compress(x, y)
+        try:
+            back = mozlz4.load_json(y)
+        except Exception as e:  # noqa: BLE001
+            raise CheckFailed("compressed file is not valid mozlz4 (%s)\n%s" % (e, r2.describe()))
+        if back != state:
+            raise CheckFailed("compressed file does not hold the edited JSON\n" + r2.describe())
+        expected = []
+        for w in state["windows"]:
+            expected.append(tuple(t["entries"][t["index"] - 1]["url"] for t in w["tabs"]))
+        # Install y as the only session file (no backups to fall back to).
+        os.remove(ff.sessionstore)
+        shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
+        shutil.copyfile(y, os.path.join(profile, "sessionstore.jsonlz4"))
+    with ctx.firefox(profile_dir=profile, prefs={
+            "browser.startup.page": 3,                        # restore previous session
+            "browser.sessionstore.restore_on_demand": False,  # really load every tab
+            "browser.sessionstore.restore_tabs_lazily": False}) as ff2:
+        ff2.start()
+        ff2.wait_restored()
+        snap = ff2.snapshot()
+    got = [tuple(t["url"] for t in w["tabs"]) for w in snap["windows"]]
+    soft = Soft()
+    soft.eq("Firefox restored windows' URLs (multiset of windows)", sorted(got), sorted(expected),
+            "%s ; %s" % (r1.cmd, r2.cmd))
+    pinned = sorted(t["url"] for w in snap["windows"] for t in w["tabs"] if t["pinned"])
+    soft.eq("restored pinned tabs", pinned, [w0[2]])
+    pend = [t["url"] for w in snap["windows"] for t in w["tabs"] if t["pending"]]
+    soft.eq("tabs still pending after restore", pend, [])
+    soft.raise_if_any("Firefox did not restore the round-tripped session")
+    return "Firefox restored 2 windows / 10 tabs (1 URL edited) from the compressed file"
+
+
+@scenario(7, "restore refused while Firefox runs",
+          placeholder="`ffsession restore` does not exist yet")
+def s7_restore_refused(ctx):
+    """TODO when `ffsession restore` exists. Building blocks:
+        with ctx.firefox() as ff:
+            ff.start()                                       # profile is now locked/in use
+            r = ctx.cli.run("restore", FILE, "--profile", ff.profile, expect_ok=False)
+            assert r.code != 0 and r.stderr.strip().count("\\n") == 0
+            assert the profile's session files are unchanged and ff.snapshot() is unchanged"""
+    raise Skip("`ffsession restore` does not exist yet")
+
+
+@scenario(8, "SIGKILL crash leaves recovery.jsonlz4; Firefox resumes it")
+def s8_crash(ctx):
+    """Kill Firefox by pid (SIGKILL): recovery.jsonlz4 is left, ffsession reads it
+    like Firefox saw it, and Firefox itself resumes that tab set on restart."""
+    srv = ctx.srv
+    w0 = [srv.url("p", 700 + i) for i in range(5)]
+    w1 = [srv.url("storage", 710 + i) for i in range(3)]
+    since = now_ms()
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, w0, replace_first=True)
+        ff.new_window(w1)
+        ff.select_first_window()
+        ff.close_tabs(1, [1])
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=2, tabs=7)
+        ff.kill()
+        soft = Soft()
+        soft.true("recovery.jsonlz4 left after SIGKILL", os.path.exists(ff.recovery))
+        soft.true("no sessionstore.jsonlz4 after SIGKILL", not os.path.exists(ff.sessionstore))
+        soft.raise_if_any("HARNESS: unexpected files after SIGKILL")
+        rec = stable_copy(ff.recovery, ctx.path("crash-recovery.jsonlz4"))
+        ff_checks(ctx, rec, snap, since, "recovery.jsonlz4 after SIGKILL")
+        profile = ff.profile
+    with ctx.firefox(profile_dir=profile) as ff2:     # same profile, default start page
+        ff2.start()
+        ff2.wait_restored()
+        snap2 = ff2.snapshot()
+        want = sorted(tuple(ff_tab_url(t) for t in w["tabs"]) for w in snap["windows"])
+        got = sorted(tuple(ff_tab_url(t) for t in w["tabs"]) for w in snap2["windows"])
+        soft = Soft()
+        soft.eq("Firefox resumed the crashed session (windows' URLs)", got, want)
+        soft.eq("Firefox recentCrashes after resume", snap2["session"]["recentCrashes"], 1)
+        soft.raise_if_any("HARNESS/Firefox: crash resume")
+        if not ctx.firefox_only:
+            ff2.flush_and_save()
+            snap3 = ff2.snapshot()
+            rec2 = stable_copy(ff2.recovery, ctx.path("resumed-recovery.jsonlz4"))
+            ff_checks(ctx, rec2, snap3, since, "recovery.jsonlz4 after crash resume")
+        ff2.quit()
+    return "recovery.jsonlz4 after SIGKILL matches; Firefox resumed 2 windows / 7 tabs (recent_crashes=1)"
