@@ -62,7 +62,8 @@ def ff_tab_title(t):
 
 
 def ff_tab_tuple(t, history=True):
-    tup = (ff_tab_url(t), ff_tab_title(t), bool(t["pinned"]), bool(t["hidden"]), int(t["container"]))
+    tup = (ff_tab_url(t), ff_tab_title(t), bool(t["pinned"]), bool(t["hidden"]), int(t["container"]),
+           t.get("group"))
     if history:
         tup += (t.get("ss_entries"),)
     return tup
@@ -75,7 +76,8 @@ def ff_tab_dict(t):
 
 
 def cli_tab_tuple(t, history=True):
-    tup = (t.get("url"), t.get("title"), t.get("pinned"), t.get("hidden"), t.get("container"))
+    tup = (t.get("url"), t.get("title"), t.get("pinned"), t.get("hidden"), t.get("container"),
+           t.get("group"))
     if history:
         tup += (t.get("history_len"),)
     return tup
@@ -195,7 +197,7 @@ def check_open_tabs(soft, items, r, snap, history=True):
                 diffs.append("position %d: got %r, Firefox %r" % (i + 1, a, b))
             if len(diffs) > 5:
                 break
-        soft.true("ffsession window %s == Firefox window %d (url, title, pinned, hidden, container%s)"
+        soft.true("ffsession window %s == Firefox window %d (url, title, pinned, hidden, container, group%s)"
                   % (wn, best, ", history_len" if history else ""), False, "; ".join(diffs), r.cmd)
     for fi in unmatched_ff:
         soft.true("Firefox window %d present in ffsession output" % fi, False,

@@ -383,6 +383,23 @@ w.gBrowser.pinTab(t);
 return t.pinned;
 """
 
+# arguments: [windowIndex, [tabIndexes], label] -> puts the tabs in a new tab group
+JS_GROUP = JS_PRELUDE + r"""
+const [wi, tis, label] = arguments;
+const w = browserWindows()[wi];
+const g = w.gBrowser.addTabGroup(tis.map(i => w.gBrowser.tabs[i]), { label, color: "blue" });
+return g.id;
+"""
+
+# arguments: [windowIndex, tabIndex] -> hides the tab (as an extension would)
+JS_HIDE = JS_PRELUDE + r"""
+const [wi, ti] = arguments;
+const w = browserWindows()[wi];
+const t = w.gBrowser.tabs[ti];
+w.gBrowser.hideTab(t);
+return t.hidden;
+"""
+
 # arguments: [windowIndex, [tabIndexes]] -> closes those tabs (recorded as closed tabs)
 JS_CLOSE_TABS = JS_PRELUDE + r"""
 const [wi, tis] = arguments;
@@ -403,6 +420,16 @@ const before = SessionStore.getClosedWindowCount();
 await TabStateFlusher.flushWindow(w);
 w.close();
 await waitFor(() => w.closed && SessionStore.getClosedWindowCount() > before, "window to close");
+// On Linux/Windows a window closed with no tab event after it is marked
+// _shouldRestore: it is written back into "windows" (not "_closedWindows") of
+// the session file, so that closing windows one by one until quit restores
+// them all.  Carry on browsing as a user would (select another tab and back):
+// the TabSelect events make it a real closed window in the file too.
+const other = browserWindows()[0];
+const gb = other.gBrowser;
+const sel = gb.selectedTab;
+const alt = gb.tabs.find(t => t !== sel && !t.hidden);
+if (alt) { gb.selectedTab = alt; gb.selectedTab = sel; }
 return SessionStore.getClosedWindowCount();
 """
 
@@ -607,6 +634,12 @@ class Firefox:
 
     def pin(self, window, tab):
         return self.chrome(JS_PIN, window, tab)
+
+    def group_tabs(self, window, tabs, label):
+        return self.chrome(JS_GROUP, window, list(tabs), label)
+
+    def hide_tab(self, window, tab):
+        return self.chrome(JS_HIDE, window, tab)
 
     def close_tabs(self, window, tabs):
         return self.chrome(JS_CLOSE_TABS, window, list(tabs))

@@ -42,13 +42,17 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::profile::ProfileError>() {
             return e.hint().map(str::to_owned);
         }
-        cause.downcast_ref::<UserError>().and_then(|e| e.hint.clone())
+        cause
+            .downcast_ref::<UserError>()
+            .and_then(|e| e.hint.clone())
     })
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .any(|c| c.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
+    err.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Print `err` on one line to stderr and pick the exit code.
@@ -56,7 +60,17 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
-    let mut line = format!("ffsession: error: {err:#}");
+    // Library errors already name their cause in their message; add only the
+    // causes not yet said, so each fact appears once.
+    let mut message = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+    }
+    let mut line = format!("ffsession: error: {message}");
     if let Some(h) = hint(err) {
         line.push_str(" (hint: ");
         line.push_str(&h);

@@ -23,10 +23,15 @@ pub fn size(bytes: u64) -> String {
 /// `2026-11-22 10:15:03 CET`.
 pub fn local_time(ms: u64) -> Option<String> {
     let ts = Timestamp::from_millisecond(i64::try_from(ms).ok()?).ok()?;
-    Some(ts.to_zoned(TimeZone::system()).strftime("%Y-%m-%d %H:%M:%S %Z").to_string())
+    Some(
+        ts.to_zoned(TimeZone::system())
+            .strftime("%Y-%m-%d %H:%M:%S %Z")
+            .to_string(),
+    )
 }
 
 /// Like [`local_time`], or `unknown` when absent or out of range.
 pub fn local_time_or_unknown(ms: Option<u64>) -> String {
-    ms.and_then(local_time).unwrap_or_else(|| "unknown".to_owned())
+    ms.and_then(local_time)
+        .unwrap_or_else(|| "unknown".to_owned())
 }

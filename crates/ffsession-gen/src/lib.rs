@@ -100,7 +100,9 @@ pub const TRICKY_TITLES: &[&str] = &[
 
 fn filler(len: usize, salt: usize) -> String {
     const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    (0..len).map(|i| B64[(i * 7 + salt * 13 + i / 64) % 64] as char).collect()
+    (0..len)
+        .map(|i| B64[(i * 7 + salt * 13 + i / 64) % 64] as char)
+        .collect()
 }
 
 struct Gen {
@@ -153,16 +155,25 @@ impl Gen {
         let index = self.rng.usize(1..=history);
         let mut tab = Map::new();
         tab.insert("entries".into(), Value::Array(entries));
-        tab.insert("lastAccessed".into(), json!(spec.last_update - self.rng.u64(0..10_000_000)));
+        tab.insert(
+            "lastAccessed".into(),
+            json!(spec.last_update.saturating_sub(self.rng.u64(0..10_000_000))),
+        );
         tab.insert("hidden".into(), json!(n % 97 == 5));
         tab.insert("searchMode".into(), Value::Null);
-        tab.insert("userContextId".into(), json!(if n % 11 == 3 { 2 } else { 0 }));
+        tab.insert(
+            "userContextId".into(),
+            json!(if n % 11 == 3 { 2 } else { 0 }),
+        );
         tab.insert("attributes".into(), json!({}));
         tab.insert("index".into(), json!(index));
         tab.insert("requestedIndex".into(), json!(0));
         tab.insert(
             "image".into(),
-            json!(format!("data:image/png;base64,iVBORw0KGgo{}", filler(spec.favicon_bytes, n))),
+            json!(format!(
+                "data:image/png;base64,iVBORw0KGgo{}",
+                filler(spec.favicon_bytes, n)
+            )),
         );
         if n % 23 == 0 {
             tab.insert("pinned".into(), json!(true));
@@ -197,7 +208,7 @@ impl Gen {
             "image": null,
             "pos": n % 7,
             "closedId": n,
-            "closedAt": self.spec.last_update - 60_000 * n as u64,
+            "closedAt": self.spec.last_update.saturating_sub(60_000 * n as u64),
         })
     }
 
@@ -245,7 +256,11 @@ pub fn generate(spec: &Spec) -> String {
     let per = spec.tabs / windows_n;
     let mut start = 0;
     for w in 0..windows_n {
-        let end = if w + 1 == windows_n { spec.tabs } else { start + per };
+        let end = if w + 1 == windows_n {
+            spec.tabs
+        } else {
+            start + per
+        };
         windows.push(g.window(w, start..end));
         start = end;
     }
@@ -253,7 +268,7 @@ pub fn generate(spec: &Spec) -> String {
         .map(|c| {
             let base = 200_000 + c * 10;
             let mut w = g.window(1000 + c, base..base + 2);
-            w["closedAt"] = json!(spec.last_update - 3_600_000);
+            w["closedAt"] = json!(spec.last_update.saturating_sub(3_600_000));
             w["closedId"] = json!(c);
             w
         })
@@ -271,11 +286,11 @@ pub fn generate(spec: &Spec) -> String {
         "windows": windows,
         "selectedWindow": 1,
         "_closedWindows": closed_windows,
-        "session": {"lastUpdate": spec.last_update, "startTime": spec.last_update - 86_400_000, "recentCrashes": 0},
+        "session": {"lastUpdate": spec.last_update, "startTime": spec.last_update.saturating_sub(86_400_000), "recentCrashes": 0},
         "global": {},
         "cookies": cookies,
         "savedGroups": [{"id": "saved-1", "name": "Saved \"for later\"", "color": "red", "collapsed": true,
-                         "tabs": [saved_tab], "closedAt": spec.last_update - 10_000}]
+                         "tabs": [saved_tab], "closedAt": spec.last_update.saturating_sub(10_000)}]
     });
     serde_json::to_string(&session).expect("serializing a Value cannot fail")
 }
@@ -308,8 +323,14 @@ pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
         ("half-magic.jsonlz4".into(), b"mozLz".to_vec()),
     ];
     for pct in [10, 50, 90, 99] {
-        out.push((format!("truncated-{pct}pct.jsonlz4"), packed[..packed.len() * pct / 100].to_vec()));
-        out.push((format!("truncated-{pct}pct.js"), json[..json.len() * pct / 100].to_vec()));
+        out.push((
+            format!("truncated-{pct}pct.jsonlz4"),
+            packed[..packed.len() * pct / 100].to_vec(),
+        ));
+        out.push((
+            format!("truncated-{pct}pct.js"),
+            json[..json.len() * pct / 100].to_vec(),
+        ));
     }
     let mut wrong_magic = packed.clone();
     wrong_magic[6] = b'1';
@@ -336,10 +357,12 @@ pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
     bad_offset.extend_from_slice(&100u32.to_le_bytes());
     bad_offset.extend_from_slice(&[0x1f, b'a', 0xff, 0xff, 0x00]);
     out.push(("lz4-offset-before-start.jsonlz4".into(), bad_offset));
-    let bad_json = br#"{"windows":[{"tabs":[{"entries":[{"url":"https://x/","title":"no end"#.to_vec();
+    let bad_json =
+        br#"{"windows":[{"tabs":[{"entries":[{"url":"https://x/","title":"no end"#.to_vec();
     out.push(("invalid-json.js".into(), bad_json.clone()));
     out.push(("invalid-json.jsonlz4".into(), mozlz4(&bad_json)));
-    let mut bad_utf8 = br#"{"windows":[{"tabs":[{"entries":[{"url":"https://x/","title":"bad "#.to_vec();
+    let mut bad_utf8 =
+        br#"{"windows":[{"tabs":[{"entries":[{"url":"https://x/","title":"bad "#.to_vec();
     bad_utf8.extend_from_slice(b"\xff\xfe\xc3\x28 utf8\"}]}]}]}");
     out.push(("invalid-utf8.js".into(), bad_utf8.clone()));
     out.push(("invalid-utf8.jsonlz4".into(), mozlz4(&bad_utf8)));
@@ -359,9 +382,18 @@ pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
         ("shape-array.js", &b"[1, 2, 3]"[..]),
         ("shape-no-windows.js", b"{\"session\": {\"lastUpdate\": 1}}"),
         ("shape-windows-number.js", b"{\"windows\": 5}"),
-        ("shape-tabs-string.js", b"{\"windows\": [{\"tabs\": \"many\"}]}"),
-        ("shape-entries-object.js", b"{\"windows\": [{\"tabs\": [{\"entries\": {\"url\": 1}}]}]}"),
-        ("shape-url-number.js", b"{\"windows\": [{\"tabs\": [{\"entries\": [{\"url\": 42}]}]}]}"),
+        (
+            "shape-tabs-string.js",
+            b"{\"windows\": [{\"tabs\": \"many\"}]}",
+        ),
+        (
+            "shape-entries-object.js",
+            b"{\"windows\": [{\"tabs\": [{\"entries\": {\"url\": 1}}]}]}",
+        ),
+        (
+            "shape-url-number.js",
+            b"{\"windows\": [{\"tabs\": [{\"entries\": [{\"url\": 42}]}]}]}",
+        ),
         ("shape-string.js", b"\"windows\""),
         ("trailing-garbage.js", b"{\"windows\": []} trailing"),
         ("binary-noise.bin", b"\x00\x01\x02\x03\xff\xfe\xfd"),

@@ -12,7 +12,8 @@ use ffsession_gen::{bad_corpus, generate, mozlz4, Spec};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: ffsession-gen session OUT [--mb N | --tabs N] [--json] | ffsession-gen corpus DIR";
+    let usage =
+        "usage: ffsession-gen session OUT [--mb N | --tabs N] [--json] | ffsession-gen corpus DIR";
     match args.first().map(String::as_str) {
         Some("session") => {
             let out = PathBuf::from(args.get(1).context(usage)?);
@@ -21,14 +22,21 @@ fn main() -> Result<()> {
             let mut rest = args[2..].iter();
             while let Some(flag) = rest.next() {
                 match flag.as_str() {
-                    "--mb" => spec = Spec::sized(rest.next().context(usage)?.parse::<usize>()? * 1_000_000),
+                    "--mb" => {
+                        spec =
+                            Spec::sized(rest.next().context(usage)?.parse::<usize>()? * 1_000_000)
+                    }
                     "--tabs" => spec.tabs = rest.next().context(usage)?.parse()?,
                     "--json" => json_only = true,
                     other => bail!("unknown flag {other}; {usage}"),
                 }
             }
             let json = generate(&spec);
-            let bytes = if json_only { json.into_bytes() } else { mozlz4(json.as_bytes()) };
+            let bytes = if json_only {
+                json.into_bytes()
+            } else {
+                mozlz4(json.as_bytes())
+            };
             std::fs::write(&out, bytes).with_context(|| out.display().to_string())?;
         }
         Some("corpus") => {

@@ -141,7 +141,10 @@ fn describe_skipped(skipped: &[(PathBuf, String)]) -> String {
     let names: Vec<String> = skipped
         .iter()
         .map(|(p, why)| {
-            let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
             format!("{name}: {why}")
         })
         .collect();

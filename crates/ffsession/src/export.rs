@@ -53,7 +53,11 @@ pub fn write_tabs<'s, W: Write>(
 /// Replace control characters (newlines, tabs, ...) with spaces.
 pub fn one_line(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
-        Cow::Owned(s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
+        Cow::Owned(
+            s.chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect(),
+        )
     } else {
         Cow::Borrowed(s)
     }
@@ -80,7 +84,10 @@ fn flags(r: &TabRecord<'_>) -> String {
     }
 }
 
-fn write_text<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+fn write_text<'s>(
+    mut out: impl Write,
+    records: impl Iterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
     for r in records {
         writeln!(
             out,
@@ -95,7 +102,10 @@ fn write_text<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'
     out.flush()
 }
 
-fn write_json<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+fn write_json<'s>(
+    mut out: impl Write,
+    records: impl Iterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
     out.write_all(b"[")?;
     for (i, r) in records.enumerate() {
         out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
@@ -105,7 +115,10 @@ fn write_json<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'
     out.flush()
 }
 
-fn write_jsonl<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+fn write_jsonl<'s>(
+    mut out: impl Write,
+    records: impl Iterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
     for r in records {
         serde_json::to_writer(&mut out, &r)?;
         out.write_all(b"\n")?;
@@ -121,7 +134,10 @@ fn write_csv<'s>(out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) 
     w.flush()
 }
 
-fn write_urls<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+fn write_urls<'s>(
+    mut out: impl Write,
+    records: impl Iterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
     for r in records {
         if let Some(url) = r.url {
             writeln!(out, "{}", one_line(url))?;
@@ -147,7 +163,10 @@ fn section_title(r: &TabRecord<'_>) -> String {
 fn markdown_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in one_line(s).chars() {
-        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' | '&') {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' | '&'
+        ) {
             out.push('\\');
         }
         out.push(c);
@@ -160,7 +179,10 @@ fn markdown_url(s: &str) -> String {
     one_line(s).replace('<', "%3C").replace('>', "%3E")
 }
 
-fn write_markdown<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+fn write_markdown<'s>(
+    mut out: impl Write,
+    records: impl Iterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
     let mut current = None;
     for r in records {
         if current != Some(section(&r)) {
@@ -177,7 +199,10 @@ fn write_markdown<'s>(mut out: impl Write, records: impl Iterator<Item = TabReco
     out.flush()
 }
 
-fn write_bookmarks<'s>(mut out: impl Write, records: impl Iterator<Item = TabRecord<'s>>) -> io::Result<()> {
+fn write_bookmarks<'s>(
+    mut out: impl Write,
+    records: impl Iterator<Item = TabRecord<'s>>,
+) -> io::Result<()> {
     use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
     out.write_all(
         b"<!DOCTYPE NETSCAPE-Bookmark-file-1>\n\
@@ -191,12 +216,19 @@ fn write_bookmarks<'s>(mut out: impl Write, records: impl Iterator<Item = TabRec
             if current.is_some() {
                 out.write_all(b"    </DL><p>\n")?;
             }
-            writeln!(out, "    <DT><H3>{}</H3>\n    <DL><p>", text(&section_title(&r)))?;
+            writeln!(
+                out,
+                "    <DT><H3>{}</H3>\n    <DL><p>",
+                text(&section_title(&r))
+            )?;
             current = Some(section(&r));
         }
         let url = r.url.unwrap_or("");
         let title = r.title.filter(|t| !t.trim().is_empty()).unwrap_or(url);
-        let added = r.last_accessed.map(|ms| format!(" ADD_DATE=\"{}\"", ms / 1000)).unwrap_or_default();
+        let added = r
+            .last_accessed
+            .map(|ms| format!(" ADD_DATE=\"{}\"", ms / 1000))
+            .unwrap_or_default();
         writeln!(
             out,
             "        <DT><A HREF=\"{}\"{added}>{}</A>",
@@ -237,7 +269,12 @@ mod tests {
 
     fn render(format: TabFormat) -> String {
         let mut out = Vec::new();
-        write_tabs(&mut out, format, [rec(TRICKY, "https://x.test/?a=1&b=\"2\"")]).unwrap();
+        write_tabs(
+            &mut out,
+            format,
+            [rec(TRICKY, "https://x.test/?a=1&b=\"2\"")],
+        )
+        .unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -245,7 +282,8 @@ mod tests {
     fn json_and_jsonl_keep_titles_exactly() {
         let v: serde_json::Value = serde_json::from_str(&render(TabFormat::Json)).unwrap();
         assert_eq!(v[0]["title"], TRICKY);
-        let line: serde_json::Value = serde_json::from_str(render(TabFormat::Jsonl).trim_end()).unwrap();
+        let line: serde_json::Value =
+            serde_json::from_str(render(TabFormat::Jsonl).trim_end()).unwrap();
         assert_eq!(line["title"], TRICKY);
         assert_eq!(line["state"], "open");
     }
@@ -274,14 +312,25 @@ mod tests {
         let md = render(TabFormat::Markdown);
         assert!(md.starts_with("## Window 1\n\n"));
         assert!(md.contains("- [a \"quoted\", \\<b\\>"), "{md}");
-        assert!(md.contains(r#"\<b\> \& 'x' line2 🦊 \| \[md\] \*x\*](<https://x.test/?a=1&b="2">)"#), "{md}");
+        assert!(
+            md.contains(r#"\<b\> \& 'x' line2 🦊 \| \[md\] \*x\*](<https://x.test/?a=1&b="2">)"#),
+            "{md}"
+        );
     }
 
     #[test]
     fn bookmarks_escape_html() {
         let html = render(TabFormat::Bookmarks);
-        assert!(html.contains("<A HREF=\"https://x.test/?a=1&amp;b=&quot;2&quot;\" ADD_DATE=\"1700000000\">"), "{html}");
-        assert!(html.contains(">a \"quoted\", &lt;b&gt; &amp; 'x' line2 🦊 | [md] *x*</A>"), "{html}");
+        assert!(
+            html.contains(
+                "<A HREF=\"https://x.test/?a=1&amp;b=&quot;2&quot;\" ADD_DATE=\"1700000000\">"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(">a \"quoted\", &lt;b&gt; &amp; 'x' line2 🦊 | [md] *x*</A>"),
+            "{html}"
+        );
         assert!(html.contains("<H3>Window 1</H3>"));
     }
 }

@@ -74,9 +74,18 @@ pub fn detect(bytes: &[u8]) -> Result<Format, FormatError> {
 /// space or the `( ... )` wrapping of old Firefox; `None` if it is not an object.
 fn json_range(bytes: &[u8]) -> Option<Range<usize>> {
     let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
-    let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
     start += bytes[start..].iter().take_while(|b| is_space(b)).count();
-    let mut end = bytes.len() - bytes[start..].iter().rev().take_while(|b| is_space(b)).count();
+    let mut end = bytes.len()
+        - bytes[start..]
+            .iter()
+            .rev()
+            .take_while(|b| is_space(b))
+            .count();
     if bytes.get(start) == Some(&b'(') && end > start + 1 && bytes[end - 1] == b')' {
         start += 1;
         end -= 1;
@@ -108,7 +117,8 @@ pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, FormatError> {
         });
     }
     let claimed = claimed as usize;
-    let json = lz4_flex::block::decompress(block, claimed).map_err(|e| FormatError::Lz4(e.to_string()))?;
+    let json =
+        lz4_flex::block::decompress(block, claimed).map_err(|e| FormatError::Lz4(e.to_string()))?;
     if json.len() != claimed {
         return Err(FormatError::SizeMismatch {
             claimed,
@@ -124,7 +134,9 @@ pub fn compress(json: &[u8]) -> Result<Vec<u8>, FormatError> {
         return Err(FormatError::AlreadyCompressed);
     }
     let size = u32::try_from(json.len()).map_err(|_| FormatError::TooLarge(json.len()))?;
-    let mut out = Vec::with_capacity(MOZLZ4_HEADER_LEN + lz4_flex::block::get_maximum_output_size(json.len()));
+    let mut out = Vec::with_capacity(
+        MOZLZ4_HEADER_LEN + lz4_flex::block::get_maximum_output_size(json.len()),
+    );
     out.extend_from_slice(MOZLZ4_MAGIC);
     out.extend_from_slice(&size.to_le_bytes());
     out.resize(out.capacity(), 0);
@@ -243,7 +255,10 @@ mod tests {
     fn round_trip_gives_back_the_same_json_bytes() {
         let packed = compress(JSON).unwrap();
         assert_eq!(&packed[..8], MOZLZ4_MAGIC);
-        assert_eq!(u32::from_le_bytes(packed[8..12].try_into().unwrap()) as usize, JSON.len());
+        assert_eq!(
+            u32::from_le_bytes(packed[8..12].try_into().unwrap()) as usize,
+            JSON.len()
+        );
         assert_eq!(decompress(&packed).unwrap(), JSON);
     }
 
@@ -255,8 +270,14 @@ mod tests {
         assert_eq!(detect(b"({\"windows\":[]})"), Ok(Format::Json));
         assert_eq!(detect(b""), Err(FormatError::Empty));
         assert_eq!(detect(b"[1]"), Err(FormatError::UnknownFormat));
-        assert_eq!(detect(b"mozLz"), Err(FormatError::TruncatedHeader { len: 5 }));
-        assert!(matches!(detect(b"mozLz41\0abcd"), Err(FormatError::WrongMagic { .. })));
+        assert_eq!(
+            detect(b"mozLz"),
+            Err(FormatError::TruncatedHeader { len: 5 })
+        );
+        assert!(matches!(
+            detect(b"mozLz41\0abcd"),
+            Err(FormatError::WrongMagic { .. })
+        ));
     }
 
     #[test]
@@ -265,7 +286,9 @@ mod tests {
         file.extend_from_slice(&u32::MAX.to_le_bytes());
         file.extend_from_slice(&[0u8; 8]);
         assert_eq!(file.len(), 20);
-        assert!(matches!(decompress(&file), Err(FormatError::ImplausibleSize { claimed, .. }) if claimed == u32::MAX as u64));
+        assert!(
+            matches!(decompress(&file), Err(FormatError::ImplausibleSize { claimed, .. }) if claimed == u32::MAX as u64)
+        );
     }
 
     #[test]
@@ -275,12 +298,17 @@ mod tests {
         packed[8..12].copy_from_slice(&(real - 3).to_le_bytes());
         assert!(decompress(&packed).is_err());
         packed[8..12].copy_from_slice(&(real + 3).to_le_bytes());
-        assert!(matches!(decompress(&packed), Err(FormatError::SizeMismatch { .. })));
+        assert!(matches!(
+            decompress(&packed),
+            Err(FormatError::SizeMismatch { .. })
+        ));
     }
 
     #[test]
     fn truncated_lz4_is_an_error() {
-        let big: Vec<u8> = (0..10_000u32).flat_map(|i| format!("{i},").into_bytes()).collect();
+        let big: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| format!("{i},").into_bytes())
+            .collect();
         let packed = compress(&big).unwrap();
         for cut in [13, packed.len() / 2, packed.len() - 1] {
             assert!(decompress(&packed[..cut]).is_err(), "cut at {cut}");
@@ -291,7 +319,10 @@ mod tests {
     fn pretty_printing_keeps_key_order_and_values() {
         let mut out = Vec::new();
         write_pretty(br#"{"z":1,"a":["\u00e9",2.5,null]}"#, &mut out).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "{\n  \"z\": 1,\n  \"a\": [\n    \"\u{e9}\",\n    2.5,\n    null\n  ]\n}");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\n  \"z\": 1,\n  \"a\": [\n    \"\u{e9}\",\n    2.5,\n    null\n  ]\n}"
+        );
     }
 
     #[test]

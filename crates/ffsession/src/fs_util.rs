@@ -14,7 +14,10 @@ use std::path::Path;
 use crate::error::{IoResultExt, PathError};
 
 /// Atomically replace (or create) `path` with what `write` produces.
-pub fn write_atomic(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), PathError> {
+pub fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), PathError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -66,7 +69,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.json");
         fs::write(&path, "old").unwrap();
-        write_atomic(&path, &mut |w: &mut dyn Write| w.write_all(b"new")).unwrap();
+        write_atomic(&path, |w: &mut dyn Write| w.write_all(b"new")).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
@@ -76,7 +79,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.json");
         fs::write(&path, "old").unwrap();
-        let err = write_atomic(&path, &mut |w: &mut dyn Write| {
+        let err = write_atomic(&path, |w: &mut dyn Write| {
             w.write_all(b"partial")?;
             Err(io::Error::other("boom"))
         })
@@ -92,7 +95,10 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("secret.jsonlz4");
-        write_atomic(&path, &mut |w: &mut dyn Write| w.write_all(b"x")).unwrap();
-        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        write_atomic(&path, |w: &mut dyn Write| w.write_all(b"x")).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 }

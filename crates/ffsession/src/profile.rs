@@ -97,7 +97,9 @@ pub fn list(root: &Path) -> Result<Vec<Profile>, ProfileError> {
                 install_defaults.push(resolve_path(root, p, true));
             }
         } else if section.starts_with("Profile") {
-            let Some(rel) = props.get("Path") else { continue };
+            let Some(rel) = props.get("Path") else {
+                continue;
+            };
             let relative = props.get("IsRelative").is_none_or(|v| v.trim() == "1");
             let path = resolve_path(root, rel, relative);
             let name = props
@@ -129,7 +131,9 @@ pub fn list(root: &Path) -> Result<Vec<Profile>, ProfileError> {
     let by_install = install_defaults
         .iter()
         .find_map(|d| profiles.iter().position(|p| &p.path == d));
-    let default = by_install.or(legacy_default).or((profiles.len() == 1).then_some(0));
+    let default = by_install
+        .or(legacy_default)
+        .or((profiles.len() == 1).then_some(0));
     if let Some(i) = default {
         profiles[i].is_default = true;
     }
@@ -141,7 +145,8 @@ pub fn list(root: &Path) -> Result<Vec<Profile>, ProfileError> {
 pub fn find(root: &Path, spec: Option<&str>) -> Result<Profile, ProfileError> {
     if let Some(spec) = spec {
         let as_path = Path::new(spec);
-        let looks_like_path = spec.contains('/') || spec.contains(std::path::MAIN_SEPARATOR) || as_path.is_dir();
+        let looks_like_path =
+            spec.contains('/') || spec.contains(std::path::MAIN_SEPARATOR) || as_path.is_dir();
         if looks_like_path {
             if !as_path.is_dir() {
                 return Err(ProfileError::NotAProfileDir(as_path.to_path_buf()));
@@ -157,10 +162,11 @@ pub fn find(root: &Path, spec: Option<&str>) -> Result<Profile, ProfileError> {
             }));
         }
         let profiles = list(root)?;
-        let found = profiles
-            .iter()
-            .position(|p| p.name == spec)
-            .or_else(|| profiles.iter().position(|p| p.name.eq_ignore_ascii_case(spec)));
+        let found = profiles.iter().position(|p| p.name == spec).or_else(|| {
+            profiles
+                .iter()
+                .position(|p| p.name.eq_ignore_ascii_case(spec))
+        });
         return match found {
             Some(i) => Ok(profiles[i].clone()),
             None => Err(ProfileError::UnknownProfile {
@@ -183,7 +189,9 @@ fn load_ini(path: &Path) -> Result<ini::Ini, ProfileError> {
 
 fn resolve_path(root: &Path, value: &str, relative: bool) -> PathBuf {
     if relative {
-        value.split(['/', '\\']).fold(root.to_path_buf(), |p, part| p.join(part))
+        value
+            .split(['/', '\\'])
+            .fold(root.to_path_buf(), |p, part| p.join(part))
     } else {
         PathBuf::from(value)
     }
@@ -238,7 +246,10 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
             .rsplit_once('+')
             .and_then(|(_, pid)| pid.parse::<u32>().ok());
         match pid {
-            Some(pid) if cfg!(target_os = "linux") && !Path::new("/proc").join(pid.to_string()).exists() => {
+            Some(pid)
+                if cfg!(target_os = "linux")
+                    && !Path::new("/proc").join(pid.to_string()).exists() =>
+            {
                 LockState::Stale { pid }
             }
             pid => LockState::Running { pid },
@@ -276,7 +287,10 @@ mod tests {
 
     #[test]
     fn install_default_wins_over_legacy_default() {
-        let root = root_with(TWO, Some("[4F96D1932A9F858E]\nDefault=xyz.default-release\nLocked=1\n"));
+        let root = root_with(
+            TWO,
+            Some("[4F96D1932A9F858E]\nDefault=xyz.default-release\nLocked=1\n"),
+        );
         let ps = list(root.path()).unwrap();
         assert_eq!(ps.len(), 2);
         let d = ps.iter().find(|p| p.is_default).unwrap();
@@ -294,7 +308,10 @@ mod tests {
     #[test]
     fn find_by_name_or_path() {
         let root = root_with(TWO, None);
-        assert_eq!(find(root.path(), Some("DEFAULT-release")).unwrap().name, "default-release");
+        assert_eq!(
+            find(root.path(), Some("DEFAULT-release")).unwrap().name,
+            "default-release"
+        );
         let err = find(root.path(), Some("nope")).unwrap_err();
         assert!(err.to_string().contains("default-release"), "{err}");
         let dir = root.path().join("abc.default");

@@ -58,7 +58,9 @@ fn classify(name: &str) -> SourceKind {
         "recovery.baklz4" | "recovery.bak" => SourceKind::RecoveryBackup,
         "previous.jsonlz4" | "previous.js" => SourceKind::Previous,
         "sessionstore.js" | "sessionstore.bak" => SourceKind::Legacy,
-        n if n.starts_with("upgrade.jsonlz4-") || n.starts_with("upgrade.js-") => SourceKind::Upgrade,
+        n if n.starts_with("upgrade.jsonlz4-") || n.starts_with("upgrade.js-") => {
+            SourceKind::Upgrade
+        }
         n if n.starts_with("sessionstore.bak-") => SourceKind::Legacy,
         _ => SourceKind::Other,
     }
@@ -71,11 +73,18 @@ pub fn list(profile_dir: &Path) -> Result<Vec<SourceFile>, PathError> {
     if !profile_dir.is_dir() {
         return Err(PathError {
             path: profile_dir.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "profile folder does not exist"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "profile folder does not exist",
+            ),
         });
     }
     let mut files = Vec::new();
-    for name in ["sessionstore.jsonlz4", "sessionstore.js", "sessionstore.bak"] {
+    for name in [
+        "sessionstore.jsonlz4",
+        "sessionstore.js",
+        "sessionstore.bak",
+    ] {
         push_if_file(&mut files, profile_dir, name.to_owned(), classify(name))?;
     }
     let backups = profile_dir.join("sessionstore-backups");
@@ -87,14 +96,29 @@ pub fn list(profile_dir: &Path) -> Result<Vec<SourceFile>, PathError> {
                 continue;
             }
             let kind = classify(&file_name);
-            push_if_file(&mut files, profile_dir, format!("sessionstore-backups/{file_name}"), kind)?;
+            push_if_file(
+                &mut files,
+                profile_dir,
+                format!("sessionstore-backups/{file_name}"),
+                kind,
+            )?;
         }
     }
-    files.sort_by(|a, b| a.kind.cmp(&b.kind).then(b.modified.cmp(&a.modified)).then(a.name.cmp(&b.name)));
+    files.sort_by(|a, b| {
+        a.kind
+            .cmp(&b.kind)
+            .then(b.modified.cmp(&a.modified))
+            .then(a.name.cmp(&b.name))
+    });
     Ok(files)
 }
 
-fn push_if_file(files: &mut Vec<SourceFile>, dir: &Path, name: String, kind: SourceKind) -> Result<(), PathError> {
+fn push_if_file(
+    files: &mut Vec<SourceFile>,
+    dir: &Path,
+    name: String,
+    kind: SourceKind,
+) -> Result<(), PathError> {
     let path = dir.join(&name);
     match fs::metadata(&path) {
         Ok(m) if m.is_file() => {
@@ -167,7 +191,9 @@ pub fn short_reason(e: &Error) -> String {
         Error::Io(p) => p.source.to_string(),
         Error::Format { source, .. } => source.to_string(),
         Error::Parse { source, .. } => format!("not a valid session: {source}"),
-        other => other.source().map_or_else(|| other.to_string(), |s| s.to_string()),
+        other => other
+            .source()
+            .map_or_else(|| other.to_string(), |s| s.to_string()),
     }
 }
 
@@ -191,7 +217,11 @@ mod tests {
         write(p, "sessionstore-backups/recovery.jsonlz4", 300);
         write(p, "sessionstore-backups/recovery.baklz4", 200);
         write(p, "sessionstore-backups/upgrade.jsonlz4-20260101", 50);
-        fs::write(p.join("sessionstore-backups/recovery.jsonlz4.tmp"), b"partial").unwrap();
+        fs::write(
+            p.join("sessionstore-backups/recovery.jsonlz4.tmp"),
+            b"partial",
+        )
+        .unwrap();
         fs::write(p.join("sessionstore.jsonlz4"), b"mozLz40\0broken").unwrap();
         let names: Vec<_> = list(p).unwrap().into_iter().map(|f| f.name).collect();
         assert_eq!(
@@ -216,6 +246,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("sessionstore.jsonlz4"), b"").unwrap();
         let err = newest(dir.path()).unwrap_err();
-        assert!(err.to_string().contains("sessionstore.jsonlz4: the file is empty"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("sessionstore.jsonlz4: the file is empty"),
+            "{err}"
+        );
     }
 }

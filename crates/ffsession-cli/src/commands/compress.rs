@@ -33,9 +33,14 @@ pub struct CompressArgs {
 }
 
 pub fn run(args: CompressArgs) -> Result<()> {
-    let to_stdout = !args.output.in_place && args.output.output.as_ref().is_none_or(|o| o.as_os_str() == "-");
+    let to_stdout = !args.output.in_place
+        && args
+            .output
+            .output
+            .as_ref()
+            .is_none_or(|o| o.as_os_str() == "-");
     if to_stdout && std::io::stdout().is_terminal() {
-        return Err(UserError::new(
+        return Err(UserError::with_hint(
             "refusing to write binary mozlz4 data to a terminal",
             "pass -o FILE, or redirect stdout to a file",
         ));
@@ -55,5 +60,6 @@ pub fn run(args: CompressArgs) -> Result<()> {
         path: args.file.clone(),
         source,
     })?;
-    args.output.write(&args.file, |w: &mut dyn Write| w.write_all(&packed))
+    args.output
+        .write(&args.file, |w: &mut dyn Write| w.write_all(&packed))
 }

@@ -64,7 +64,10 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
     let s = &summary;
     writeln!(out, "file:            {}", data.path().display())?;
     writeln!(out, "format:          {size}")?;
-    let selected = s.selected_window.map(|w| format!(" (selected: {w})")).unwrap_or_default();
+    let selected = s
+        .selected_window
+        .map(|w| format!(" (selected: {w})"))
+        .unwrap_or_default();
     writeln!(out, "windows:         {}{selected}", s.windows)?;
     writeln!(
         out,
@@ -72,7 +75,11 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
         s.tabs, s.pinned_tabs, s.hidden_tabs, s.history_entries
     )?;
     if s.tab_groups + s.saved_groups > 0 {
-        writeln!(out, "tab groups:      {} open, {} saved", s.tab_groups, s.saved_groups)?;
+        writeln!(
+            out,
+            "tab groups:      {} open, {} saved",
+            s.tab_groups, s.saved_groups
+        )?;
     }
     writeln!(out, "closed tabs:     {}", s.closed_tabs)?;
     writeln!(
@@ -80,8 +87,16 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
         "closed windows:  {} ({} tabs)",
         s.closed_windows, s.closed_window_tabs
     )?;
-    writeln!(out, "last update:     {}", fmt::local_time_or_unknown(ts.last_update))?;
-    writeln!(out, "session started: {}", fmt::local_time_or_unknown(ts.start_time))?;
+    writeln!(
+        out,
+        "last update:     {}",
+        fmt::local_time_or_unknown(ts.last_update)
+    )?;
+    writeln!(
+        out,
+        "session started: {}",
+        fmt::local_time_or_unknown(ts.start_time)
+    )?;
     writeln!(out, "recent crashes:  {}", ts.recent_crashes.unwrap_or(0))?;
     out.flush()?;
     Ok(())

@@ -39,7 +39,7 @@ impl GlobalArgs {
             return Ok(dir.clone());
         }
         let base = directories::BaseDirs::new().ok_or_else(|| {
-            UserError::new(
+            UserError::with_hint(
                 "cannot find the home directory",
                 "set HOME, or pass --firefox-dir DIR or --profile PATH",
             )

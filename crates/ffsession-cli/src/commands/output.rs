@@ -24,7 +24,11 @@ pub struct Output {
 
 impl Output {
     /// Write what `body` produces to the chosen destination.
-    pub fn write(&self, input: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    pub fn write(
+        &self,
+        input: &Path,
+        body: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<()> {
         let target = match (&self.output, self.in_place) {
             (_, true) => Some(input.to_path_buf()),
             (Some(p), false) if p.as_os_str() == "-" => None,

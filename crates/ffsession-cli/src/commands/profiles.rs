@@ -89,7 +89,11 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         if i > 0 {
             writeln!(out)?;
         }
-        let default = if p.profile.is_default { " (default)" } else { "" };
+        let default = if p.profile.is_default {
+            " (default)"
+        } else {
+            ""
+        };
         let lock = match p.lock {
             LockState::NotRunning => "not running".to_owned(),
             LockState::Running { pid: Some(pid) } => format!("Firefox running (pid {pid})"),
@@ -103,7 +107,12 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         } else if p.session_files.is_empty() {
             writeln!(out, "  no session files")?;
         }
-        let width = p.session_files.iter().map(|f| f.file.name.len()).max().unwrap_or(0);
+        let width = p
+            .session_files
+            .iter()
+            .map(|f| f.file.name.len())
+            .max()
+            .unwrap_or(0);
         for f in &p.session_files {
             let what = match (&f.summary, &f.error) {
                 (Some(s), _) => format!(
@@ -115,10 +124,14 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
                 (None, Some(e)) => format!("UNREADABLE: {e}"),
                 (None, None) => String::new(),
             };
-            writeln!(out, "  {:width$}  {:>10}  {what}", f.file.name, fmt::size(f.file.size))?;
+            writeln!(
+                out,
+                "  {:width$}  {:>10}  {what}",
+                f.file.name,
+                fmt::size(f.file.size)
+            )?;
         }
     }
     out.flush()?;
     Ok(())
 }
-

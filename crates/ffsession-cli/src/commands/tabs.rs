@@ -80,8 +80,12 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
     let session = data.parse()?;
     if let Some(w) = args.window {
         if w == 0 || w > session.windows.len() {
-            return Err(UserError::new(
-                format!("{}: no window {w} (the session has {} windows)", data.path().display(), session.windows.len()),
+            return Err(UserError::with_hint(
+                format!(
+                    "{}: no window {w} (the session has {} windows)",
+                    data.path().display(),
+                    session.windows.len()
+                ),
                 "windows are numbered from 1; `ffsession info` shows how many there are",
             ));
         }
@@ -90,7 +94,11 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
         window: args.window,
         include_closed: args.closed,
     };
-    let format = if args.json { TabFormat::Json } else { args.format.into() };
+    let format = if args.json {
+        TabFormat::Json
+    } else {
+        args.format.into()
+    };
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     write_tabs(out, format, session.tab_records(filter))?;
     Ok(())

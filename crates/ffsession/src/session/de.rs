@@ -38,12 +38,16 @@ impl<'de> Visitor<'de> for CowVisitor {
 }
 
 /// `Option<Cow<str>>` that borrows when it can (serde's own `Cow` impl always copies).
-pub(crate) fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+pub(crate) fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'a, str>>, D::Error> {
     d.deserialize_option(CowVisitor)
 }
 
 /// A string id that Firefox may also write as a number (tab group ids).
-pub(crate) fn opt_id<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+pub(crate) fn opt_id<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'a, str>>, D::Error> {
     struct IdVisitor;
     impl<'de> Visitor<'de> for IdVisitor {
         type Value = Option<Cow<'de, str>>;
@@ -104,7 +108,9 @@ pub(crate) fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D:
 
 /// A signed integer written as any JSON number, or null.
 pub(crate) fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    Ok(d.deserialize_any(NumberVisitor)?.filter(|v| v.is_finite()).map(|v| v as i64))
+    Ok(d.deserialize_any(NumberVisitor)?
+        .filter(|v| v.is_finite())
+        .map(|v| v as i64))
 }
 
 /// A boolean, with `null` (or a missing field, via `default`) read as false.

@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-pub use records::{TabRecord, TabState, TabFilter};
+pub use records::{TabFilter, TabRecord, TabState};
 pub use summary::Summary;
 
 /// Nesting depth serde_json accepts before failing cleanly (its default, 128).
@@ -53,13 +53,25 @@ pub struct Session<'a> {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct Timestamps {
     /// Milliseconds since the Unix epoch when Firefox last wrote this state.
-    #[serde(default, rename = "lastUpdate", deserialize_with = "de::opt_u64")]
+    #[serde(
+        default,
+        rename(deserialize = "lastUpdate"),
+        deserialize_with = "de::opt_u64"
+    )]
     pub last_update: Option<u64>,
     /// Milliseconds since the Unix epoch when this browser session started.
-    #[serde(default, rename = "startTime", deserialize_with = "de::opt_u64")]
+    #[serde(
+        default,
+        rename(deserialize = "startTime"),
+        deserialize_with = "de::opt_u64"
+    )]
     pub start_time: Option<u64>,
     /// Number of crashes in a row before this session.
-    #[serde(default, rename = "recentCrashes", deserialize_with = "de::opt_u64")]
+    #[serde(
+        default,
+        rename(deserialize = "recentCrashes"),
+        deserialize_with = "de::opt_u64"
+    )]
     pub recent_crashes: Option<u64>,
 }
 
@@ -82,7 +94,9 @@ impl SessionMeta {
             session: Timestamps,
         }
         let m: MetaOnly = serde_json::from_slice(json)?;
-        Ok(SessionMeta { timestamps: m.session })
+        Ok(SessionMeta {
+            timestamps: m.session,
+        })
     }
 }
 
@@ -149,7 +163,12 @@ pub struct Tab<'a> {
     #[serde(default, rename = "lastAccessed", deserialize_with = "de::opt_u64")]
     pub last_accessed: Option<u64>,
     /// What the user typed in the address bar but has not loaded yet.
-    #[serde(default, rename = "userTypedValue", borrow, deserialize_with = "de::opt_str")]
+    #[serde(
+        default,
+        rename = "userTypedValue",
+        borrow,
+        deserialize_with = "de::opt_str"
+    )]
     pub user_typed_value: Option<Cow<'a, str>>,
 }
 
@@ -276,8 +295,17 @@ mod tests {
 
     #[test]
     fn wrong_shape_is_an_error() {
-        for bad in [&br#"{}"#[..], br#"{"windows": 5}"#, br#"[]"#, br#"{"windows": [{"tabs": "x"}]}"#] {
-            assert!(Session::from_json(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        for bad in [
+            &br#"{}"#[..],
+            br#"{"windows": 5}"#,
+            br#"[]"#,
+            br#"{"windows": [{"tabs": "x"}]}"#,
+        ] {
+            assert!(
+                Session::from_json(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
@@ -292,7 +320,10 @@ mod tests {
         ]}]}"#;
         let s = Session::from_json(json).unwrap();
         let urls: Vec<_> = s.windows[0].tabs.iter().map(|t| t.url()).collect();
-        assert_eq!(urls, [Some("b"), Some("b"), Some("b"), Some("b"), Some("typed")]);
+        assert_eq!(
+            urls,
+            [Some("b"), Some("b"), Some("b"), Some("b"), Some("typed")]
+        );
     }
 
     #[test]

@@ -69,7 +69,13 @@ pub struct TabFilter {
     pub include_closed: bool,
 }
 
-fn record<'s>(window: &'s Window<'_>, tab: &'s Tab<'_>, number: usize, position: usize, state: TabState) -> TabRecord<'s> {
+fn record<'s>(
+    window: &'s Window<'_>,
+    tab: &'s Tab<'_>,
+    number: usize,
+    position: usize,
+    state: TabState,
+) -> TabRecord<'s> {
     TabRecord {
         window: number,
         position,
@@ -79,7 +85,10 @@ fn record<'s>(window: &'s Window<'_>, tab: &'s Tab<'_>, number: usize, position:
         pinned: tab.pinned,
         hidden: tab.hidden,
         selected: state != TabState::Closed && window.selected == Some(position as u64),
-        group: tab.group_id.as_deref().and_then(|id| window.group_name(id).or(Some(id))),
+        group: tab
+            .group_id
+            .as_deref()
+            .and_then(|id| window.group_name(id).or(Some(id))),
         container: tab.container(),
         last_accessed: tab.last_accessed,
         closed_at: None,
@@ -145,7 +154,10 @@ mod tests {
     #[test]
     fn lists_open_tabs_only_by_default() {
         let s = Session::from_json(JSON).unwrap();
-        let urls: Vec<_> = s.tab_records(TabFilter::default()).map(|r| r.url.unwrap()).collect();
+        let urls: Vec<_> = s
+            .tab_records(TabFilter::default())
+            .map(|r| r.url.unwrap())
+            .collect();
         assert_eq!(urls, ["a", "b", "d"]);
         let first = s.tab_records(TabFilter::default()).next().unwrap();
         assert_eq!((first.group, first.selected), (Some("Work"), false));
@@ -156,7 +168,10 @@ mod tests {
     fn closed_tabs_and_windows_on_request() {
         let s = Session::from_json(JSON).unwrap();
         let all: Vec<_> = s
-            .tab_records(TabFilter { window: None, include_closed: true })
+            .tab_records(TabFilter {
+                window: None,
+                include_closed: true,
+            })
             .map(|r| (r.url.unwrap(), r.state, r.window, r.closed_at, r.title))
             .collect();
         assert_eq!(
@@ -170,7 +185,10 @@ mod tests {
             ]
         );
         let w2: Vec<_> = s
-            .tab_records(TabFilter { window: Some(2), include_closed: true })
+            .tab_records(TabFilter {
+                window: Some(2),
+                include_closed: true,
+            })
             .map(|r| r.url.unwrap())
             .collect();
         assert_eq!(w2, ["d"]);

@@ -73,9 +73,18 @@ mod tests {
             "_closedWindows":[{"tabs":[{"entries":[]},{"entries":[]}]}],
             "selectedWindow":2,"session":{"lastUpdate":9,"startTime":3,"recentCrashes":1}}"#;
         let s = Session::from_json(json).unwrap().summary();
-        assert_eq!((s.windows, s.tabs, s.pinned_tabs, s.hidden_tabs), (2, 3, 1, 1));
-        assert_eq!((s.closed_tabs, s.closed_windows, s.closed_window_tabs), (1, 1, 2));
-        assert_eq!((s.tab_groups, s.history_entries, s.selected_window), (1, 3, Some(2)));
+        assert_eq!(
+            (s.windows, s.tabs, s.pinned_tabs, s.hidden_tabs),
+            (2, 3, 1, 1)
+        );
+        assert_eq!(
+            (s.closed_tabs, s.closed_windows, s.closed_window_tabs),
+            (1, 1, 2)
+        );
+        assert_eq!(
+            (s.tab_groups, s.history_entries, s.selected_window),
+            (1, 3, Some(2))
+        );
         assert_eq!(s.timestamps.last_update, Some(9));
         assert_eq!(s.timestamps.recent_crashes, Some(1));
     }

@@ -1,0 +1,7 @@
+//! CLI tests: one test binary, each test in a sealed environment.
+
+mod common;
+mod convert;
+mod corpus;
+mod profiles;
+mod read;

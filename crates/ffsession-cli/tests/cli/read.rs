@@ -1,0 +1,302 @@
+//! `info` and `tabs` on generated sessions, checked against the raw JSON.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use ffsession_gen::Spec;
+use serde_json::Value;
+
+use crate::common::{session, stderr, stdout_json, TestEnv};
+
+fn spec() -> Spec {
+    Spec {
+        tabs: 40,
+        windows: 3,
+        ..Spec::default()
+    }
+}
+
+/// (url, title) of every open tab, from the raw JSON.
+fn expected_tabs(json: &str) -> Vec<(String, Option<String>)> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    let mut out = Vec::new();
+    for w in v["windows"].as_array().unwrap() {
+        for t in w["tabs"].as_array().unwrap() {
+            let entries = t["entries"].as_array().unwrap();
+            let e = &entries[t["index"].as_u64().unwrap() as usize - 1];
+            out.push((
+                e["url"].as_str().unwrap().to_owned(),
+                e["title"].as_str().map(str::to_owned),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn info_json_counts_match_the_session() {
+    let env = TestEnv::new();
+    let g = session(spec());
+    let file = env.write("s.jsonlz4", &g.packed);
+    let out = env
+        .cmd()
+        .args(["info", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = stdout_json(&out);
+    assert_eq!(v["format"], "mozlz4");
+    assert_eq!(v["windows"], g.spec.windows);
+    assert_eq!(v["tabs"], g.spec.tabs);
+    assert_eq!(
+        v["closed_tabs"],
+        g.spec.windows * g.spec.closed_tabs_per_window
+    );
+    assert_eq!(v["closed_windows"], g.spec.closed_windows);
+    assert_eq!(v["last_update"], g.spec.last_update);
+    assert_eq!(v["json_size"], g.json.len());
+    assert_eq!(v["file_size"], g.packed.len());
+    assert!(v["last_update_local"].as_str().unwrap().ends_with("UTC"));
+}
+
+#[test]
+fn info_text_shows_counts_and_local_dates() {
+    let env = TestEnv::new();
+    let g = session(spec());
+    let file = env.write("s.jsonlz4", &g.packed);
+    let out = env.cmd().arg("info").arg(&file).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!("tabs:            {} (", g.spec.tabs)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "windows:         {} (selected: 1)",
+            g.spec.windows
+        )),
+        "{text}"
+    );
+    let expected_date = jiff::Timestamp::from_millisecond(g.spec.last_update as i64)
+        .unwrap()
+        .strftime("%Y-%m-%d %H:%M:%S")
+        .to_string();
+    assert!(
+        text.contains(&format!("last update:     {expected_date} UTC")),
+        "{text}"
+    );
+}
+
+#[test]
+fn tabs_json_lists_the_current_entry_of_every_tab() {
+    let env = TestEnv::new();
+    let g = session(spec());
+    let file = env.write("s.jsonlz4", &g.packed);
+    let out = env
+        .cmd()
+        .args(["tabs", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = stdout_json(&out);
+    let actual: Vec<(String, Option<String>)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["url"].as_str().unwrap().to_owned(),
+                t["title"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(actual, expected_tabs(&g.json));
+    assert!(v.as_array().unwrap().iter().all(|t| t["state"] == "open"));
+}
+
+#[test]
+fn every_format_keeps_tricky_titles_intact() {
+    let env = TestEnv::new();
+    let g = session(spec());
+    let file = env.write("s.json", g.json.as_bytes());
+    let expected = expected_tabs(&g.json);
+    let run = |format: &str| {
+        let out = env
+            .cmd()
+            .args(["tabs", "--format", format])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Structured formats keep titles byte for byte.
+    let jsonl: Vec<Value> = run("jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(jsonl.len(), expected.len());
+    let csv_out = run("csv");
+    let mut reader = csv::Reader::from_reader(csv_out.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), expected.len());
+    for ((url, title), (row, line)) in expected.iter().zip(rows.iter().zip(&jsonl)) {
+        assert_eq!(&row[col("url")], url);
+        assert_eq!(&row[col("title")], title.as_deref().unwrap_or(""));
+        assert_eq!(line["title"].as_str(), title.as_deref());
+    }
+    let tricky = expected
+        .iter()
+        .filter(|(_, t)| {
+            t.as_deref()
+                .is_some_and(|t| t.contains(['"', ',', '<', '&', '\n']))
+        })
+        .count();
+    assert!(tricky > 3, "the generated titles should be tricky");
+
+    // Line formats keep one tab per line.
+    assert_eq!(
+        run("urls").lines().collect::<Vec<_>>(),
+        expected.iter().map(|(u, _)| u.as_str()).collect::<Vec<_>>()
+    );
+    assert_eq!(run("text").lines().count(), expected.len());
+    let md = run("markdown");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("- [")).count(),
+        expected.len()
+    );
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("## Window ")).count(),
+        g.spec.windows
+    );
+
+    // Bookmarks HTML: every title and URL survives HTML escaping.
+    let html = run("bookmarks");
+    let anchors: Vec<&str> = html
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<DT><A HREF="))
+        .collect();
+    assert_eq!(anchors.len(), expected.len());
+    for ((url, title), line) in expected.iter().zip(anchors) {
+        let href = line
+            .split("HREF=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert_eq!(html_escape::decode_html_entities(href), *url);
+        let text = line.split('>').skip(2).collect::<Vec<_>>().join(">");
+        let text = text.strip_suffix("</A>").unwrap();
+        let want = title
+            .clone()
+            .unwrap_or_else(|| url.clone())
+            .replace(|c: char| c.is_control(), " ");
+        assert_eq!(html_escape::decode_html_entities(text), want);
+        assert!(!text.contains('<'), "unescaped < in {line}");
+    }
+    assert_eq!(html.matches("<H3>").count(), g.spec.windows);
+}
+
+#[test]
+fn window_filter_and_closed_tabs() {
+    let env = TestEnv::new();
+    let g = session(spec());
+    let file = env.write("s.jsonlz4", &g.packed);
+    let out = env
+        .cmd()
+        .args(["tabs", "--json", "--window", "2"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v = stdout_json(&out);
+    assert!(!v.as_array().unwrap().is_empty());
+    assert!(v.as_array().unwrap().iter().all(|t| t["window"] == 2));
+
+    let out = env
+        .cmd()
+        .args(["tabs", "--json", "--closed"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v = stdout_json(&out);
+    let count = |state: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["state"] == state)
+            .count()
+    };
+    assert_eq!(count("open"), g.spec.tabs);
+    assert_eq!(
+        count("closed"),
+        g.spec.windows * g.spec.closed_tabs_per_window
+    );
+    assert_eq!(count("closed-window"), g.spec.closed_windows * 2);
+
+    let out = env
+        .cmd()
+        .args(["tabs", "--window", "9"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no window 9 (the session has 3 windows)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 3000,
+        favicon_bytes: 10,
+        ..spec()
+    });
+    let file = env.write("s.jsonlz4", &g.packed);
+    let mut child = env
+        .std_cmd()
+        .args(["tabs", "--format", "urls"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("https://"));
+    // The reader is dropped here, closing the pipe while ffsession still writes.
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn the_shipped_sample_reads() {
+    let env = TestEnv::new();
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/session.jsonlz4");
+    let out = env
+        .cmd()
+        .args(["info", "--json"])
+        .arg(&sample)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout_json(&out)["tabs"].as_u64().unwrap() > 0);
+}

@@ -1,0 +1,1 @@
+{"windows":[{"tabs":[{"entries":[{"url":"https://x/","title":"no end

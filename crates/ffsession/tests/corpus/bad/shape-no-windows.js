@@ -1,0 +1,1 @@
+{"session": {"lastUpdate": 1}}

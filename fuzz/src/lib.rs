@@ -1,0 +1,178 @@
+//! The checks behind the fuzz targets, shared with the regression test.
+//!
+//! Each fuzz target in `fuzz_targets/` is one line calling a function here, and
+//! `crates/ffsession/tests/fuzz_regressions.rs` includes this very file (with
+//! `#[path]`) to replay `crates/ffsession/tests/fuzz-regressions/*` through the
+//! same steps. So this file may use only what an ffsession integration test can
+//! use: `ffsession`, `serde_json` and `csv`.
+//!
+//! Besides "nothing panics", the checks assert properties the library
+//! documents: mozlz4 round-trips, the tab listing has one record per tab the
+//! summary counts, and every export format is well formed, keeps one tab per
+//! line (line-based formats) or keeps titles and URLs exactly (JSON, JSON Lines,
+//! CSV).
+
+use ffsession::export::{write_tabs, TabFormat};
+use ffsession::error::FormatError;
+use ffsession::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
+use ffsession::session::{Session, SessionMeta, TabFilter, TabRecord};
+use ffsession::SessionData;
+
+/// Every export format.
+pub const TAB_FORMATS: [TabFormat; 7] = [
+    TabFormat::Text,
+    TabFormat::Json,
+    TabFormat::Jsonl,
+    TabFormat::Csv,
+    TabFormat::Markdown,
+    TabFormat::Urls,
+    TabFormat::Bookmarks,
+];
+
+/// The `mozlz4` target: detect + decompress arbitrary bytes; whatever
+/// decompresses must compress and decompress back to the same bytes, and so must
+/// the raw input itself.
+pub fn mozlz4(data: &[u8]) {
+    let detected = format::detect(data);
+    if let Ok(json) = format::decompress(data) {
+        assert_eq!(detected, Ok(Format::Mozlz4), "decompress accepted a non-mozlz4 input");
+        let claimed = u32::from_le_bytes(data[8..MOZLZ4_HEADER_LEN].try_into().unwrap());
+        assert_eq!(json.len(), claimed as usize, "decompressed size differs from the header");
+        round_trip(&json);
+    }
+    round_trip(data);
+}
+
+/// `compress` then `decompress` gives back `bytes` (or `compress` refuses bytes
+/// that already look compressed).
+fn round_trip(bytes: &[u8]) {
+    match format::compress(bytes) {
+        Ok(packed) => {
+            assert_eq!(format::detect(&packed), Ok(Format::Mozlz4));
+            let back = format::decompress(&packed).expect("decompress(compress(x)) failed");
+            assert!(back == bytes, "decompress(compress(x)) != x");
+        }
+        Err(FormatError::AlreadyCompressed) => assert!(bytes.starts_with(MOZLZ4_MAGIC)),
+        Err(e) => panic!("compress failed on {} bytes: {e}", bytes.len()),
+    }
+}
+
+/// The `session` target: the whole read path on arbitrary file bytes
+/// (`SessionData::from_bytes`, `parse`, `parse_meta`, summary, tab listing,
+/// every export), plus `Session::from_json` straight on the raw bytes.
+pub fn session(data: &[u8]) {
+    session_json(data);
+    let Ok(file) = SessionData::from_bytes("fuzz-input", data.to_vec()) else {
+        return;
+    };
+    let meta = file.parse_meta();
+    if let Ok(session) = file.parse() {
+        let meta = meta.expect("parse_meta refused a session that parse accepted");
+        assert_eq!(meta.timestamps, session.session);
+        exercise(&session);
+    }
+}
+
+/// The `session_json` target: `Session::from_json` on the bytes, then the
+/// summary, tab listing and every export of what it accepts.
+pub fn session_json(data: &[u8]) {
+    let meta = SessionMeta::from_json(data);
+    if let Ok(session) = Session::from_json(data) {
+        let meta = meta.expect("SessionMeta::from_json refused a session that Session::from_json accepted");
+        assert_eq!(meta.timestamps, session.session);
+        exercise(&session);
+    }
+}
+
+/// Summary, tab records (closed included) and all export formats of `session`.
+pub fn exercise(session: &Session<'_>) {
+    let summary = session.summary();
+    let all = TabFilter {
+        window: None,
+        include_closed: true,
+    };
+    let records: Vec<TabRecord<'_>> = session.tab_records(all).collect();
+    assert_eq!(
+        records.len(),
+        summary.tabs + summary.closed_tabs + summary.closed_window_tabs,
+        "tab_records and summary disagree"
+    );
+    let open = session.tab_records(TabFilter::default()).count();
+    assert_eq!(open, summary.tabs);
+    // Per window: its open and closed tabs, nothing from closed windows.
+    let per_window: usize = (1..=session.windows.len().min(64))
+        .map(|n| {
+            session
+                .tab_records(TabFilter {
+                    window: Some(n),
+                    include_closed: true,
+                })
+                .inspect(|r| assert_eq!(r.window, n))
+                .count()
+        })
+        .sum();
+    if session.windows.len() <= 64 {
+        assert_eq!(per_window, summary.tabs + summary.closed_tabs);
+    }
+    for format in TAB_FORMATS {
+        let mut out = Vec::new();
+        write_tabs(&mut out, format, records.iter().cloned())
+            .unwrap_or_else(|e| panic!("write_tabs({format:?}) into a Vec failed: {e}"));
+        let text = std::str::from_utf8(&out).unwrap_or_else(|e| panic!("{format:?} output is not UTF-8: {e}"));
+        check_export(format, text, &records);
+    }
+}
+
+/// Format-specific properties of one export.
+fn check_export(format: TabFormat, text: &str, records: &[TabRecord<'_>]) {
+    let n = records.len();
+    let lines_starting = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
+    match format {
+        TabFormat::Text => assert_eq!(text.lines().count(), n, "text: not one line per tab"),
+        TabFormat::Urls => assert_eq!(
+            text.lines().count(),
+            records.iter().filter(|r| r.url.is_some()).count(),
+            "urls: not one line per URL"
+        ),
+        TabFormat::Markdown => assert_eq!(lines_starting("- ["), n, "markdown: not one item per tab"),
+        TabFormat::Bookmarks => {
+            assert_eq!(lines_starting("        <DT><A HREF=\""), n, "bookmarks: not one link per tab");
+            assert!(text.ends_with("</DL><p>\n"));
+        }
+        TabFormat::Json => {
+            let v: Vec<serde_json::Value> = serde_json::from_str(text).expect("json export does not parse");
+            assert_eq!(v.len(), n);
+            for (v, r) in v.iter().zip(records) {
+                check_json_record(v, r);
+            }
+        }
+        TabFormat::Jsonl => {
+            assert_eq!(text.lines().count(), n, "jsonl: not one line per tab");
+            for (line, r) in text.lines().zip(records) {
+                let v: serde_json::Value = serde_json::from_str(line).expect("jsonl line does not parse");
+                check_json_record(&v, r);
+            }
+        }
+        TabFormat::Csv => {
+            let mut reader = csv::Reader::from_reader(text.as_bytes());
+            let headers = reader.headers().expect("csv headers").clone();
+            let col = |name: &str| headers.iter().position(|h| h == name);
+            let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("csv row")).collect();
+            assert_eq!(rows.len(), n, "csv: not one row per tab");
+            if n > 0 {
+                let (url, title) = (col("url").expect("url column"), col("title").expect("title column"));
+                for (row, r) in rows.iter().zip(records) {
+                    assert_eq!(&row[url], r.url.unwrap_or(""), "csv: url changed");
+                    assert_eq!(&row[title], r.title.unwrap_or(""), "csv: title changed");
+                }
+            }
+        }
+    }
+}
+
+fn check_json_record(v: &serde_json::Value, r: &TabRecord<'_>) {
+    assert_eq!(v["url"].as_str(), r.url, "json: url changed");
+    assert_eq!(v["title"].as_str(), r.title, "json: title changed");
+    assert_eq!(v["window"].as_u64(), Some(r.window as u64));
+    assert_eq!(v["state"].as_str(), Some(r.state.as_str()));
+}
