@@ -26,7 +26,7 @@ impl std::fmt::Display for UserError {
 }
 
 impl UserError {
-    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    pub fn with_hint(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
         anyhow::Error::new(UserError {
             message: message.into(),
             hint: Some(hint.into()),
