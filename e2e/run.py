@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,6 +24,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True   # keep e2e/ free of __pycache__
 
 from ffe2e import firefox as fxmod  # noqa: E402
 from ffe2e import mozlz4  # noqa: E402
@@ -79,7 +81,6 @@ def fixture_report(paths):
             ck = "no top-level cookies array"
         else:
             ck = "top-level cookies array PRESENT with %d entr%s" % (len(cookies), "y" if len(cookies) == 1 else "ies")
-        import re
         hosts = sorted(set(re.findall(r"(?:https?|wss?|ftp)://([^/\"'\\\\:?#]+)", blob)))
         lines.append("  %s: %d bytes; %s; http hosts: %s; formdata: %s"
                      % (os.path.basename(p), os.path.getsize(p), ck, ", ".join(hosts) or "none",
@@ -87,22 +88,24 @@ def fixture_report(paths):
     return lines
 
 
-def write_fixture_readme(dirpath, ff_version, report):
+def write_fixture_readme(dirpath, shown_path, ff_version, report):
     with open(os.path.join(dirpath, "README.md"), "w", encoding="utf-8") as f:
         f.write("# Real Firefox session files\n\n"
-                "Written by `python3 e2e/run.py --save-fixtures %s` with %s on a fresh\n"
-                "temporary profile; every page came from a local test server on 127.0.0.1.\n\n"
+                "Written by `python3 e2e/run.py --save-fixtures %s`\n"
+                "with %s on a fresh temporary profile; every page came from a local\n"
+                "test server on 127.0.0.1 (its port differs between runs).\n\n"
                 "- `s1-*`: scenario 1, 1 window / 3 tabs.\n"
-                "- `s2-*`: scenario 2, 3 windows / 50 tabs, back/forward history, pinned and\n"
-                "  container tabs, 3 closed tabs, 1 closed window, typed form data,\n"
-                "  sessionStorage, data: favicons.\n"
+                "- `s2-*`: scenario 2, 3 windows / 50 tabs, back/forward history, pinned,\n"
+                "  container (userContextId 1, 2), hidden and grouped tabs (group name\n"
+                "  `Grüppe \"Ω\" <&> 🦊`), 3 closed tabs, 1 closed window (5 tabs), typed\n"
+                "  form data, sessionStorage, data: favicons.\n"
                 "- `*-recovery.jsonlz4`: `sessionstore-backups/recovery.jsonlz4` while Firefox ran;\n"
                 "  `*-sessionstore.jsonlz4`: `sessionstore.jsonlz4` after a clean quit.\n"
                 "- `*.expected.json`: Firefox's own answer (read over Marionette) at the time the\n"
                 "  file was written: counts, each open window's tabs (url, title, pinned, hidden,\n"
-                "  container, history_len), closed tab URLs per window and closed windows' tab\n"
+                "  container, group, history_len), closed tab URLs per window and closed windows' tab\n"
                 "  URLs. Windows may be in a different order than in the file: compare as a set.\n\n"
-                "Privacy check at save time:\n\n" % (os.path.basename(dirpath) and dirpath, ff_version))
+                "Privacy check at save time:\n\n" % (shown_path, ff_version))
         for line in report:
             f.write("-" + line[1:] + "\n")
 
@@ -126,6 +129,7 @@ def main(argv=None):
     only = None
     if args.only:
         only = {x.strip() for x in args.only.split(",") if x.strip()}
+    fixtures_arg = args.save_fixtures
     if args.save_fixtures:
         args.save_fixtures = os.path.abspath(args.save_fixtures)
 
@@ -181,6 +185,8 @@ def main(argv=None):
                     signal.alarm(0)
                     kill_all_started()
                 dt = time.monotonic() - t0
+                if status == "PASS" and args.firefox_only:
+                    detail = "[--firefox-only: ffsession not run] " + str(detail)
                 fixtures.extend(ctx.fixtures)
                 first, _, rest = str(detail).partition("\n")
                 print("%s  %s (%.1fs)%s" % (status, label, dt, (": " + first) if first else ""), flush=True)
@@ -205,7 +211,7 @@ def main(argv=None):
         print("fixtures saved to %s:" % args.save_fixtures)
         for line in rep:
             print(line)
-        write_fixture_readme(args.save_fixtures, ff_version, rep)
+        write_fixture_readme(args.save_fixtures, fixtures_arg, ff_version, rep)
     print("total time %.1fs" % (time.monotonic() - t_all))
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped), flush=True)
     return 1 if failed else 0

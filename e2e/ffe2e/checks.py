@@ -17,6 +17,31 @@ INFO_KEYS = ["file", "format", "windows", "tabs", "closed_tabs", "closed_windows
              "last_update", "start_time", "recent_crashes", "selected_window"]
 
 
+def _r(v, n=300):
+    s = repr(v)
+    return s if len(s) <= n else s[:n] + "...(%d chars)" % len(s)
+
+
+def short_diff(actual, expected):
+    """'expected X, got Y', shortened to the first difference for big values."""
+    full = "expected %r, got %r" % (expected, actual)
+    if len(full) <= 600:
+        return full
+    if isinstance(actual, list) and isinstance(expected, list):
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            if a != e:
+                return "lists differ first at item %d (expected %d items, got %d): %s" % (
+                    i, len(expected), len(actual), short_diff(a, e))
+        return "list lengths differ: expected %d items, got %d (extra: %s)" % (
+            len(expected), len(actual), _r(actual[len(expected):] or expected[len(actual):]))
+    if isinstance(actual, dict) and isinstance(expected, dict):
+        keys = sorted(set(actual) | set(expected), key=str)
+        diffs = ["%s: expected %s, got %s" % (k, _r(expected.get(k, "<missing>"), 120), _r(actual.get(k, "<missing>"), 120))
+                 for k in keys if actual.get(k, "<missing>") != expected.get(k, "<missing>")]
+        return "objects differ in " + "; ".join(diffs[:6])
+    return "expected %s, got %s" % (_r(expected), _r(actual))
+
+
 class Soft:
     """Collects failed expectations so one run reports every discrepancy."""
 
@@ -25,8 +50,8 @@ class Soft:
 
     def eq(self, what, actual, expected, cmd=None):
         if actual != expected:
-            self.errors.append("%s: expected %r, got %r%s"
-                               % (what, expected, actual, ("\n    command: " + cmd) if cmd else ""))
+            self.errors.append("%s: %s%s"
+                               % (what, short_diff(actual, expected), ("\n    command: " + cmd) if cmd else ""))
             return False
         return True
 

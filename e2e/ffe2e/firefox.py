@@ -204,6 +204,10 @@ function tabLoaded(t) {
   if (b.webProgress && b.webProgress.isLoadingDocument) return false;
   return true;
 }
+const norm = u => Services.io.newURI(u).spec;
+function showing(t, u) {
+  return t.linkedBrowser.currentURI.spec === norm(u) && tabLoaded(t);
+}
 async function waitFor(pred, what, timeoutMs = 60000) {
   const end = Date.now() + timeoutMs;
   while (!pred()) {
@@ -329,7 +333,7 @@ for (const u of rest) {
   added.push(gb.addTab(u, params));
 }
 if (!opts || opts.wait !== false) {
-  await waitFor(() => added.every((t, i) => t.linkedBrowser.currentURI.spec !== "about:blank" && tabLoaded(t)),
+  await waitFor(() => added.every((t, i) => showing(t, urls[i])),
                 "tabs to load", opts && opts.timeoutMs || 180000);
 }
 return gb.tabs.length;
@@ -347,8 +351,7 @@ const t0 = gb.tabs[0];
 t0.linkedBrowser.fixupAndLoadURIString(urls[0], { triggeringPrincipal: SYS });
 const added = [t0];
 for (const u of urls.slice(1)) added.push(gb.addTab(u, { triggeringPrincipal: SYS, skipAnimation: true }));
-await waitFor(() => added.every(t => t.linkedBrowser.currentURI.spec !== "about:blank" && tabLoaded(t)),
-              "new window tabs to load", 180000);
+await waitFor(() => added.every((t, i) => showing(t, urls[i])), "new window tabs to load", 180000);
 await waitFor(() => browserWindows().length === before + 1, "window count");
 return browserWindows().indexOf(w);
 """
@@ -362,7 +365,7 @@ const b = t.linkedBrowser;
 for (const u of urls) {
   const before = b.browsingContext.sessionHistory.count;
   b.fixupAndLoadURIString(u, { triggeringPrincipal: SYS });
-  await waitFor(() => b.currentURI.spec === u && tabLoaded(t) &&
+  await waitFor(() => showing(t, u) &&
                 b.browsingContext.sessionHistory.count > before, "navigation to " + u);
 }
 for (let i = 0; i < back; i++) {

@@ -409,3 +409,50 @@ def s8_crash(ctx):
             ff_checks(ctx, rec2, snap3, since, "recovery.jsonlz4 after crash resume")
         ff2.quit()
     return "recovery.jsonlz4 after SIGKILL matches; Firefox resumed 2 windows / 7 tabs (recent_crashes=1)"
+
+
+@scenario(9, "truncated real session file: ffsession refuses it, Firefox silently drops it")
+def s9_truncated(ctx):
+    """A real sessionstore.jsonlz4 cut in half: `ffsession info/tabs` must exit non-zero
+    with a one-line error; Firefox itself starts with one blank tab from it (which is
+    why the other scenarios compare tab sets, never just "Firefox started")."""
+    srv = ctx.srv
+    urls = [srv.url("p", 800 + i) for i in range(4)]
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, urls, replace_first=True)
+        ff.flush_and_save()
+        ff.quit()
+        profile = ff.profile
+        with open(ff.sessionstore, "rb") as f:
+            raw = f.read()
+    trunc = ctx.path("truncated.jsonlz4")
+    with open(trunc, "wb") as f:
+        f.write(raw[: len(raw) // 2])
+    soft = Soft()
+    if not ctx.firefox_only:
+        ctx.cli.require()
+        for args in (("info", trunc, "--json"), ("tabs", trunc, "--format", "json")):
+            r = ctx.cli.run(*args, expect_ok=False)
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+            soft.true("`%s` exits non-zero on a truncated file" % args[0], r.code != 0,
+                      "exit %s" % r.code, r.cmd)
+            soft.true("`%s` prints a one-line error on stderr" % args[0], len(lines) == 1,
+                      "stderr: %r" % r.stderr[:500], r.cmd)
+            soft.true("`%s` prints nothing on stdout on error" % args[0], r.stdout.strip() == "",
+                      "stdout: %r" % r.stdout[:300], r.cmd)
+    # Firefox with the truncated file as its only session file.
+    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
+    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
+    shutil.copyfile(trunc, os.path.join(profile, "sessionstore.jsonlz4"))
+    with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 3}) as ff2:
+        ff2.start()
+        ff2.wait_restored()
+        snap = ff2.snapshot()
+        ff2.quit()
+    got = [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
+    soft.true("Firefox started from the truncated file with one window and no restored tab",
+              len(got) == 1 and len(got[0]) == 1 and not any(u in urls for u in got[0]), repr(got))
+    soft.raise_if_any("truncated file")
+    return ("%sFirefox silently opened %r" % ("" if ctx.firefox_only else
+            "ffsession exits non-zero with a one-line error; ", got[0][0]))

@@ -12,8 +12,8 @@
 //! line (line-based formats) or keeps titles and URLs exactly (JSON, JSON Lines,
 //! CSV).
 
-use ffsession::export::{write_tabs, TabFormat};
 use ffsession::error::FormatError;
+use ffsession::export::{write_tabs, TabFormat};
 use ffsession::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
 use ffsession::session::{Session, SessionMeta, TabFilter, TabRecord};
 use ffsession::SessionData;
@@ -35,9 +35,17 @@ pub const TAB_FORMATS: [TabFormat; 7] = [
 pub fn mozlz4(data: &[u8]) {
     let detected = format::detect(data);
     if let Ok(json) = format::decompress(data) {
-        assert_eq!(detected, Ok(Format::Mozlz4), "decompress accepted a non-mozlz4 input");
+        assert_eq!(
+            detected,
+            Ok(Format::Mozlz4),
+            "decompress accepted a non-mozlz4 input"
+        );
         let claimed = u32::from_le_bytes(data[8..MOZLZ4_HEADER_LEN].try_into().unwrap());
-        assert_eq!(json.len(), claimed as usize, "decompressed size differs from the header");
+        assert_eq!(
+            json.len(),
+            claimed as usize,
+            "decompressed size differs from the header"
+        );
         round_trip(&json);
     }
     round_trip(data);
@@ -78,7 +86,8 @@ pub fn session(data: &[u8]) {
 pub fn session_json(data: &[u8]) {
     let meta = SessionMeta::from_json(data);
     if let Ok(session) = Session::from_json(data) {
-        let meta = meta.expect("SessionMeta::from_json refused a session that Session::from_json accepted");
+        let meta = meta
+            .expect("SessionMeta::from_json refused a session that Session::from_json accepted");
         assert_eq!(meta.timestamps, session.session);
         exercise(&session);
     }
@@ -118,7 +127,8 @@ pub fn exercise(session: &Session<'_>) {
         let mut out = Vec::new();
         write_tabs(&mut out, format, records.iter().cloned())
             .unwrap_or_else(|e| panic!("write_tabs({format:?}) into a Vec failed: {e}"));
-        let text = std::str::from_utf8(&out).unwrap_or_else(|e| panic!("{format:?} output is not UTF-8: {e}"));
+        let text = std::str::from_utf8(&out)
+            .unwrap_or_else(|e| panic!("{format:?} output is not UTF-8: {e}"));
         check_export(format, text, &records);
     }
 }
@@ -134,13 +144,20 @@ fn check_export(format: TabFormat, text: &str, records: &[TabRecord<'_>]) {
             records.iter().filter(|r| r.url.is_some()).count(),
             "urls: not one line per URL"
         ),
-        TabFormat::Markdown => assert_eq!(lines_starting("- ["), n, "markdown: not one item per tab"),
+        TabFormat::Markdown => {
+            assert_eq!(lines_starting("- ["), n, "markdown: not one item per tab")
+        }
         TabFormat::Bookmarks => {
-            assert_eq!(lines_starting("        <DT><A HREF=\""), n, "bookmarks: not one link per tab");
+            assert_eq!(
+                lines_starting("        <DT><A HREF=\""),
+                n,
+                "bookmarks: not one link per tab"
+            );
             assert!(text.ends_with("</DL><p>\n"));
         }
         TabFormat::Json => {
-            let v: Vec<serde_json::Value> = serde_json::from_str(text).expect("json export does not parse");
+            let v: Vec<serde_json::Value> =
+                serde_json::from_str(text).expect("json export does not parse");
             assert_eq!(v.len(), n);
             for (v, r) in v.iter().zip(records) {
                 check_json_record(v, r);
@@ -149,7 +166,8 @@ fn check_export(format: TabFormat, text: &str, records: &[TabRecord<'_>]) {
         TabFormat::Jsonl => {
             assert_eq!(text.lines().count(), n, "jsonl: not one line per tab");
             for (line, r) in text.lines().zip(records) {
-                let v: serde_json::Value = serde_json::from_str(line).expect("jsonl line does not parse");
+                let v: serde_json::Value =
+                    serde_json::from_str(line).expect("jsonl line does not parse");
                 check_json_record(&v, r);
             }
         }
@@ -157,10 +175,14 @@ fn check_export(format: TabFormat, text: &str, records: &[TabRecord<'_>]) {
             let mut reader = csv::Reader::from_reader(text.as_bytes());
             let headers = reader.headers().expect("csv headers").clone();
             let col = |name: &str| headers.iter().position(|h| h == name);
-            let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("csv row")).collect();
+            let rows: Vec<csv::StringRecord> =
+                reader.records().map(|r| r.expect("csv row")).collect();
             assert_eq!(rows.len(), n, "csv: not one row per tab");
             if n > 0 {
-                let (url, title) = (col("url").expect("url column"), col("title").expect("title column"));
+                let (url, title) = (
+                    col("url").expect("url column"),
+                    col("title").expect("title column"),
+                );
                 for (row, r) in rows.iter().zip(records) {
                     assert_eq!(&row[url], r.url.unwrap_or(""), "csv: url changed");
                     assert_eq!(&row[title], r.title.unwrap_or(""), "csv: title changed");

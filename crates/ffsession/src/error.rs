@@ -83,12 +83,28 @@ pub enum FormatError {
     TooLarge(usize),
 }
 
-/// Why session JSON could not be read as a Firefox session.
-#[derive(Debug, thiserror::Error)]
-pub enum ParseError {
-    /// Not valid JSON, not UTF-8, too deeply nested, or not shaped like a session.
-    #[error("{0}")]
-    Json(#[from] serde_json::Error),
+/// Why session JSON could not be read as a Firefox session: not valid JSON, not
+/// UTF-8, or not shaped like a session (no `windows` list, a field of the wrong
+/// type).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ParseError {
+    /// What is wrong and where (line and column).
+    pub message: String,
+    /// 1-based line of the JSON where the parser stopped.
+    pub line: usize,
+    /// 1-based column of the JSON where the parser stopped.
+    pub column: usize,
+}
+
+impl From<serde_json::Error> for ParseError {
+    fn from(e: serde_json::Error) -> Self {
+        ParseError {
+            message: e.to_string(),
+            line: e.line(),
+            column: e.column(),
+        }
+    }
 }
 
 /// The library's error type.

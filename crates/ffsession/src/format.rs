@@ -237,10 +237,10 @@ impl SessionData {
         crate::session::SessionMeta::from_json(self.json()).map_err(|e| self.parse_error(e))
     }
 
-    fn parse_error(&self, e: serde_json::Error) -> Error {
+    fn parse_error(&self, source: ParseError) -> Error {
         Error::Parse {
             path: self.path.clone(),
-            source: ParseError::Json(e),
+            source,
         }
     }
 }

@@ -123,26 +123,93 @@ fn the_corpus_is_what_the_generator_makes() {
     }
 }
 
+/// Sessions written by a real Firefox ESR (e2e/run.py --save-fixtures), read and
+/// compared with what Firefox itself reported over Marionette when it wrote them.
 #[test]
-fn real_firefox_files_read_when_present() {
+fn real_firefox_files_match_what_firefox_reported() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/firefox");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    for entry in entries {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md" || e == "json") {
+        if path.extension().is_none_or(|e| e != "jsonlz4") {
             continue;
         }
+        let expected_path = path.with_extension("expected.json");
+        let expected: Value =
+            serde_json::from_slice(&std::fs::read(&expected_path).unwrap()).unwrap();
         let data = SessionData::read(&path).unwrap();
         let session = data.parse().unwrap();
-        assert!(session.summary().windows >= 1, "{}", path.display());
-        assert!(
-            session
-                .tab_records(TabFilter::default())
-                .all(|r| r.url.is_some()),
-            "{}",
-            path.display()
+        let summary = session.summary();
+        let name = path.display().to_string();
+        let windows = expected["open_windows"].as_array().unwrap();
+        assert_eq!(summary.windows, windows.len(), "{name}");
+        assert_eq!(
+            summary.closed_tabs as u64,
+            expected["closed_tabs"].as_u64().unwrap(),
+            "{name}"
         );
+        assert_eq!(
+            summary.closed_windows as u64,
+            expected["closed_windows"].as_u64().unwrap(),
+            "{name}"
+        );
+
+        // Windows as a multiset of per-window tab lists (Firefox may order windows differently).
+        let mut want: Vec<String> = windows.iter().map(|w| w.to_string()).collect();
+        let mut got: Vec<String> = (1..=summary.windows)
+            .map(|n| {
+                let tabs: Vec<Value> = session
+                    .tab_records(TabFilter { window: Some(n), include_closed: false })
+                    .map(|r| {
+                        serde_json::json!({"container": r.container, "group": r.group, "hidden": r.hidden,
+                            "history_len": r.history_len, "pinned": r.pinned, "title": r.title, "url": r.url})
+                    })
+                    .collect();
+                Value::Array(tabs).to_string()
+            })
+            .collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{name}: open tabs differ from Firefox's");
+
+        let mut want_closed: Vec<String> = expected["closed_tab_urls_by_window"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let mut got_closed: Vec<String> = (1..=summary.windows)
+            .map(|n| {
+                let urls: Vec<&str> = session
+                    .tab_records(TabFilter {
+                        window: Some(n),
+                        include_closed: true,
+                    })
+                    .filter(|r| r.state == TabState::Closed)
+                    .map(|r| r.url.unwrap())
+                    .collect();
+                serde_json::to_string(&urls).unwrap()
+            })
+            .collect();
+        want_closed.sort();
+        got_closed.sort();
+        assert_eq!(got_closed, want_closed, "{name}: closed tabs differ");
+
+        let closed_window_urls: Vec<Vec<&str>> = session
+            .closed_windows
+            .iter()
+            .map(|w| w.tabs.iter().map(|t| t.url().unwrap()).collect())
+            .collect();
+        assert_eq!(
+            serde_json::to_value(&closed_window_urls).unwrap(),
+            expected["closed_window_tab_urls"],
+            "{name}"
+        );
+        checked += 1;
     }
+    assert!(
+        checked >= 4,
+        "only {checked} real Firefox fixtures in {}",
+        dir.display()
+    );
 }

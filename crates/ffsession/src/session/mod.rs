@@ -22,12 +22,10 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use crate::error::ParseError;
+
 pub use records::{TabFilter, TabRecord, TabState};
 pub use summary::Summary;
-
-/// Nesting depth serde_json accepts before failing cleanly (its default, 128).
-/// Firefox sessions nest about 10 deep; subframe history can add a few levels.
-pub const MAX_DEPTH: usize = 128;
 
 /// A whole session: open windows, closed windows and session-wide metadata.
 #[derive(Debug, Deserialize)]
@@ -85,7 +83,7 @@ pub struct SessionMeta {
 impl SessionMeta {
     /// Read only `session.*` from session JSON; windows are checked to exist but
     /// skipped without building anything.
-    pub fn from_json(json: &[u8]) -> Result<Self, serde_json::Error> {
+    pub fn from_json(json: &[u8]) -> Result<Self, ParseError> {
         #[derive(Deserialize)]
         struct MetaOnly {
             #[allow(dead_code)]
@@ -223,10 +221,16 @@ pub struct TabGroup<'a> {
 impl<'a> Session<'a> {
     /// Parse session JSON, borrowing strings from `json`.
     ///
-    /// Fails on invalid JSON or UTF-8, nesting deeper than [`MAX_DEPTH`], or JSON
-    /// that is not shaped like a session (no `windows` list, wrong types).
-    pub fn from_json(json: &'a [u8]) -> Result<Self, serde_json::Error> {
-        serde_json::from_slice(json)
+    /// Fails on invalid JSON or UTF-8, or JSON that is not shaped like a session
+    /// (no `windows` list, wrong types).
+    ///
+    /// The parser is serde_json: its typed path stops at 128 levels of nesting
+    /// and it skips ignored values iteratively, so no input can overflow the
+    /// stack. (sonic-rs parses faster but skips ignored values recursively with
+    /// no depth limit, cloudwego/sonic-rs#232: a 10,000-deep array aborts the
+    /// process. The tests below hold any parser to that.)
+    pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
+        Ok(serde_json::from_slice(json)?)
     }
 
     /// The 1-based selected window, if it points at an existing window.
