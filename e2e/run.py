@@ -5,7 +5,7 @@
 
 Prints one line per scenario and ends with "N passed, N failed, N skipped";
 exits 1 if any scenario failed.  The ffsession binary comes from $FFSESSION_BIN
-(default /work/main/target/debug/ffsession).
+(default <repo>/target/debug/ffsession).
 """
 
 from __future__ import annotations

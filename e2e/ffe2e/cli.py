@@ -12,7 +12,9 @@ import shlex
 import subprocess
 import time
 
-DEFAULT_BIN = "/work/main/target/debug/ffsession"
+# The repository's own debug build, wherever the repository is checked out.
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_BIN = os.path.join(REPO_ROOT, "target", "debug", "ffsession")
 
 
 class CheckFailed(AssertionError):
