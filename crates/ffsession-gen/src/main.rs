@@ -1,7 +1,7 @@
 //! `ffsession-gen`: write generated sessions and the bad-file corpus to disk.
 //!
 //! ```text
-//! ffsession-gen session OUT [--mb N | --tabs N] [--json]
+//! ffsession-gen session OUT [--mb N | --tabs N] [--windows N] [--favicon-bytes N] [--json]
 //! ffsession-gen corpus DIR
 //! ```
 
@@ -13,7 +13,7 @@ use ffsession_gen::{bad_corpus, generate, mozlz4, Spec};
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: ffsession-gen session OUT [--mb N | --tabs N] [--json] | ffsession-gen corpus DIR";
+        "usage: ffsession-gen session OUT [--mb N | --tabs N] [--windows N] [--favicon-bytes N] [--json] | ffsession-gen corpus DIR";
     match args.first().map(String::as_str) {
         Some("session") => {
             let out = PathBuf::from(args.get(1).context(usage)?);
@@ -27,6 +27,10 @@ fn main() -> Result<()> {
                             Spec::sized(rest.next().context(usage)?.parse::<usize>()? * 1_000_000)
                     }
                     "--tabs" => spec.tabs = rest.next().context(usage)?.parse()?,
+                    "--windows" => spec.windows = rest.next().context(usage)?.parse()?,
+                    "--favicon-bytes" => {
+                        spec.favicon_bytes = rest.next().context(usage)?.parse()?
+                    }
                     "--json" => json_only = true,
                     other => bail!("unknown flag {other}; {usage}"),
                 }

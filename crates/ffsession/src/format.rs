@@ -14,10 +14,10 @@
 //!
 //! The file name is never used to decide the format.
 
-use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use crate::buffer::Buffer;
 use crate::error::{Error, FormatError, IoResultExt, ParseError};
 use crate::session::Session;
 
@@ -95,6 +95,18 @@ fn json_range(bytes: &[u8]) -> Option<Range<usize>> {
 
 /// Decompress a mozlz4 file's bytes into a new JSON buffer.
 pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, FormatError> {
+    decompress_with(bytes, |len| vec![0; len])
+}
+
+/// Like [`decompress`], into a [`Buffer`] that uses huge pages when large.
+pub fn decompress_to_buffer(bytes: &[u8]) -> Result<Buffer, FormatError> {
+    decompress_with(bytes, Buffer::zeroed)
+}
+
+fn decompress_with<B: std::ops::DerefMut<Target = [u8]>>(
+    bytes: &[u8],
+    alloc: impl FnOnce(usize) -> B,
+) -> Result<B, FormatError> {
     if bytes.len() < MOZLZ4_HEADER_LEN {
         return Err(match detect(bytes) {
             Err(e) => e,
@@ -117,13 +129,11 @@ pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, FormatError> {
         });
     }
     let claimed = claimed as usize;
-    let json =
-        lz4_flex::block::decompress(block, claimed).map_err(|e| FormatError::Lz4(e.to_string()))?;
-    if json.len() != claimed {
-        return Err(FormatError::SizeMismatch {
-            claimed,
-            actual: json.len(),
-        });
+    let mut json = alloc(claimed);
+    let actual = lz4_flex::block::decompress_into(block, &mut json)
+        .map_err(|e| FormatError::Lz4(e.to_string()))?;
+    if actual != claimed {
+        return Err(FormatError::SizeMismatch { claimed, actual });
     }
     Ok(json)
 }
@@ -164,7 +174,7 @@ pub struct SessionData {
     path: PathBuf,
     format: Format,
     file_size: u64,
-    buf: Vec<u8>,
+    buf: Buffer,
     json: Range<usize>,
 }
 
@@ -172,12 +182,16 @@ impl SessionData {
     /// Read and, if needed, decompress the session file at `path`.
     pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
-        let bytes = fs::read(path).with_path(path)?;
-        Self::from_bytes(path, bytes)
+        let bytes = Buffer::read_file(path).with_path(path)?;
+        Self::from_buffer(path, bytes)
     }
 
     /// Interpret `bytes` (the contents of the file at `path`) as a session file.
     pub fn from_bytes(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Self, Error> {
+        Self::from_buffer(path, Buffer::from(bytes))
+    }
+
+    fn from_buffer(path: impl Into<PathBuf>, bytes: Buffer) -> Result<Self, Error> {
         let path = path.into();
         let file_size = bytes.len() as u64;
         let fail = |source| Error::Format {
@@ -187,7 +201,7 @@ impl SessionData {
         let format = detect(&bytes).map_err(fail)?;
         let (buf, json) = match format {
             Format::Mozlz4 => {
-                let buf = decompress(&bytes).map_err(fail)?;
+                let buf = decompress_to_buffer(&bytes).map_err(fail)?;
                 drop(bytes);
                 let len = buf.len();
                 (buf, 0..len)

@@ -5,6 +5,7 @@
 //! codes to the `ffsession` command-line crate.
 //!
 //! Layers, bottom up:
+//! - [`buffer`]: whole-file byte buffers, on huge pages when large.
 //! - [`format`]: the bytes on disk (mozlz4 or plain JSON) to one JSON buffer.
 //! - [`session`]: a zero-copy model borrowing from that buffer.
 //! - [`profile`]: Firefox profile discovery (`profiles.ini`, `installs.ini`, locks).
@@ -12,6 +13,7 @@
 //! - [`export`]: tab listings rendered as JSON, CSV, Markdown, bookmarks HTML, ...
 //! - [`fs_util`]: the one atomic-write helper every write goes through.
 
+pub mod buffer;
 pub mod error;
 pub mod export;
 pub mod format;

@@ -1,0 +1,105 @@
+//! Byte buffers for whole session files, backed by huge pages when large.
+//!
+//! Reading a 20 MB session touches 20 MB of fresh memory twice (the compressed
+//! file and the decompressed JSON). With 4 KiB pages that is thousands of page
+//! faults, which cost more than the decompression itself. Buffers of 2 MiB and
+//! more are therefore anonymous mappings advised as transparent huge pages
+//! (memmap2, safe API), so the kernel faults them in 2 MiB at a time where it
+//! can; smaller ones are plain `Vec`s.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
+
+/// Buffers at least this large are mapped with huge pages.
+const HUGE_PAGE_MIN: usize = 2 << 20;
+
+/// A byte buffer: a `Vec`, or an anonymous memory mapping for large sizes.
+#[derive(Debug)]
+pub struct Buffer(Inner);
+
+#[derive(Debug)]
+enum Inner {
+    Heap(Vec<u8>),
+    Mapped(memmap2::MmapMut),
+}
+
+impl Buffer {
+    /// A zero-filled buffer of `len` bytes.
+    pub fn zeroed(len: usize) -> Buffer {
+        if len >= HUGE_PAGE_MIN {
+            if let Ok(map) = memmap2::MmapMut::map_anon(len) {
+                #[cfg(target_os = "linux")]
+                let _ = map.advise(memmap2::Advice::HugePage);
+                return Buffer(Inner::Mapped(map));
+            }
+        }
+        Buffer(Inner::Heap(vec![0; len]))
+    }
+
+    /// Read a whole file.
+    pub fn read_file(path: &Path) -> io::Result<Buffer> {
+        let mut file = File::open(path)?;
+        let len = usize::try_from(file.metadata()?.len()).map_err(io::Error::other)?;
+        let mut buf = Buffer::zeroed(len);
+        let mut filled = 0;
+        while filled < len {
+            match file.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut probe = [0u8; 1];
+        if filled < len || file.read(&mut probe)? != 0 {
+            // The file changed size while we read it: read it again in one go.
+            return std::fs::read(path).map(Buffer::from);
+        }
+        Ok(buf)
+    }
+}
+
+impl From<Vec<u8>> for Buffer {
+    fn from(v: Vec<u8>) -> Self {
+        Buffer(Inner::Heap(v))
+    }
+}
+
+impl Deref for Buffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Inner::Heap(v) => v,
+            Inner::Mapped(m) => m,
+        }
+    }
+}
+
+impl DerefMut for Buffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match &mut self.0 {
+            Inner::Heap(v) => v,
+            Inner::Mapped(m) => m,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_large_buffers_read_files_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0, 10, HUGE_PAGE_MIN + 12_345] {
+            let path = dir.path().join(format!("f{len}"));
+            let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            std::fs::write(&path, &data).unwrap();
+            let buf = Buffer::read_file(&path).unwrap();
+            assert_eq!(&buf[..], &data[..]);
+        }
+        assert!(matches!(Buffer::zeroed(HUGE_PAGE_MIN).0, Inner::Mapped(_)));
+    }
+}
