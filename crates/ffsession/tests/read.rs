@@ -47,7 +47,8 @@ fn generated_sessions_read_like_the_json_says() {
         assert_eq!(summary.closed_windows, spec.closed_windows);
         assert_eq!(summary.timestamps.last_update, Some(spec.last_update));
 
-        let expected: Vec<(usize, usize, Option<String>, Option<String>, bool)> = windows
+        type Row = (usize, usize, Option<String>, Option<String>, bool);
+        let expected: Vec<Row> = windows
             .iter()
             .enumerate()
             .flat_map(|(w, win)| {
