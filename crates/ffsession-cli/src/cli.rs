@@ -13,15 +13,14 @@ use crate::commands;
 /// titles, closed tabs and windows. Without a FILE argument, commands read the
 /// newest valid session file of the default Firefox profile and say which one
 /// they used.
-///
-/// Examples:
-///   ffsession profiles               list profiles and their session files
-///   ffsession info                   summarize the newest session
-///   ffsession tabs --format urls     every open tab's URL, one per line
-///   ffsession tabs --closed --json   open and recently closed tabs as JSON
-///   ffsession decompress recovery.jsonlz4 -o session.json --pretty
 #[derive(Debug, Parser)]
 #[command(name = "ffsession", version, max_term_width = 100)]
+#[command(after_help = "Examples:
+  ffsession profiles               list profiles and their session files
+  ffsession info                   summarize the newest session
+  ffsession tabs --format urls     every open tab's URL, one per line
+  ffsession tabs --closed --json   open and recently closed tabs as JSON
+  ffsession decompress recovery.jsonlz4 -o session.json --pretty")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

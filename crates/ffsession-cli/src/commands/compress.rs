@@ -16,10 +16,8 @@ use crate::error::UserError;
 /// The JSON is checked to be a Firefox session first. Compressing what
 /// `decompress` wrote gives back the same JSON bytes. The output is written
 /// atomically and never replaces the input unless --in-place.
-///
-/// Example:
-///   ffsession compress session.json -o sessionstore.jsonlz4
 #[derive(Debug, Args)]
+#[command(after_help = "Example:\n  ffsession compress session.json -o sessionstore.jsonlz4")]
 pub struct CompressArgs {
     /// JSON session file to compress
     pub file: PathBuf,

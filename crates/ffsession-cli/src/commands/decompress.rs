@@ -17,11 +17,10 @@ use super::output::Output;
 /// written atomically to -o OUT; it never replaces the input unless --in-place.
 /// The output holds cookies and form data: files are created readable only by
 /// you.
-///
-/// Examples:
-///   ffsession decompress recovery.jsonlz4 | jq '.windows | length'
-///   ffsession decompress recovery.jsonlz4 -o session.json --pretty
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession decompress recovery.jsonlz4 | jq '.windows | length'
+  ffsession decompress recovery.jsonlz4 -o session.json --pretty")]
 pub struct DecompressArgs {
     /// Session file to decompress (mozlz4, or JSON which is copied)
     pub file: PathBuf,

@@ -15,12 +15,11 @@ use crate::error::UserError;
 /// current entry of its back/forward history).
 ///
 /// Without FILE, reads the newest valid session file of the profile.
-///
-/// Examples:
-///   ffsession tabs --format urls > urls.txt
-///   ffsession tabs --format bookmarks > tabs.html   (Firefox: Import Bookmarks from HTML)
-///   ffsession tabs --closed --format csv > all.csv
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession tabs --format urls > urls.txt
+  ffsession tabs --format bookmarks > tabs.html   (Firefox: Import Bookmarks from HTML)
+  ffsession tabs --closed --format csv > all.csv")]
 pub struct TabsArgs {
     /// Session file (mozlz4 or JSON) [default: the profile's newest]
     pub file: Option<PathBuf>,
