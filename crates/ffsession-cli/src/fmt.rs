@@ -35,3 +35,8 @@ pub fn local_time_or_unknown(ms: Option<u64>) -> String {
     ms.and_then(local_time)
         .unwrap_or_else(|| "unknown".to_owned())
 }
+
+/// `1 window`, `2 windows`.
+pub fn count(n: usize, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
+}

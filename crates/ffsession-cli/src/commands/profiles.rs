@@ -116,10 +116,10 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         for f in &p.session_files {
             let what = match (&f.summary, &f.error) {
                 (Some(s), _) => format!(
-                    "{}  {} windows, {} tabs",
+                    "{}  {}, {}",
                     fmt::local_time_or_unknown(s.timestamps.last_update),
-                    s.windows,
-                    s.tabs
+                    fmt::count(s.windows, "window", "windows"),
+                    fmt::count(s.tabs, "tab", "tabs")
                 ),
                 (None, Some(e)) => format!("UNREADABLE: {e}"),
                 (None, None) => String::new(),
