@@ -55,12 +55,7 @@ class Marionette:
                 return self.greeting
             except (OSError, ValueError, ConnectionError) as e:
                 last = e
-                if self.sock:
-                    try:
-                        self.sock.close()
-                    except OSError:
-                        pass
-                    self.sock = None
+                self.close()
                 time.sleep(0.25)
         raise TimeoutError("could not connect to Marionette on port %d: %s" % (self.port, last))
 

@@ -14,21 +14,22 @@ use crate::session::{TabRecord, TabState};
 
 /// An output format for tab listings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TabFormat {
-    /// One line per tab: `window:position [flags]<TAB>title<TAB>url`.
+    /// window:position [flags], title and URL, tab-separated, one tab per line
     #[default]
     Text,
-    /// One JSON array of tab objects.
+    /// a JSON array of tab objects
     Json,
-    /// One JSON object per line.
+    /// one JSON object per line
     Jsonl,
-    /// CSV with a header row.
+    /// CSV with a header row
     Csv,
-    /// A Markdown list of links, one heading per window.
+    /// a Markdown list of links, one heading per window
     Markdown,
-    /// URLs only, one per line.
+    /// URLs only, one per line
     Urls,
-    /// Netscape bookmarks HTML (Firefox: Bookmarks > Manage > Import), a folder per window.
+    /// Netscape bookmarks HTML that Firefox imports, a folder per window
     Bookmarks,
 }
 

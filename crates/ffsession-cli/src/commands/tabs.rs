@@ -4,7 +4,7 @@ use std::io::{self, BufWriter};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use ffsession::export::{write_tabs, TabFormat};
 use ffsession::session::TabFilter;
 
@@ -33,45 +33,12 @@ pub struct TabsArgs {
     pub closed: bool,
 
     /// Output format
-    #[arg(long, short = 'f', value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
+    #[arg(long, short = 'f', value_enum, default_value_t = TabFormat::Text)]
+    pub format: TabFormat,
 
     /// Shorthand for --format json
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-}
-
-/// Output formats of `ffsession tabs`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
-    /// window:position [flags], title and URL, tab-separated, one tab per line
-    Text,
-    /// a JSON array of tab objects
-    Json,
-    /// one JSON object per line
-    Jsonl,
-    /// CSV with a header row
-    Csv,
-    /// a Markdown list of links, one heading per window
-    Markdown,
-    /// URLs only, one per line
-    Urls,
-    /// Netscape bookmarks HTML that Firefox imports, a folder per window
-    Bookmarks,
-}
-
-impl From<FormatArg> for TabFormat {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Text => TabFormat::Text,
-            FormatArg::Json => TabFormat::Json,
-            FormatArg::Jsonl => TabFormat::Jsonl,
-            FormatArg::Csv => TabFormat::Csv,
-            FormatArg::Markdown => TabFormat::Markdown,
-            FormatArg::Urls => TabFormat::Urls,
-            FormatArg::Bookmarks => TabFormat::Bookmarks,
-        }
-    }
 }
 
 pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
