@@ -97,6 +97,25 @@ pub struct ParseError {
     pub column: usize,
 }
 
+impl ParseError {
+    /// Invalid UTF-8 at byte `offset` of `json`.
+    pub fn invalid_utf8(json: &[u8], offset: usize) -> Self {
+        let before = &json[..offset.min(json.len())];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = offset
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        ParseError {
+            message: format!("invalid UTF-8 at line {line} column {column}"),
+            line,
+            column,
+        }
+    }
+}
+
 impl From<serde_json::Error> for ParseError {
     fn from(e: serde_json::Error) -> Self {
         ParseError {

@@ -27,6 +27,12 @@ use crate::error::ParseError;
 pub use records::{TabFilter, TabRecord, TabState};
 pub use summary::Summary;
 
+/// Validate UTF-8 once for the whole buffer: one fast pass instead of one check
+/// per string the parser borrows.
+fn utf8(json: &[u8]) -> Result<&str, ParseError> {
+    std::str::from_utf8(json).map_err(|e| ParseError::invalid_utf8(json, e.valid_up_to()))
+}
+
 /// A whole session: open windows, closed windows and session-wide metadata.
 #[derive(Debug, Deserialize)]
 pub struct Session<'a> {
@@ -91,7 +97,7 @@ impl SessionMeta {
             #[serde(default)]
             session: Timestamps,
         }
-        let m: MetaOnly = serde_json::from_slice(json)?;
+        let m: MetaOnly = serde_json::from_str(utf8(json)?)?;
         Ok(SessionMeta {
             timestamps: m.session,
         })
@@ -230,7 +236,7 @@ impl<'a> Session<'a> {
     /// no depth limit, cloudwego/sonic-rs#232: a 10,000-deep array aborts the
     /// process. The tests below hold any parser to that.)
     pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
-        Ok(serde_json::from_slice(json)?)
+        Ok(serde_json::from_str(utf8(json)?)?)
     }
 
     /// The 1-based selected window, if it points at an existing window.
