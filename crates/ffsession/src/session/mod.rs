@@ -27,10 +27,13 @@ use crate::error::ParseError;
 pub use records::{TabFilter, TabRecord, TabState};
 pub use summary::Summary;
 
-/// Validate UTF-8 once for the whole buffer: one fast pass instead of one check
-/// per string the parser borrows.
+/// Validate UTF-8 once for the whole buffer (SIMD, simdutf8) instead of once per
+/// string the parser borrows; std finds the position only when it is invalid.
 fn utf8(json: &[u8]) -> Result<&str, ParseError> {
-    std::str::from_utf8(json).map_err(|e| ParseError::invalid_utf8(json, e.valid_up_to()))
+    simdutf8::basic::from_utf8(json).map_err(|_| match std::str::from_utf8(json) {
+        Err(e) => ParseError::invalid_utf8(json, e.valid_up_to()),
+        Ok(_) => ParseError::invalid_utf8(json, 0),
+    })
 }
 
 /// A whole session: open windows, closed windows and session-wide metadata.
