@@ -63,7 +63,7 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
     let format = if args.json {
         TabFormat::Json
     } else {
-        args.format.into()
+        args.format
     };
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     write_tabs(out, format, session.tab_records(filter))?;
