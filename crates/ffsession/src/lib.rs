@@ -21,6 +21,7 @@ pub mod fs_util;
 pub mod profile;
 pub mod session;
 pub mod sources;
+pub mod store;
 
 pub use error::{Error, PathError};
 pub use format::{Format, SessionData};
