@@ -19,6 +19,7 @@ pub mod export;
 pub mod format;
 pub mod fs_util;
 pub mod profile;
+pub mod retention;
 pub mod session;
 pub mod sources;
 pub mod store;

@@ -1,0 +1,406 @@
+//! Retention: which snapshots a prune keeps, which it removes, and why.
+//!
+//! This module owns the policy, not the store: it takes a list of snapshots
+//! (id, time, verified or not, tab count) and returns a plan, one decision per
+//! snapshot with its reasons, before anything touches disk. The rules follow
+//! restic's `forget`: `keep_last` keeps the N newest; `keep_hourly` (daily,
+//! weekly, monthly, yearly) keeps the newest snapshot of each of the N newest
+//! hours (days, ISO weeks, months, years) that have snapshots, in the time zone
+//! given. Two protections override every policy:
+//!
+//! - the newest snapshot that verified ok is always kept;
+//! - the last good snapshot before a corrupt one, or before one that lost more
+//!   than half of its tabs ([`is_shrunken`]), is always kept: it is what a user
+//!   wants back after a crash or an overwritten session.
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+use serde::Serialize;
+
+/// How many snapshots to keep, per rule. 0 disables a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct RetentionPolicy {
+    /// Keep the N newest snapshots
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_last))]
+    pub keep_last: u32,
+    /// Keep the newest snapshot of each of the N newest hours
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_hourly))]
+    pub keep_hourly: u32,
+    /// Keep the newest snapshot of each of the N newest days
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_daily))]
+    pub keep_daily: u32,
+    /// Keep the newest snapshot of each of the N newest ISO weeks
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_weekly))]
+    pub keep_weekly: u32,
+    /// Keep the newest snapshot of each of the N newest months
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_monthly))]
+    pub keep_monthly: u32,
+    /// Keep the newest snapshot of each of the N newest years
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_yearly))]
+    pub keep_yearly: u32,
+}
+
+impl RetentionPolicy {
+    /// The defaults: a day of hourly snapshots, then a week of daily ones, a
+    /// month of weekly ones, a year of monthly ones, and a few yearly ones.
+    pub const DEFAULT: RetentionPolicy = RetentionPolicy {
+        keep_last: 10,
+        keep_hourly: 24,
+        keep_daily: 7,
+        keep_weekly: 4,
+        keep_monthly: 12,
+        keep_yearly: 3,
+    };
+}
+
+impl Default for RetentionPolicy {
+    fn default() -> Self {
+        RetentionPolicy::DEFAULT
+    }
+}
+
+/// What retention needs to know about a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// Snapshot id.
+    pub id: i64,
+    /// When the snapshot was taken, ms since the epoch.
+    pub taken_at_ms: i64,
+    /// The snapshot decompressed and parsed as a session.
+    pub verified: bool,
+    /// Open tabs in the session (0 when not verified).
+    pub tabs: u64,
+}
+
+/// Why a snapshot is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+pub enum Reason {
+    /// One of the `keep_last` newest.
+    Last,
+    /// Newest of its hour.
+    Hourly,
+    /// Newest of its day.
+    Daily,
+    /// Newest of its ISO week.
+    Weekly,
+    /// Newest of its month.
+    Monthly,
+    /// Newest of its year.
+    Yearly,
+    /// The newest snapshot that verified ok.
+    NewestVerified,
+    /// The last good snapshot before a damaged one.
+    LastGoodBefore {
+        /// The corrupt or shrunken snapshot that followed it.
+        damaged: i64,
+    },
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Last => f.write_str("last"),
+            Reason::Hourly => f.write_str("hourly"),
+            Reason::Daily => f.write_str("daily"),
+            Reason::Weekly => f.write_str("weekly"),
+            Reason::Monthly => f.write_str("monthly"),
+            Reason::Yearly => f.write_str("yearly"),
+            Reason::NewestVerified => f.write_str("newest verified"),
+            Reason::LastGoodBefore { damaged } => write!(f, "last good before damaged #{damaged}"),
+        }
+    }
+}
+
+/// The decision for one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// Snapshot id.
+    pub id: i64,
+    /// Kept (true) or removed.
+    pub keep: bool,
+    /// Why it is kept; empty when removed.
+    pub reasons: Vec<Reason>,
+}
+
+/// A prune plan: one decision per snapshot, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PrunePlan {
+    /// The decisions.
+    pub decisions: Vec<Decision>,
+}
+
+impl PrunePlan {
+    /// Ids of the snapshots to remove.
+    pub fn removed(&self) -> impl Iterator<Item = i64> + '_ {
+        self.decisions.iter().filter(|d| !d.keep).map(|d| d.id)
+    }
+}
+
+/// True if a session with `tabs` lost more than half of the `previous` tabs.
+pub fn is_shrunken(previous: u64, tabs: u64) -> bool {
+    tabs.saturating_mul(2) < previous
+}
+
+/// The calendar buckets of a snapshot for the periodic rules.
+fn buckets(ms: i64, tz: &TimeZone) -> [(i64, i64, i64); 5] {
+    let zoned = Timestamp::from_millisecond(ms)
+        .unwrap_or(Timestamp::UNIX_EPOCH)
+        .to_zoned(tz.clone());
+    let date: Date = zoned.date();
+    let year = i64::from(date.year());
+    let week = date.iso_week_date();
+    [
+        (year, i64::from(date.day_of_year()), i64::from(zoned.hour())),
+        (year, i64::from(date.day_of_year()), 0),
+        (i64::from(week.year()), i64::from(week.week()), 0),
+        (year, i64::from(date.month()), 0),
+        (year, 0, 0),
+    ]
+}
+
+/// Decide, for every candidate, whether `policy` keeps it and why.
+pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -> PrunePlan {
+    let mut order: Vec<&Candidate> = candidates.iter().collect();
+    order.sort_by(|a, b| b.taken_at_ms.cmp(&a.taken_at_ms).then(b.id.cmp(&a.id)));
+    let mut decisions: Vec<Decision> = order
+        .iter()
+        .map(|c| Decision {
+            id: c.id,
+            keep: false,
+            reasons: Vec::new(),
+        })
+        .collect();
+
+    let periodic = [
+        (policy.keep_hourly, Reason::Hourly),
+        (policy.keep_daily, Reason::Daily),
+        (policy.keep_weekly, Reason::Weekly),
+        (policy.keep_monthly, Reason::Monthly),
+        (policy.keep_yearly, Reason::Yearly),
+    ];
+    let mut last_bucket = [None; 5];
+    let mut kept = [0u32; 5];
+    for (i, c) in order.iter().enumerate() {
+        if (i as u64) < u64::from(policy.keep_last) {
+            decisions[i].reasons.push(Reason::Last);
+        }
+        let b = buckets(c.taken_at_ms, tz);
+        for (rule, (limit, reason)) in periodic.iter().enumerate() {
+            if last_bucket[rule] != Some(b[rule]) {
+                last_bucket[rule] = Some(b[rule]);
+                if kept[rule] < *limit {
+                    kept[rule] += 1;
+                    decisions[i].reasons.push(*reason);
+                }
+            }
+        }
+    }
+
+    if let Some(i) = order.iter().position(|c| c.verified) {
+        decisions[i].reasons.push(Reason::NewestVerified);
+    }
+    // Oldest to newest: remember the last good snapshot; protect it when a
+    // corrupt or shrunken one follows.
+    let mut last_good: Option<usize> = None;
+    for i in (0..order.len()).rev() {
+        let c = order[i];
+        let damaged = !c.verified || last_good.is_some_and(|g| is_shrunken(order[g].tabs, c.tabs));
+        if damaged {
+            if let Some(g) = last_good {
+                let reason = Reason::LastGoodBefore { damaged: c.id };
+                if !decisions[g]
+                    .reasons
+                    .iter()
+                    .any(|r| matches!(r, Reason::LastGoodBefore { .. }))
+                {
+                    decisions[g].reasons.push(reason);
+                }
+            }
+        }
+        if c.verified {
+            // A shrunken session becomes the new baseline once protected, so one
+            // tab loss protects one snapshot, not every later one.
+            last_good = Some(i);
+        }
+    }
+    for d in &mut decisions {
+        d.keep = !d.reasons.is_empty();
+    }
+    PrunePlan { decisions }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: i64 = 3_600_000;
+    const DAY: i64 = 24 * HOUR;
+
+    fn none() -> RetentionPolicy {
+        RetentionPolicy {
+            keep_last: 0,
+            keep_hourly: 0,
+            keep_daily: 0,
+            keep_weekly: 0,
+            keep_monthly: 0,
+            keep_yearly: 0,
+        }
+    }
+
+    fn ok(id: i64, t: i64, tabs: u64) -> Candidate {
+        Candidate {
+            id,
+            taken_at_ms: t,
+            verified: true,
+            tabs,
+        }
+    }
+
+    fn kept(plan: &PrunePlan) -> Vec<i64> {
+        let mut k: Vec<i64> = plan
+            .decisions
+            .iter()
+            .filter(|d| d.keep)
+            .map(|d| d.id)
+            .collect();
+        k.sort();
+        k
+    }
+
+    // 2026-11-02 00:30 UTC, a Monday.
+    const T0: i64 = 1_793_579_400_000;
+
+    #[test]
+    fn keep_last_and_daily_like_restic() {
+        // Four snapshots a day for five days.
+        let snaps: Vec<Candidate> = (0..20)
+            .map(|i| ok(i, T0 + (i / 4) * DAY + (i % 4) * 5 * HOUR, 100))
+            .collect();
+        let p = plan(
+            &RetentionPolicy {
+                keep_last: 2,
+                ..none()
+            },
+            &snaps,
+            &TimeZone::UTC,
+        );
+        assert_eq!(kept(&p), [18, 19]);
+        let p = plan(
+            &RetentionPolicy {
+                keep_daily: 3,
+                ..none()
+            },
+            &snaps,
+            &TimeZone::UTC,
+        );
+        // The newest snapshot of each of the three newest days.
+        assert_eq!(kept(&p), [11, 15, 19]);
+        let p = plan(
+            &RetentionPolicy {
+                keep_weekly: 5,
+                ..none()
+            },
+            &snaps,
+            &TimeZone::UTC,
+        );
+        assert_eq!(kept(&p), [19]);
+        let d = p.decisions.iter().find(|d| d.id == 19).unwrap();
+        assert_eq!(d.reasons, [Reason::Weekly, Reason::NewestVerified]);
+    }
+
+    #[test]
+    fn hourly_buckets_follow_the_time_zone() {
+        let snaps = [ok(1, T0, 10), ok(2, T0 + HOUR / 2 + 60_000, 10)];
+        // 00:30 and 01:01 UTC are different hours...
+        assert_eq!(
+            kept(&plan(
+                &RetentionPolicy {
+                    keep_hourly: 2,
+                    ..none()
+                },
+                &snaps,
+                &TimeZone::UTC
+            )),
+            [1, 2]
+        );
+        // ...but at +05:30 they are 06:00 and 06:31: one hour, newest kept.
+        let ist = TimeZone::fixed(jiff::tz::Offset::from_seconds(5 * 3600 + 1800).unwrap());
+        assert_eq!(
+            kept(&plan(
+                &RetentionPolicy {
+                    keep_hourly: 2,
+                    ..none()
+                },
+                &snaps,
+                &ist
+            )),
+            [2]
+        );
+    }
+
+    #[test]
+    fn the_newest_verified_snapshot_is_never_removed() {
+        let snaps = [
+            ok(1, T0, 50),
+            Candidate {
+                id: 2,
+                taken_at_ms: T0 + HOUR,
+                verified: false,
+                tabs: 0,
+            },
+            Candidate {
+                id: 3,
+                taken_at_ms: T0 + 2 * HOUR,
+                verified: false,
+                tabs: 0,
+            },
+        ];
+        let p = plan(
+            &RetentionPolicy {
+                keep_last: 1,
+                ..none()
+            },
+            &snaps,
+            &TimeZone::UTC,
+        );
+        assert_eq!(kept(&p), [1, 3]);
+        let d1 = p.decisions.iter().find(|d| d.id == 1).unwrap();
+        assert!(d1.reasons.contains(&Reason::NewestVerified));
+        assert!(d1.reasons.contains(&Reason::LastGoodBefore { damaged: 2 }));
+    }
+
+    #[test]
+    fn the_last_good_before_a_shrunken_session_is_kept() {
+        let snaps = [
+            ok(1, T0, 400),
+            ok(2, T0 + HOUR, 410),
+            ok(3, T0 + 2 * HOUR, 12), // lost most tabs
+            ok(4, T0 + 3 * HOUR, 13),
+            ok(5, T0 + 4 * HOUR, 14),
+        ];
+        let p = plan(
+            &RetentionPolicy {
+                keep_last: 1,
+                ..none()
+            },
+            &snaps,
+            &TimeZone::UTC,
+        );
+        assert_eq!(kept(&p), [2, 5]);
+        assert_eq!(
+            p.decisions.iter().find(|d| d.id == 2).unwrap().reasons,
+            [Reason::LastGoodBefore { damaged: 3 }]
+        );
+        assert_eq!(p.removed().collect::<Vec<_>>(), [4, 3, 1]);
+    }
+
+    #[test]
+    fn shrinking_means_losing_more_than_half() {
+        assert!(is_shrunken(100, 49));
+        assert!(!is_shrunken(100, 50));
+        assert!(!is_shrunken(0, 0));
+    }
+}
