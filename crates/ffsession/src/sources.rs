@@ -159,10 +159,15 @@ pub fn newest(profile_dir: &Path) -> Result<NewestSession, Error> {
     let mut best: Option<(u64, SessionData, SourceFile)> = None;
     let mut skipped = Vec::new();
     for file in files {
-        let read = SessionData::read(&file.path).and_then(|d| d.parse_meta().map(|m| (d, m)));
+        // A full parse, not just the timestamps: a file whose windows do not
+        // parse must not be chosen.
+        let read = SessionData::read(&file.path).and_then(|d| {
+            let stamp = d.parse()?.session.last_update;
+            Ok((d, stamp))
+        });
         match read {
-            Ok((data, meta)) => {
-                let stamp = meta.timestamps.last_update.unwrap_or(0);
+            Ok((data, stamp)) => {
+                let stamp = stamp.unwrap_or(0);
                 if best.as_ref().is_none_or(|(b, _, _)| stamp > *b) {
                     best = Some((stamp, data, file));
                 }

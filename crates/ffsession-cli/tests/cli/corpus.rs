@@ -69,3 +69,57 @@ fn every_command_rejects_every_bad_file_cleanly() {
         }
     }
 }
+
+#[test]
+fn a_profile_full_of_bad_files_is_reported_not_fatal() {
+    let env = TestEnv::new();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffsession/tests/corpus/bad");
+    let profile = env.path().join("profile");
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir_all(&backups).unwrap();
+    let mut count = 0;
+    for entry in fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        fs::copy(&path, backups.join(format!("upgrade.jsonlz4-{name}"))).unwrap();
+        count += 1;
+    }
+    // `profiles` lists every file with what is wrong with it, and succeeds.
+    let out = env
+        .cmd()
+        .args(["profiles", "--json", "--profile"])
+        .arg(&profile)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = v[0]["session_files"].as_array().unwrap();
+    assert_eq!(files.len(), count);
+    for f in files {
+        assert!(f["error"].as_str().is_some_and(|e| !e.is_empty()), "{f}");
+    }
+    // Commands that need a session say that none is readable, and list why.
+    for args in [&["info"][..], &["tabs"]] {
+        let out = env
+            .cmd()
+            .args(args)
+            .arg("--profile")
+            .arg(&profile)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(
+            err.contains("no readable session file in this profile"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"));
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.starts_with("ffsession: error"))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+}
