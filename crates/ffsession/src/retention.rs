@@ -19,26 +19,20 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 /// How many snapshots to keep, per rule. 0 disables a rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RetentionPolicy {
-    /// Keep the N newest snapshots
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_last))]
+    /// Keep the N newest snapshots.
     pub keep_last: u32,
-    /// Keep the newest snapshot of each of the N newest hours
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_hourly))]
+    /// Keep the newest snapshot of each of the N newest hours.
     pub keep_hourly: u32,
-    /// Keep the newest snapshot of each of the N newest days
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_daily))]
+    /// Keep the newest snapshot of each of the N newest days.
     pub keep_daily: u32,
-    /// Keep the newest snapshot of each of the N newest ISO weeks
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_weekly))]
+    /// Keep the newest snapshot of each of the N newest ISO weeks.
     pub keep_weekly: u32,
-    /// Keep the newest snapshot of each of the N newest months
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_monthly))]
+    /// Keep the newest snapshot of each of the N newest months.
     pub keep_monthly: u32,
-    /// Keep the newest snapshot of each of the N newest years
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = RetentionPolicy::DEFAULT.keep_yearly))]
+    /// Keep the newest snapshot of each of the N newest years.
     pub keep_yearly: u32,
 }
 
