@@ -130,3 +130,49 @@ pub(crate) fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::E
     }
     d.deserialize_any(BoolVisitor)
 }
+
+/// Implement `Deserialize` for a model type so that it reads only from a JSON
+/// object, forwarding to the impl serde derives with `#[serde(remote = "Self")]`.
+macro_rules! object_only {
+    ($ty:ident<'a>) => {
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $ty<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V<'a>(std::marker::PhantomData<$ty<'a>>);
+                impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+                    type Value = $ty<'a>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str(concat!("a JSON object (", stringify!($ty), ")"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        map: A,
+                    ) -> Result<Self::Value, A::Error> {
+                        $ty::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                d.deserialize_map(V(std::marker::PhantomData))
+            }
+        }
+    };
+    ($ty:ident) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str(concat!("a JSON object (", stringify!($ty), ")"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        map: A,
+                    ) -> Result<Self::Value, A::Error> {
+                        $ty::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+pub(crate) use object_only;

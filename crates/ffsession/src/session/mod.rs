@@ -25,6 +25,16 @@ use serde::Deserialize;
 use crate::error::ParseError;
 
 pub use records::{TabFilter, TabRecord, TabState};
+
+// Every model type reads only from a JSON object: serde's derive alone would
+// also take an array of the fields in order, a shape Firefox never writes.
+de::object_only!(Session<'a>);
+de::object_only!(Timestamps);
+de::object_only!(Window<'a>);
+de::object_only!(Tab<'a>);
+de::object_only!(Entry<'a>);
+de::object_only!(ClosedTab<'a>);
+de::object_only!(TabGroup<'a>);
 pub use summary::Summary;
 
 /// Validate UTF-8 once for the whole buffer (SIMD, simdutf8) instead of once per
@@ -38,6 +48,7 @@ fn utf8(json: &[u8]) -> Result<&str, ParseError> {
 
 /// A whole session: open windows, closed windows and session-wide metadata.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Session<'a> {
     /// Open windows, in file order.
     #[serde(borrow)]
@@ -58,6 +69,7 @@ pub struct Session<'a> {
 
 /// The `session` object: when the session was last written and started.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(remote = "Self")]
 pub struct Timestamps {
     /// Milliseconds since the Unix epoch when Firefox last wrote this state.
     #[serde(
@@ -82,6 +94,13 @@ pub struct Timestamps {
     pub recent_crashes: Option<u64>,
 }
 
+impl serde::Serialize for Timestamps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // The impl serde derives, kept inherent by `remote = "Self"`.
+        Timestamps::serialize(self, s)
+    }
+}
+
 /// The session's timestamps alone, read while skipping the windows entirely.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct SessionMeta {
@@ -94,12 +113,14 @@ impl SessionMeta {
     /// skipped without building anything.
     pub fn from_json(json: &[u8]) -> Result<Self, ParseError> {
         #[derive(Deserialize)]
+        #[serde(remote = "Self")]
         struct MetaOnly {
             #[allow(dead_code)]
             windows: IgnoredAny,
             #[serde(default)]
             session: Timestamps,
         }
+        de::object_only!(MetaOnly);
         let m: MetaOnly = serde_json::from_str(utf8(json)?)?;
         Ok(SessionMeta {
             timestamps: m.session,
@@ -109,6 +130,7 @@ impl SessionMeta {
 
 /// A browser window, open or recently closed.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Window<'a> {
     /// Tabs in tab-strip order.
     #[serde(default, borrow)]
@@ -147,6 +169,7 @@ pub struct Window<'a> {
 
 /// A tab: its back/forward history and where in it the tab stands.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Tab<'a> {
     /// Back/forward history, oldest first.
     #[serde(default, borrow)]
@@ -181,6 +204,7 @@ pub struct Tab<'a> {
 
 /// One page in a tab's back/forward history.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Entry<'a> {
     /// The page's URL.
     #[serde(default, borrow, deserialize_with = "de::opt_str")]
@@ -192,6 +216,7 @@ pub struct Entry<'a> {
 
 /// A recently closed tab, with where and when it was closed.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ClosedTab<'a> {
     /// The tab as it was when closed.
     #[serde(borrow)]
@@ -209,6 +234,7 @@ pub struct ClosedTab<'a> {
 
 /// A tab group (Firefox 138+): in a window's `groups`, or in `savedGroups`.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TabGroup<'a> {
     /// Group id, referenced by [`Tab::group_id`].
     #[serde(default, borrow, deserialize_with = "de::opt_id")]
@@ -239,7 +265,7 @@ impl<'a> Session<'a> {
     /// no depth limit, cloudwego/sonic-rs#232: a 10,000-deep array aborts the
     /// process. The tests below hold any parser to that.)
     pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
-        Ok(serde_json::from_str(utf8(json)?)?)
+        Ok(serde_json::from_str::<Session<'a>>(utf8(json)?)?)
     }
 
     /// The 1-based selected window, if it points at an existing window.
