@@ -92,6 +92,18 @@ def ff_checks(ctx, path, snap, since_ms, label, closed=True):
 # scenarios
 # ---------------------------------------------------------------------------
 
+def check_lock(ctx, profile, running):
+    """`ffsession profiles --json` says whether Firefox runs on the profile."""
+    r = ctx.cli.run("profiles", "--json", "--profile", profile)
+    try:
+        state = json.loads(r.stdout)[0]["lock"]["state"]
+    except (ValueError, LookupError, TypeError) as e:
+        raise CheckFailed("profiles --json: no lock state (%s)\n%s" % (e, r.describe()))
+    if (state == "running") != running:
+        raise CheckFailed("profiles --json says lock state %r while Firefox %s\n%s"
+                          % (state, "runs" if running else "has quit", r.describe()))
+
+
 @scenario(1, "one window, 3 tabs")
 def s1_basic(ctx):
     """1 window / 3 tabs: info + tabs of recovery.jsonlz4 (running) and sessionstore.jsonlz4 (after quit)."""
@@ -107,8 +119,10 @@ def s1_basic(ctx):
         rec = stable_copy(ff.recovery, ctx.path("recovery.jsonlz4"))
         ff_checks(ctx, rec, snap, since, "recovery.jsonlz4 (running)")
         save_fixture(ctx, "s1-recovery", rec, snap)
+        check_lock(ctx, ff.profile, running=True)
         snap_q = ff.snapshot()
         ff.quit()
+        check_lock(ctx, ff.profile, running=False)
         if not os.path.exists(ff.sessionstore):
             raise CheckFailed("HARNESS: no sessionstore.jsonlz4 after a clean quit")
         ss = stable_copy(ff.sessionstore, ctx.path("sessionstore.jsonlz4"))

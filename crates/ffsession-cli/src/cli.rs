@@ -20,7 +20,9 @@ use crate::commands;
   ffsession info                   summarize the newest session
   ffsession tabs --format urls     every open tab's URL, one per line
   ffsession tabs --closed --json   open and recently closed tabs as JSON
-  ffsession decompress recovery.jsonlz4 -o session.json --pretty")]
+  ffsession decompress recovery.jsonlz4 -o session.json --pretty
+  ffsession backup --prune          snapshot every session file, then apply retention
+  ffsession list                    the snapshots in the store, newest first")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -41,12 +43,24 @@ pub struct GlobalArgs {
     /// [default: ~/.mozilla/firefox, ~/Library/Application Support/Firefox or %APPDATA%\Mozilla\Firefox]
     #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_FIREFOX_DIR")]
     pub firefox_dir: Option<PathBuf>,
+
+    /// Backup store folder
+    /// [default: `store` from the config file, else <data dir>/ffsession/<profile name>]
+    #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_STORE")]
+    pub store: Option<PathBuf>,
+
+    /// Configuration file [default: <config dir>/ffsession/config.toml]
+    #[arg(long, global = true, value_name = "FILE", env = "FFSESSION_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
+    Backup(commands::backup::BackupArgs),
+    List(commands::list::ListArgs),
+    Prune(commands::prune::PruneArgs),
     Info(commands::info::InfoArgs),
     Tabs(commands::tabs::TabsArgs),
     Decompress(commands::decompress::DecompressArgs),

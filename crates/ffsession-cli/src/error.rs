@@ -10,6 +10,21 @@ pub const EXIT_ERROR: u8 = 1;
 #[allow(dead_code)]
 pub const EXIT_USAGE: u8 = 2;
 
+/// Exit code of `backup` when the newest session file is damaged or shrunken.
+pub const EXIT_ALARM: u8 = 3;
+
+/// `backup` finished, but what it found needs the user's attention.
+#[derive(Debug)]
+pub struct AlarmRaised(pub String);
+
+impl std::fmt::Display for AlarmRaised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AlarmRaised {}
+
 /// An error raised by the CLI itself, with advice for the user.
 #[derive(Debug)]
 pub struct UserError {
@@ -42,6 +57,9 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::profile::ProfileError>() {
             return e.hint().map(str::to_owned);
         }
+        if let Some(e) = cause.downcast_ref::<ffsession::store::StoreError>() {
+            return e.hint().map(str::to_owned);
+        }
         cause
             .downcast_ref::<UserError>()
             .and_then(|e| e.hint.clone())
@@ -59,6 +77,13 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 pub fn report(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
+    }
+    if let Some(alarm) = err.downcast_ref::<AlarmRaised>() {
+        let _ = writeln!(
+            io::stderr().lock(),
+            "ffsession: warning: {alarm}; the snapshot is kept and marked, and earlier good snapshots are protected from pruning"
+        );
+        return ExitCode::from(EXIT_ALARM);
     }
     // Library errors already name their cause in their message; add only the
     // causes not yet said, so each fact appears once.

@@ -40,3 +40,25 @@ pub fn local_time_or_unknown(ms: Option<u64>) -> String {
 pub fn count(n: usize, singular: &str, plural: &str) -> String {
     format!("{n} {}", if n == 1 { singular } else { plural })
 }
+
+/// One snapshot on one line, as `list`, `backup` and `prune` print it.
+pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
+    let status = match &s.status {
+        ffsession::store::SnapshotStatus::Ok => match s.counts {
+            Some(c) => format!(
+                "{}, {}",
+                count(c.windows as usize, "window", "windows"),
+                count(c.tabs as usize, "tab", "tabs")
+            ),
+            None => "ok".to_owned(),
+        },
+        ffsession::store::SnapshotStatus::Corrupt { reason } => format!("CORRUPT: {reason}"),
+    };
+    format!(
+        "#{:<5} {}  {:<40} {:>10}  {status}",
+        s.id,
+        local_time_or_unknown(Some(s.taken_at_ms)),
+        s.file_name,
+        format!("+{}", size(s.stored_size)),
+    )
+}

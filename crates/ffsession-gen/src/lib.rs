@@ -179,20 +179,20 @@ impl Gen {
                 filler(spec.favicon_bytes, site)
             )),
         );
-        if n % 23 == 0 {
+        if n.is_multiple_of(23) {
             tab.insert("pinned".into(), json!(true));
         }
         if let Some(g) = group {
             tab.insert("groupId".into(), json!(g));
         }
-        if n % 3 == 0 && spec.formdata_bytes > 0 {
+        if n.is_multiple_of(3) && spec.formdata_bytes > 0 {
             tab.insert(
                 "formdata".into(),
                 json!({"id": {"comment": filler(spec.formdata_bytes, n + 1), "name": "Zoë \"the\" tester"},
                        "url": format!("https://site{site}.example/form")}),
             );
         }
-        if n % 2 == 0 && spec.storage_bytes > 0 {
+        if n.is_multiple_of(2) && spec.storage_bytes > 0 {
             tab.insert(
                 "storage".into(),
                 json!({format!("https://site{site}.example"): {"state": filler(spec.storage_bytes, n + 2), "k": "v"}}),

@@ -6,13 +6,17 @@
 //!
 //! Layers, bottom up:
 //! - [`buffer`]: whole-file byte buffers, on huge pages when large.
-//! - [`format`]: the bytes on disk (mozlz4 or plain JSON) to one JSON buffer.
+//! - [`format`](mod@format): the bytes on disk (mozlz4 or plain JSON) to one JSON buffer.
 //! - [`session`]: a zero-copy model borrowing from that buffer.
 //! - [`profile`]: Firefox profile discovery (`profiles.ini`, `installs.ini`, locks).
 //! - [`sources`]: the session files inside one profile and which one is newest.
 //! - [`export`]: tab listings rendered as JSON, CSV, Markdown, bookmarks HTML, ...
 //! - [`fs_util`]: the one atomic-write helper every write goes through.
+//! - [`store`]: the backup store (content-defined chunks, SQLite catalog).
+//! - [`backup`]: snapshotting a profile into the store, with alarms.
+//! - [`retention`]: which snapshots a prune keeps, and why.
 
+pub mod backup;
 pub mod buffer;
 pub mod error;
 pub mod export;

@@ -231,28 +231,41 @@ impl LockState {
 
 /// Look at the profile's lock to tell whether Firefox is running on it.
 ///
-/// On Linux and macOS Firefox keeps a `lock` symlink whose target is
-/// `IP:+PID`; on Linux the process id is checked in `/proc` so a lock left by a
-/// crash reads as [`LockState::Stale`]. On Windows `parent.lock` is held open
-/// without sharing while Firefox runs.
+/// On Linux and macOS a running Firefox holds an fcntl write lock on
+/// `.parentlock` (and points the `lock` symlink at `IP:+PID`, which it may leave
+/// behind after quitting). The fcntl lock is the authority: a non-blocking read
+/// lock that fails means Firefox runs; the symlink then only supplies the pid.
+/// Without `.parentlock`, the symlink decides, with the pid checked in `/proc`
+/// on Linux so a lock left by a crash reads as [`LockState::Stale`]. On Windows
+/// `parent.lock` is held open without sharing while Firefox runs.
 pub fn lock_state(profile_dir: &Path) -> LockState {
     #[cfg(unix)]
     {
-        let Ok(target) = fs::read_link(profile_dir.join("lock")) else {
-            return LockState::NotRunning;
-        };
-        let pid = target
-            .to_string_lossy()
-            .rsplit_once('+')
-            .and_then(|(_, pid)| pid.parse::<u32>().ok());
-        match pid {
-            Some(pid)
-                if cfg!(target_os = "linux")
-                    && !Path::new("/proc").join(pid.to_string()).exists() =>
-            {
-                LockState::Stale { pid }
-            }
-            pid => LockState::Running { pid },
+        let pid = fs::read_link(profile_dir.join("lock"))
+            .ok()
+            .and_then(|target| {
+                target
+                    .to_string_lossy()
+                    .rsplit_once('+')
+                    .and_then(|(_, pid)| pid.parse::<u32>().ok())
+            });
+        let symlink = fs::symlink_metadata(profile_dir.join("lock")).is_ok();
+        match parentlock_held(profile_dir) {
+            Some(true) => LockState::Running { pid },
+            Some(false) => match pid {
+                Some(pid) => LockState::Stale { pid },
+                None => LockState::NotRunning,
+            },
+            None if !symlink => LockState::NotRunning,
+            None => match pid {
+                Some(pid)
+                    if cfg!(target_os = "linux")
+                        && !Path::new("/proc").join(pid.to_string()).exists() =>
+                {
+                    LockState::Stale { pid }
+                }
+                pid => LockState::Running { pid },
+            },
         }
     }
     #[cfg(not(unix))]
@@ -265,6 +278,23 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
             Ok(_) => LockState::NotRunning,
             Err(_) => LockState::Running { pid: None },
         }
+    }
+}
+
+/// Whether another process holds an fcntl lock on `.parentlock`; `None` when
+/// there is no such file or it cannot be checked.
+#[cfg(unix)]
+fn parentlock_held(profile_dir: &Path) -> Option<bool> {
+    use rustix::fs::{fcntl_lock, FlockOperation};
+    use rustix::io::Errno;
+    let file = fs::File::open(profile_dir.join(".parentlock")).ok()?;
+    match fcntl_lock(&file, FlockOperation::NonBlockingLockShared) {
+        Ok(()) => {
+            let _ = fcntl_lock(&file, FlockOperation::NonBlockingUnlock);
+            Some(false)
+        }
+        Err(e) if e == Errno::AGAIN || e == Errno::ACCESS => Some(true),
+        Err(_) => None,
     }
 }
 
@@ -329,6 +359,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = list(dir.path()).unwrap_err();
         assert!(err.to_string().contains("profiles.ini does not exist"));
+    }
+
+    /// A child process holds an fcntl write lock on `.parentlock`, as Firefox
+    /// does (POSIX locks never conflict within one process).
+    #[cfg(unix)]
+    #[test]
+    fn an_fcntl_lock_on_parentlock_means_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let lockfile = dir.path().join(".parentlock");
+        fs::write(&lockfile, b"").unwrap();
+        std::os::unix::fs::symlink("127.0.1.1:+4294967", dir.path().join("lock")).unwrap();
+        // A lock symlink left behind after a clean quit does not mean running.
+        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
+        let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&lockfile)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 is needed for this test");
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line.trim(), "locked");
+        assert_eq!(
+            lock_state(dir.path()),
+            LockState::Running { pid: Some(4294967) }
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
     }
 
     #[cfg(target_os = "linux")]

@@ -2,11 +2,14 @@
 //! function; shared plumbing (finding the profile, reading the session to show)
 //! lives here.
 
+pub mod backup;
 pub mod compress;
 pub mod decompress;
 pub mod info;
+pub mod list;
 mod output;
 pub mod profiles;
+pub mod prune;
 pub mod tabs;
 
 use std::io::{self, Write};
@@ -17,6 +20,7 @@ use ffsession::profile::{self, Profile};
 use ffsession::{sources, SessionData};
 
 use crate::cli::{Cli, Command, GlobalArgs};
+use crate::config::Config;
 use crate::error::UserError;
 
 /// Run the chosen subcommand.
@@ -24,6 +28,9 @@ pub fn run(cli: Cli) -> Result<()> {
     let g = &cli.global;
     match cli.command {
         Command::Profiles(args) => profiles::run(g, args),
+        Command::Backup(args) => backup::run(g, args),
+        Command::List(args) => list::run(g, args),
+        Command::Prune(args) => prune::run(g, args),
         Command::Info(args) => info::run(g, args),
         Command::Tabs(args) => tabs::run(g, args),
         Command::Decompress(args) => decompress::run(args),
@@ -52,6 +59,50 @@ impl GlobalArgs {
         let root = self.firefox_root()?;
         Ok(profile::find(&root, self.profile.as_deref())?)
     }
+}
+
+impl GlobalArgs {
+    /// The configuration file: `--config`, or the platform's config folder.
+    pub fn config(&self) -> Result<Config> {
+        match &self.config {
+            Some(path) => Config::load(path, true),
+            None => match directories::ProjectDirs::from("", "", "ffsession") {
+                Some(dirs) => Config::load(&dirs.config_dir().join("config.toml"), false),
+                None => Ok(Config::default()),
+            },
+        }
+    }
+
+    /// The backup store of `profile`: `--store`, the config file's `store`, or
+    /// `<data dir>/ffsession/<profile name>`.
+    pub fn store_dir(&self, config: &Config, profile: &Profile) -> Result<PathBuf> {
+        if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
+            return Ok(dir);
+        }
+        let dirs = directories::ProjectDirs::from("", "", "ffsession").ok_or_else(|| {
+            UserError::with_hint(
+                "cannot find the data directory for the backup store",
+                "pass --store DIR, or set `store` in the config file",
+            )
+        })?;
+        let name: String = profile
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Ok(dirs.data_dir().join(name))
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    ffsession::store::unix_ms(std::time::SystemTime::now()).unwrap_or(0)
 }
 
 /// Read `file`, or, when none is given, the newest valid session file of the

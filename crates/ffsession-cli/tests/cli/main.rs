@@ -5,3 +5,4 @@ mod convert;
 mod corpus;
 mod profiles;
 mod read;
+mod store;

@@ -1,0 +1,77 @@
+//! The configuration file, `config.toml` in ffsession's config folder
+//! (`$XDG_CONFIG_HOME/ffsession/` on Linux, the platform's equivalent elsewhere),
+//! or the file `--config` / `FFSESSION_CONFIG` names. Every setting is optional;
+//! command-line flags win over the file, the file over built-in defaults.
+//!
+//! ```toml
+//! # Where backups go (default: <data dir>/ffsession/<profile name>)
+//! store = "/backups/firefox"
+//!
+//! [prune]            # defaults for `ffsession prune` and `backup --prune`
+//! keep_last = 10
+//! keep_hourly = 24
+//! keep_daily = 7
+//! keep_weekly = 4
+//! keep_monthly = 12
+//! keep_yearly = 3
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use ffsession::retention::RetentionPolicy;
+use serde::Deserialize;
+
+/// The parsed configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The backup store folder.
+    pub store: Option<PathBuf>,
+    /// Retention defaults.
+    #[serde(default)]
+    pub prune: RetentionPolicy,
+}
+
+impl Config {
+    /// Read `path`; a missing file is an empty configuration unless it was
+    /// named explicitly.
+    pub fn load(path: &Path, explicit: bool) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                return Ok(Config::default())
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("{}: cannot read the configuration file", path.display())
+                })
+            }
+        };
+        toml::from_str(&text).with_context(|| format!("{}: invalid configuration", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_prune_settings_keep_the_other_defaults() {
+        let c: Config = toml::from_str("store = \"/b\"\n[prune]\nkeep_daily = 30\n").unwrap();
+        assert_eq!(c.store.as_deref(), Some(Path::new("/b")));
+        assert_eq!(c.prune.keep_daily, 30);
+        assert_eq!(c.prune.keep_last, RetentionPolicy::DEFAULT.keep_last);
+    }
+
+    #[test]
+    fn unknown_keys_and_missing_explicit_files_are_errors() {
+        assert!(toml::from_str::<Config>("stor = 1").is_err());
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Config::load(&dir.path().join("none.toml"), true).is_err());
+        assert!(Config::load(&dir.path().join("none.toml"), false)
+            .unwrap()
+            .store
+            .is_none());
+    }
+}

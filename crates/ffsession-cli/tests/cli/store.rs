@@ -1,0 +1,273 @@
+//! `backup`, `list` and `prune` on a store in a temp folder.
+
+use std::fs;
+use std::path::PathBuf;
+
+use ffsession_gen::Spec;
+
+use crate::common::{session, stderr, stdout_json, TestEnv};
+
+fn profile_with(env: &TestEnv, files: &[(&str, Vec<u8>)]) -> PathBuf {
+    let profile = env.path().join("profile");
+    for (name, bytes) in files {
+        let path = profile.join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, bytes).unwrap();
+    }
+    fs::create_dir_all(&profile).unwrap();
+    profile
+}
+
+fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
+    session(Spec {
+        tabs,
+        last_update,
+        ..Spec::default()
+    })
+    .packed
+}
+
+fn cmd(env: &TestEnv, profile: &PathBuf) -> assert_cmd::Command {
+    let mut c = env.cmd();
+    c.arg("--profile")
+        .arg(profile)
+        .arg("--store")
+        .arg(env.path().join("store"));
+    c
+}
+
+#[test]
+fn backup_then_list_then_backup_again_stores_nothing_new() {
+    let env = TestEnv::new();
+    let profile = profile_with(
+        &env,
+        &[
+            ("sessionstore-backups/recovery.jsonlz4", packed(20, 2_000)),
+            ("sessionstore-backups/previous.jsonlz4", packed(18, 1_000)),
+        ],
+    );
+    let out = cmd(&env, &profile)
+        .args(["backup", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout_json(&out);
+    let snaps = report["snapshots"].as_array().unwrap();
+    assert_eq!(snaps.len(), 2);
+    assert!(snaps.iter().all(|s| s["status"] == "ok"));
+    assert!(snaps.iter().all(|s| s["stored_size"].as_u64().unwrap() > 0));
+
+    let out = cmd(&env, &profile)
+        .args(["backup", "--json"])
+        .output()
+        .unwrap();
+    let again = stdout_json(&out);
+    assert!(again["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["stored_size"] == 0));
+
+    let out = cmd(&env, &profile)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let list = stdout_json(&out);
+    let ids: Vec<i64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [4, 3, 2, 1], "newest first");
+    let text = String::from_utf8(cmd(&env, &profile).arg("list").output().unwrap().stdout).unwrap();
+    assert!(
+        text.contains("sessionstore-backups/recovery.jsonlz4") && text.contains("20 tabs"),
+        "{text}"
+    );
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let store = env.path().join("store");
+        assert_eq!(
+            fs::metadata(&store).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        for entry in walk(&store) {
+            let mode = fs::metadata(&entry).unwrap().permissions().mode() & 0o777;
+            let want = if entry.is_dir() { 0o700 } else { 0o600 };
+            assert_eq!(mode, want, "{}", entry.display());
+        }
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
+    let env = TestEnv::new();
+    let good = packed(40, 1_000);
+    let profile = profile_with(
+        &env,
+        &[("sessionstore-backups/recovery.jsonlz4", good.clone())],
+    );
+    cmd(&env, &profile).arg("backup").assert().success();
+
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        &good[..good.len() / 3],
+    )
+    .unwrap();
+    let out = cmd(&env, &profile).arg("backup").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "warning: the newest session file sessionstore-backups/recovery.jsonlz4 is damaged"
+        ),
+        "{err}"
+    );
+
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        packed(12, 2_000),
+    )
+    .unwrap();
+    let out = cmd(&env, &profile).arg("backup").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("has 12 tabs, down from 40 in snapshot 1"),
+        "{}",
+        stderr(&out)
+    );
+
+    let list = stdout_json(
+        &cmd(&env, &profile)
+            .args(["list", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let statuses: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ok", "corrupt", "ok"]);
+}
+
+#[test]
+fn prune_shows_its_plan_and_keeps_what_it_must() {
+    let env = TestEnv::new();
+    let profile = profile_with(&env, &[]);
+    let recovery = profile.join("sessionstore-backups/recovery.jsonlz4");
+    fs::create_dir_all(recovery.parent().unwrap()).unwrap();
+    for (i, tabs) in [30, 31, 32, 5, 6].into_iter().enumerate() {
+        fs::write(&recovery, packed(tabs, 1_000 + i as u64)).unwrap();
+        let out = cmd(&env, &profile).arg("backup").output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+    }
+    let none = [
+        "--keep-last",
+        "1",
+        "--keep-hourly",
+        "0",
+        "--keep-daily",
+        "0",
+        "--keep-weekly",
+        "0",
+        "--keep-monthly",
+        "0",
+        "--keep-yearly",
+        "0",
+    ];
+    let out = cmd(&env, &profile)
+        .arg("prune")
+        .args(none)
+        .args(["--dry-run", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = stdout_json(&out);
+    let kept: Vec<i64> = plan["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["keep"] == true)
+        .map(|d| d["id"].as_i64().unwrap())
+        .collect();
+    // 5: the newest (keep-last, newest verified); 3: the last good before 4 lost most tabs.
+    assert_eq!(kept, [5, 3]);
+    assert_eq!(
+        stdout_json(
+            &cmd(&env, &profile)
+                .args(["list", "--json"])
+                .output()
+                .unwrap()
+        )
+        .as_array()
+        .unwrap()
+        .len(),
+        5,
+        "dry run removed something"
+    );
+
+    let out = cmd(&env, &profile)
+        .arg("prune")
+        .args(none)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("keep (last good before damaged #4)"),
+        "{text}"
+    );
+    assert!(text.contains("removing 3 snapshots of 5"), "{text}");
+    let ids: Vec<i64> = stdout_json(
+        &cmd(&env, &profile)
+            .args(["list", "--json"])
+            .output()
+            .unwrap(),
+    )
+    .as_array()
+    .unwrap()
+    .iter()
+    .map(|s| s["id"].as_i64().unwrap())
+    .collect();
+    assert_eq!(ids, [5, 3]);
+}
+
+#[test]
+fn a_store_that_is_not_a_store_is_a_clear_error() {
+    let env = TestEnv::new();
+    let profile = profile_with(&env, &[("sessionstore.jsonlz4", packed(3, 1))]);
+    fs::create_dir_all(env.path().join("store")).unwrap();
+    fs::write(
+        env.path().join("store/catalog.sqlite"),
+        b"this is not sqlite at all, just text",
+    )
+    .unwrap();
+    for args in [&["list"][..], &["backup"], &["prune", "--dry-run"]] {
+        let out = cmd(&env, &profile).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("catalog") && err.contains("(hint: "),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! Taking a backup of a profile: every session file into the store, and the
+//! alarm when the newest file is damaged or has lost most of its tabs.
+//!
+//! This module owns the decision "is this backup worrying?". It snapshots every
+//! session file the profile holds ([`crate::sources::list`]) into a
+//! [`Store`], each verified by the store (decompressed and parsed) before it
+//! counts as good. Then it looks at the newest file (by modification time): if
+//! it is corrupt, or holds fewer than half the tabs of the last good snapshot
+//! taken before this backup, the report carries an [`Alarm`]. The snapshots are
+//! kept either way, marked, so the evidence is never lost.
+
+use std::path::Path;
+
+use crate::retention::is_shrunken;
+use crate::sources;
+use crate::store::{SnapshotInfo, SnapshotSource, Store, StoreError};
+
+/// Why a backup deserves the user's attention.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "alarm", rename_all = "kebab-case")]
+pub enum Alarm {
+    /// The newest session file does not decompress or parse.
+    NewestCorrupt {
+        /// The file, relative to the profile.
+        file: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The newest session file lost more than half of the tabs of the last
+    /// good snapshot.
+    Shrunken {
+        /// The file, relative to the profile.
+        file: String,
+        /// Its tabs.
+        tabs: u64,
+        /// The tabs of the last good snapshot before this backup.
+        previous_tabs: u64,
+        /// That snapshot.
+        previous_id: i64,
+    },
+}
+
+impl std::fmt::Display for Alarm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Alarm::NewestCorrupt { file, reason } => {
+                write!(f, "the newest session file {file} is damaged: {reason}")
+            }
+            Alarm::Shrunken {
+                file,
+                tabs,
+                previous_tabs,
+                previous_id,
+            } => write!(
+                f,
+                "the newest session file {file} has {tabs} tabs, down from {previous_tabs} in snapshot {previous_id}"
+            ),
+        }
+    }
+}
+
+/// What a backup did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BackupReport {
+    /// The snapshots taken, in the order Firefox tries the files.
+    pub snapshots: Vec<SnapshotInfo>,
+    /// Set when the newest file is corrupt or shrunken.
+    pub alarm: Option<Alarm>,
+}
+
+/// Why a backup failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    /// The profile folder could not be read.
+    #[error(transparent)]
+    Profile(#[from] crate::error::PathError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Snapshot every session file of the profile in `profile_dir` into `store`,
+/// recording `profile` (its name) and `now_ms` as the time taken.
+pub fn backup_profile(
+    store: &mut Store,
+    profile: &str,
+    profile_dir: &Path,
+    now_ms: u64,
+) -> Result<BackupReport, BackupError> {
+    let last_good = store
+        .snapshots()?
+        .into_iter()
+        .find(|s| s.is_ok() && s.counts.is_some());
+    let files = sources::list(profile_dir)?;
+    let mut taken = Vec::with_capacity(files.len());
+    let mut newest: Option<(usize, std::time::SystemTime)> = None;
+    for file in &files {
+        let source = match SnapshotSource::read(profile, file) {
+            Ok(source) => source,
+            // Firefox may rename a file away between listing and reading it.
+            Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let info = store.add_snapshot(source, now_ms)?;
+        if let Some(m) = file.modified {
+            if newest.is_none_or(|(_, t)| m > t) {
+                newest = Some((taken.len(), m));
+            }
+        }
+        taken.push(info);
+    }
+    let alarm = newest.and_then(|(i, _)| {
+        let s = &taken[i];
+        match (&s.status, s.counts, &last_good) {
+            (crate::store::SnapshotStatus::Corrupt { reason }, _, _) => {
+                Some(Alarm::NewestCorrupt {
+                    file: s.file_name.clone(),
+                    reason: reason.clone(),
+                })
+            }
+            (_, Some(c), Some(prev)) => {
+                let previous_tabs = prev.counts.map_or(0, |p| p.tabs);
+                is_shrunken(previous_tabs, c.tabs).then(|| Alarm::Shrunken {
+                    file: s.file_name.clone(),
+                    tabs: c.tabs,
+                    previous_tabs,
+                    previous_id: prev.id.0,
+                })
+            }
+            _ => None,
+        }
+    });
+    Ok(BackupReport {
+        snapshots: taken,
+        alarm,
+    })
+}

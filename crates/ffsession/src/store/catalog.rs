@@ -1,0 +1,237 @@
+//! The SQLite catalog: schema, migrations, and the mapping of SQLite errors.
+//!
+//! The schema version is `PRAGMA user_version`; `PRAGMA application_id` marks
+//! the file as an ffsession catalog, so another program's database is refused
+//! instead of being written into. [`migrate`] brings an older catalog up to
+//! [`SCHEMA_VERSION`] one step at a time, each step in its own transaction.
+
+use std::path::Path;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+
+use super::{ChunkerParams, StoreError};
+
+/// The schema version this build reads and writes.
+pub(super) const SCHEMA_VERSION: i64 = 1;
+
+/// `PRAGMA application_id` of ffsession catalogs: "FFSS".
+const APPLICATION_ID: i32 = 0x4646_5353;
+
+/// `MIGRATIONS[n]` turns a version-`n` catalog into version `n + 1`.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1];
+
+const SCHEMA_V1: &str = "
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE chunks (
+    id          INTEGER PRIMARY KEY,
+    hash        BLOB NOT NULL UNIQUE CHECK (length(hash) = 32),
+    raw_size    INTEGER NOT NULL CHECK (raw_size >= 0),
+    stored_size INTEGER NOT NULL CHECK (stored_size >= 0)
+);
+
+CREATE TABLE contents (
+    id   INTEGER PRIMARY KEY,
+    hash BLOB NOT NULL UNIQUE CHECK (length(hash) = 32),
+    size INTEGER NOT NULL CHECK (size >= 0)
+);
+
+CREATE TABLE content_chunks (
+    content_id INTEGER NOT NULL REFERENCES contents(id),
+    seq        INTEGER NOT NULL,
+    chunk_id   INTEGER NOT NULL REFERENCES chunks(id),
+    PRIMARY KEY (content_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX content_chunks_by_chunk ON content_chunks(chunk_id);
+
+CREATE TABLE snapshots (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    taken_at       INTEGER NOT NULL,
+    profile        TEXT NOT NULL,
+    source_name    TEXT NOT NULL,
+    source_kind    TEXT NOT NULL,
+    source_mtime   INTEGER,
+    last_update    INTEGER,
+    windows        INTEGER,
+    tabs           INTEGER,
+    closed_tabs    INTEGER,
+    closed_windows INTEGER,
+    content_id     INTEGER NOT NULL REFERENCES contents(id),
+    stored_size    INTEGER NOT NULL CHECK (stored_size >= 0),
+    format         TEXT CHECK (format IN ('mozlz4', 'json')),
+    status         TEXT NOT NULL CHECK (status IN ('ok', 'corrupt')),
+    reason         TEXT,
+    CHECK ((status = 'ok') = (reason IS NULL))
+);
+CREATE INDEX snapshots_by_time ON snapshots(taken_at);
+CREATE INDEX snapshots_by_content ON snapshots(content_id);
+";
+
+/// Turn an SQLite error into a store error naming the catalog: "not a
+/// database" and "malformed" become [`StoreError::CatalogCorrupt`].
+pub(super) fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::CatalogCorrupt {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        },
+        _ => StoreError::Catalog {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
+fn corrupt(path: &Path, reason: impl Into<String>) -> StoreError {
+    StoreError::CatalogCorrupt {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// Open the catalog for reading and writing, creating or upgrading its schema;
+/// returns the connection and the store's chunker parameters (`init` for a new
+/// catalog, the recorded ones otherwise).
+pub(super) fn open_rw(
+    path: &Path,
+    init: ChunkerParams,
+) -> Result<(Connection, ChunkerParams), StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
+    let err = |e| sql_error(path, e);
+    // WAL with synchronous=FULL: a commit returns only after the WAL is fsynced,
+    // so a committed snapshot row survives a power cut.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(err)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(corrupt(
+            path,
+            format!("cannot use WAL journal mode (got {mode})"),
+        ));
+    }
+    conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        .map_err(err)?;
+    migrate(&mut conn, path, init)?;
+    let params = read_params(&conn, path)?;
+    Ok((conn, params))
+}
+
+/// Open the catalog read-only; it must already be at [`SCHEMA_VERSION`].
+pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams), StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| sql_error(path, e))?;
+    let version = check_identity(&conn, path)?;
+    if version == 0 {
+        return Err(corrupt(path, "the catalog was never initialized"));
+    }
+    if version < SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooOld {
+            path: path.to_path_buf(),
+            found: version,
+            current: SCHEMA_VERSION,
+        });
+    }
+    let params = read_params(&conn, path)?;
+    Ok((conn, params))
+}
+
+/// Check that the file is an ffsession catalog this build can read; returns
+/// its schema version (0 for a new, empty database).
+fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let err = |e| sql_error(path, e);
+    let app_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(err)?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(err)?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+        .map_err(err)?;
+    let ours = if version == 0 && app_id == 0 {
+        objects == 0
+    } else {
+        app_id == APPLICATION_ID
+    };
+    if !ours {
+        return Err(corrupt(
+            path,
+            format!("an SQLite database of another program (application id {app_id:#x}, version {version})"),
+        ));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if version < 0 {
+        return Err(corrupt(path, format!("schema version {version}")));
+    }
+    Ok(version)
+}
+
+/// Bring the catalog to [`SCHEMA_VERSION`], one transaction per step.
+pub(super) fn migrate(
+    conn: &mut Connection,
+    path: &Path,
+    init: ChunkerParams,
+) -> Result<(), StoreError> {
+    let err = |e| sql_error(path, e);
+    let mut version = check_identity(conn, path)?;
+    while version < SCHEMA_VERSION {
+        let tx = conn.transaction().map_err(err)?;
+        tx.execute_batch(MIGRATIONS[version as usize])
+            .map_err(err)?;
+        if version == 0 {
+            tx.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(err)?;
+            let mut put = tx
+                .prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
+                .map_err(err)?;
+            for (key, value) in [
+                ("chunker", "fastcdc-v2020".to_string()),
+                ("chunk_min", init.min.to_string()),
+                ("chunk_avg", init.avg.to_string()),
+                ("chunk_max", init.max.to_string()),
+                ("chunk_hash", "blake3".to_string()),
+                ("chunk_compression", "zstd".to_string()),
+            ] {
+                put.execute((key, value)).map_err(err)?;
+            }
+        }
+        version += 1;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+    }
+    Ok(())
+}
+
+fn read_params(conn: &Connection, path: &Path) -> Result<ChunkerParams, StoreError> {
+    let get = |key: &str| -> Result<usize, StoreError> {
+        let value: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| sql_error(path, e))?;
+        value
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| corrupt(path, format!("no valid {key} in the meta table")))
+    };
+    let params = ChunkerParams {
+        min: get("chunk_min")?,
+        avg: get("chunk_avg")?,
+        max: get("chunk_max")?,
+    };
+    if !params.is_valid() {
+        return Err(corrupt(path, format!("invalid chunk sizes {params:?}")));
+    }
+    Ok(params)
+}

@@ -1,0 +1,192 @@
+//! The errors of the backup store.
+//!
+//! Every error names the store folder, the catalog or the chunk file it is
+//! about; [`StoreError::hint`] says what the user can do.
+
+use std::io;
+use std::path::PathBuf;
+
+use super::{ChunkerParams, Digest, SnapshotId};
+use crate::error::{FormatError, PathError};
+
+/// What went wrong in the backup store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Reading or writing a file of the store failed.
+    #[error(transparent)]
+    Io(#[from] PathError),
+    /// The store folder cannot be created or written (permissions, read-only
+    /// file system).
+    #[error("{}: the store folder is not writable: {source}", dir.display())]
+    NotWritable {
+        /// The store folder.
+        dir: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: io::Error,
+    },
+    /// The folder holds no catalog (and, when creating, is not empty).
+    #[error("{}: not an ffsession store (it has no catalog.sqlite)", dir.display())]
+    NotAStore {
+        /// The folder that was opened.
+        dir: PathBuf,
+    },
+    /// A new store was asked for with chunk sizes FastCDC does not accept.
+    #[error("{}: invalid chunk sizes {params:?} (they must be even, min <= avg <= max, within FastCDC's limits)", dir.display())]
+    InvalidChunkerParams {
+        /// The store folder.
+        dir: PathBuf,
+        /// The sizes asked for.
+        params: ChunkerParams,
+    },
+    /// Another process holds the store's lock.
+    #[error("another ffsession is using the store {}", dir.display())]
+    Locked {
+        /// The store folder.
+        dir: PathBuf,
+    },
+    /// A change was asked of a store opened with [`Store::open_read_only`](super::Store::open_read_only).
+    #[error("{}: the store is open read-only", dir.display())]
+    ReadOnly {
+        /// The store folder.
+        dir: PathBuf,
+    },
+    /// The catalog is not an SQLite database, is damaged, or is not an
+    /// ffsession catalog.
+    #[error("{}: the catalog is damaged or is not an ffsession catalog: {reason}", path.display())]
+    CatalogCorrupt {
+        /// The catalog file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The catalog was written by a newer ffsession.
+    #[error("{}: the catalog has schema version {found}, newer than this ffsession understands (up to {supported})", path.display())]
+    SchemaTooNew {
+        /// The catalog file.
+        path: PathBuf,
+        /// The catalog's `user_version`.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// A read-only open found a catalog that needs an upgrade first.
+    #[error("{}: the catalog has schema version {found} and needs an upgrade to {current}", path.display())]
+    SchemaTooOld {
+        /// The catalog file.
+        path: PathBuf,
+        /// The catalog's `user_version`.
+        found: i64,
+        /// The version this build writes.
+        current: i64,
+    },
+    /// Any other SQLite failure (disk full, I/O error, ...).
+    #[error("{}: {source}", path.display())]
+    Catalog {
+        /// The catalog file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// No snapshot has this id.
+    #[error("{}: no snapshot with id {id}", dir.display())]
+    UnknownSnapshot {
+        /// The store folder.
+        dir: PathBuf,
+        /// The id asked for.
+        id: SnapshotId,
+    },
+    /// A chunk the catalog references has no file.
+    #[error("{}: chunk {digest} of snapshot {snapshot} is missing", path.display())]
+    MissingChunk {
+        /// Where the chunk file should be.
+        path: PathBuf,
+        /// The chunk's BLAKE3 digest.
+        digest: Digest,
+        /// The snapshot being read.
+        snapshot: SnapshotId,
+    },
+    /// A chunk file does not decompress, or its content does not match its digest.
+    #[error("{}: chunk {digest} of snapshot {snapshot} is damaged: {reason}", path.display())]
+    DamagedChunk {
+        /// The chunk file.
+        path: PathBuf,
+        /// The chunk's BLAKE3 digest.
+        digest: Digest,
+        /// The snapshot being read.
+        snapshot: SnapshotId,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Session JSON was asked of a snapshot whose file was not a valid session.
+    #[error("snapshot {id} is of a damaged file ({reason}); it holds that file's bytes, not session JSON")]
+    CorruptSnapshot {
+        /// The snapshot.
+        id: SnapshotId,
+        /// Why the file was not a valid session when it was stored.
+        reason: String,
+    },
+    /// The snapshot's JSON could not be turned into a mozlz4 file.
+    #[error("snapshot {id}: {source}")]
+    Export {
+        /// The snapshot.
+        id: SnapshotId,
+        /// What is wrong.
+        #[source]
+        source: FormatError,
+    },
+}
+
+impl StoreError {
+    /// What the user can do about this error, if there is something useful to say.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            StoreError::Io(e) => io_hint(e.source.kind()),
+            StoreError::NotWritable { .. } => Some(
+                "choose a store folder on a writable disk that you own, or fix its permissions",
+            ),
+            StoreError::NotAStore { .. } => {
+                Some("check the path; a new store is created only in a new or empty folder")
+            }
+            StoreError::Locked { .. } => Some(
+                "wait for the other ffsession to finish (its lock is released when it exits), then try again",
+            ),
+            StoreError::ReadOnly { .. } => Some("open the store for writing"),
+            StoreError::InvalidChunkerParams { .. } => Some("use ChunkerParams::default()"),
+            StoreError::CatalogCorrupt { .. } => Some(
+                "put back a copy of catalog.sqlite, or move the store folder aside and start a new store (its chunk files stay readable)",
+            ),
+            StoreError::SchemaTooNew { .. } => Some("use the newer ffsession that wrote this store"),
+            StoreError::SchemaTooOld { .. } => {
+                Some("open the store for writing once (take a backup) to upgrade its catalog")
+            }
+            StoreError::Catalog { source, .. } => match source.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DiskFull) => Some("free some disk space and try again"),
+                Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::PermissionDenied) => {
+                    Some("check the permissions of the store folder and of catalog.sqlite")
+                }
+                _ => None,
+            },
+            StoreError::UnknownSnapshot { .. } => Some("list the snapshots to see which ids exist"),
+            StoreError::MissingChunk { .. } | StoreError::DamagedChunk { .. } => Some(
+                "this snapshot cannot be restored from this store; other snapshots may still be intact",
+            ),
+            StoreError::CorruptSnapshot { .. } => Some(
+                "restore another snapshot, or read this one's original bytes to salvage what you can",
+            ),
+            StoreError::Export { .. } => None,
+        }
+    }
+}
+
+fn io_hint(kind: io::ErrorKind) -> Option<&'static str> {
+    match kind {
+        io::ErrorKind::NotFound => Some("check the path"),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            Some("check the permissions of the store folder, and that its disk is writable")
+        }
+        io::ErrorKind::StorageFull => Some("free some disk space and try again"),
+        _ => None,
+    }
+}

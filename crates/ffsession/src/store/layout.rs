@@ -1,0 +1,187 @@
+//! The store folder on disk: creating it privately and durably, refusing
+//! folders that are not stores, tightening permissions, and the lock.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE};
+use crate::error::{IoResultExt, PathError};
+use crate::fs_util::sync_dir;
+
+/// The catalog of the store in `dir`, or [`StoreError::NotAStore`].
+pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
+    let catalog = dir.join(CATALOG_FILE);
+    match fs::metadata(&catalog) {
+        Ok(m) if m.is_file() => Ok(catalog),
+        Ok(_) => Err(StoreError::NotAStore {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Err(StoreError::NotAStore {
+                dir: dir.to_path_buf(),
+            })
+        }
+        Err(e) => Err(PathError {
+            path: catalog,
+            source: e,
+        }
+        .into()),
+    }
+}
+
+/// A folder without a catalog may become a store only if it holds nothing
+/// but what an interrupted creation leaves (`lock`, `chunks/`, temporary files).
+pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
+    if dir.join(CATALOG_FILE).exists() {
+        return Ok(());
+    }
+    for entry in fs::read_dir(dir).with_path(dir)? {
+        let name = entry.with_path(dir)?.file_name();
+        let name = name.to_string_lossy();
+        let ours = name == LOCK_FILE
+            || name == CHUNKS_DIR
+            || (name.starts_with(".ffsession-") && name.ends_with(".tmp"));
+        if !ours {
+            return Err(StoreError::NotAStore {
+                dir: dir.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Permission problems and read-only disks become [`StoreError::NotWritable`].
+pub(super) fn not_writable(dir: &Path, e: PathError) -> StoreError {
+    match e.source.kind() {
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            StoreError::NotWritable {
+                dir: dir.to_path_buf(),
+                source: e.source,
+            }
+        }
+        _ => e.into(),
+    }
+}
+
+/// Create `dir` and any missing parents, each 0700, fsyncing each new entry
+/// into its parent.
+pub(super) fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
+    let mut missing = Vec::new();
+    let mut cur = dir;
+    loop {
+        match fs::metadata(cur) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return Err(PathError {
+                    path: cur.to_path_buf(),
+                    source: io::Error::new(io::ErrorKind::NotADirectory, "not a folder"),
+                }
+                .into())
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(cur),
+            Err(e) => {
+                return Err(not_writable(
+                    dir,
+                    PathError {
+                        path: cur.to_path_buf(),
+                        source: e,
+                    },
+                ))
+            }
+        }
+        match cur.parent() {
+            Some(p) if !p.as_os_str().is_empty() => cur = p,
+            _ => break,
+        }
+    }
+    for d in missing.into_iter().rev() {
+        let parent = match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        make_dir(d, parent).map_err(|e| match e {
+            StoreError::Io(p) => not_writable(dir, p),
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+/// Create folder `dir` (0700) inside `parent` if it is missing, and fsync
+/// `parent` so the new entry survives a crash.
+pub(super) fn make_dir(dir: &Path, parent: &Path) -> Result<(), StoreError> {
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    match builder.create(dir) {
+        Ok(()) => Ok(sync_dir(parent)?),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(PathError {
+            path: dir.to_path_buf(),
+            source: e,
+        }
+        .into()),
+    }
+}
+
+/// Make the store folder 0700 if it is looser.
+pub(super) fn tighten_dir(dir: &Path) -> Result<(), StoreError> {
+    tighten(dir, 0o700).map_err(|e| not_writable(dir, e))
+}
+
+/// Make an existing file 0600 if it is looser.
+pub(super) fn tighten_file(path: &Path) -> Result<(), StoreError> {
+    match tighten(path, 0o600) {
+        Err(e) if e.source.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+#[cfg(unix)]
+fn tighten(path: &Path, mode: u32) -> Result<(), PathError> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = fs::metadata(path).with_path(path)?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).with_path(path)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn tighten(_path: &Path, _mode: u32) -> Result<(), PathError> {
+    Ok(())
+}
+
+/// Open `dir/lock` (0600) and take an exclusive lock on it without waiting
+/// (`File::try_lock`, Rust 1.89+).
+pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
+    let path = dir.join(LOCK_FILE);
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let file = opts
+        .open(&path)
+        .with_path(&path)
+        .map_err(|e| not_writable(dir, e))?;
+    tighten_file(&path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked {
+            dir: dir.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(PathError { path, source: e }.into()),
+    }
+}

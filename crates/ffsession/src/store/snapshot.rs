@@ -1,0 +1,240 @@
+//! Snapshots: what the caller hands in, what the catalog records, and the
+//! verification that decides between `ok` and `corrupt`.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::Digest;
+use crate::error::{IoResultExt, PathError};
+use crate::format::{self, Format, SessionData};
+use crate::sources::{short_reason, SourceFile, SourceKind};
+
+/// The id of a snapshot in its store's catalog; ids are never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct SnapshotId(pub i64);
+
+impl std::fmt::Display for SnapshotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A session file to take a snapshot of: its bytes and where they came from.
+#[derive(Debug, Clone)]
+pub struct SnapshotSource {
+    /// The file's bytes, as read from disk.
+    pub bytes: Vec<u8>,
+    /// The profile's name, or its path.
+    pub profile: String,
+    /// The file's path relative to the profile (`sessionstore-backups/recovery.jsonlz4`).
+    pub file_name: String,
+    /// The file's role.
+    pub kind: SourceKind,
+    /// The file's modification time, in ms since the Unix epoch.
+    pub mtime_ms: Option<u64>,
+}
+
+impl SnapshotSource {
+    /// Read `file` of `profile`, with the modification time of the very file
+    /// read (Firefox replaces session files by renaming over them).
+    pub fn read(
+        profile: impl Into<String>,
+        file: &SourceFile,
+    ) -> Result<SnapshotSource, PathError> {
+        let path = &file.path;
+        let mut f = File::open(path).with_path(path)?;
+        let meta = f.metadata().with_path(path)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        f.read_to_end(&mut bytes).with_path(path)?;
+        Ok(SnapshotSource {
+            bytes,
+            profile: profile.into(),
+            file_name: file.name.clone(),
+            kind: file.kind.clone(),
+            mtime_ms: meta.modified().ok().and_then(unix_ms),
+        })
+    }
+}
+
+/// Milliseconds since the Unix epoch; `None` before 1970.
+pub fn unix_ms(t: SystemTime) -> Option<u64> {
+    let ms = t.duration_since(UNIX_EPOCH).ok()?.as_millis();
+    u64::try_from(ms).ok()
+}
+
+/// What a verified session holds, in numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SessionCounts {
+    /// Open windows.
+    pub windows: u64,
+    /// Tabs in open windows.
+    pub tabs: u64,
+    /// Recently closed tabs of open windows.
+    pub closed_tabs: u64,
+    /// Recently closed windows.
+    pub closed_windows: u64,
+}
+
+/// Whether a snapshot's file was a readable session when it was taken.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum SnapshotStatus {
+    /// It decompressed and parsed; the stored content is its session JSON.
+    Ok,
+    /// It did not; the stored content is the file's raw bytes.
+    Corrupt {
+        /// Why it is not a readable session.
+        reason: String,
+    },
+}
+
+/// One snapshot, as the catalog records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SnapshotInfo {
+    /// Its id.
+    pub id: SnapshotId,
+    /// When it was taken (ms since the Unix epoch), as the caller said.
+    pub taken_at_ms: u64,
+    /// The profile's name or path.
+    pub profile: String,
+    /// The file's path relative to the profile.
+    pub file_name: String,
+    /// The file's role.
+    pub kind: SourceKind,
+    /// The file's modification time (ms since the Unix epoch).
+    pub mtime_ms: Option<u64>,
+    /// The session's own `session.lastUpdate` (ms since the Unix epoch).
+    pub last_update_ms: Option<u64>,
+    /// Windows and tabs; `None` for a corrupt snapshot.
+    pub counts: Option<SessionCounts>,
+    /// BLAKE3 digest of the stored content.
+    pub content_hash: Digest,
+    /// Bytes of the stored content: the session JSON, or the raw file when corrupt.
+    pub json_size: u64,
+    /// Compressed bytes this snapshot added to the store (0 when all its chunks were there).
+    pub stored_size: u64,
+    /// The file's container format; `None` if it was neither.
+    pub format: Option<Format>,
+    /// `ok`, or `corrupt` with the reason.
+    #[serde(flatten)]
+    pub status: SnapshotStatus,
+}
+
+impl SnapshotInfo {
+    /// True if the file was a readable session.
+    pub fn is_ok(&self) -> bool {
+        self.status == SnapshotStatus::Ok
+    }
+}
+
+/// Sizes and counts of a whole store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct StoreStats {
+    /// Snapshots in the catalog.
+    pub snapshots: u64,
+    /// Distinct contents in the catalog.
+    pub contents: u64,
+    /// Chunks in the catalog.
+    pub chunks: u64,
+    /// Uncompressed bytes of those chunks.
+    pub chunk_raw_bytes: u64,
+    /// Compressed bytes of those chunks (their files' sizes).
+    pub chunk_stored_bytes: u64,
+    /// Bytes of `catalog.sqlite` and its write-ahead log.
+    pub catalog_bytes: u64,
+}
+
+/// A chunk file that no snapshot references.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreferencedChunk {
+    /// The chunk's digest (from its file name).
+    pub digest: Digest,
+    /// The chunk file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+    /// True if the catalog still lists the chunk (its snapshots were removed);
+    /// false if no catalog row ever committed (a crash while adding).
+    pub in_catalog: bool,
+}
+
+/// What [`Store::collect_garbage`](super::Store::collect_garbage) removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct GcReport {
+    /// Chunk files deleted.
+    pub chunks_removed: u64,
+    /// Bytes of those files.
+    pub bytes_removed: u64,
+    /// Catalog rows of contents no snapshot referenced any more.
+    pub contents_removed: u64,
+    /// Temporary files left by interrupted writes.
+    pub temp_files_removed: u64,
+}
+
+/// The verdict on a source file's bytes.
+pub(super) struct Checked {
+    pub(super) content: Vec<u8>,
+    pub(super) format: Option<Format>,
+    pub(super) verdict: Result<(SessionCounts, Option<u64>), String>,
+}
+
+/// Decompress and parse `bytes`; keep the session JSON if that works, the raw
+/// bytes and the reason if not.
+pub(super) fn check(file_name: &str, bytes: Vec<u8>) -> Checked {
+    let detected = format::detect(&bytes).ok();
+    let read = SessionData::from_bytes(file_name, bytes.clone()).and_then(|data| {
+        let summary = data.parse()?.summary();
+        Ok((data, summary))
+    });
+    match read {
+        Ok((data, s)) => {
+            let content = match data.format() {
+                Format::Mozlz4 => data.json().to_vec(),
+                Format::Json => bytes,
+            };
+            let counts = SessionCounts {
+                windows: s.windows as u64,
+                tabs: s.tabs as u64,
+                closed_tabs: s.closed_tabs as u64,
+                closed_windows: s.closed_windows as u64,
+            };
+            Checked {
+                content,
+                format: Some(data.format()),
+                verdict: Ok((counts, s.timestamps.last_update)),
+            }
+        }
+        Err(e) => Checked {
+            content: bytes,
+            format: detected,
+            verdict: Err(short_reason(&e)),
+        },
+    }
+}
+
+pub(super) fn kind_name(kind: &SourceKind) -> &'static str {
+    match kind {
+        SourceKind::SessionStore => "session-store",
+        SourceKind::Recovery => "recovery",
+        SourceKind::RecoveryBackup => "recovery-backup",
+        SourceKind::Previous => "previous",
+        SourceKind::Upgrade => "upgrade",
+        SourceKind::Legacy => "legacy",
+        SourceKind::Other => "other",
+    }
+}
+
+pub(super) fn kind_from_name(name: &str) -> SourceKind {
+    match name {
+        "session-store" => SourceKind::SessionStore,
+        "recovery" => SourceKind::Recovery,
+        "recovery-backup" => SourceKind::RecoveryBackup,
+        "previous" => SourceKind::Previous,
+        "upgrade" => SourceKind::Upgrade,
+        "legacy" => SourceKind::Legacy,
+        _ => SourceKind::Other,
+    }
+}

@@ -1,0 +1,621 @@
+//! The backup store, end to end in temporary folders: round trips, dedup,
+//! corrupt input, permissions, the lock, damaged catalogs and chunks, and
+//! garbage collection after a simulated crash.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ffsession::format::decompress;
+use ffsession::sources::SourceKind;
+use ffsession::store::{
+    ChunkerParams, SnapshotId, SnapshotSource, SnapshotStatus, Store, StoreError, CATALOG_FILE,
+    CHUNKS_DIR, LOCK_FILE,
+};
+use ffsession::SessionData;
+use ffsession_gen::{generate, mozlz4, Spec};
+use serde_json::Value;
+
+const NOW: u64 = 1_795_400_000_000;
+
+fn source(bytes: Vec<u8>) -> SnapshotSource {
+    SnapshotSource {
+        bytes,
+        profile: "default-release".into(),
+        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
+        kind: SourceKind::Recovery,
+        mtime_ms: Some(NOW - 1_000),
+    }
+}
+
+/// A ~1 MB session (about 100 tabs in 2 windows of 50).
+fn session(seed: u64) -> String {
+    generate(&Spec {
+        seed,
+        ..Spec::sized(1_000_000)
+    })
+}
+
+/// The same session with `tabs` tabs pointed at new URLs and a new lastUpdate.
+fn edited(json: &str, tabs: &[usize], last_update: u64) -> String {
+    let mut v: Value = serde_json::from_str(json).unwrap();
+    let window = &mut v["windows"][0]["tabs"];
+    for &t in tabs {
+        let entry = &mut window[t]["entries"][0];
+        entry["url"] = Value::from(format!("https://changed.example/{t}/{last_update}"));
+        entry["title"] = Value::from(format!("Changed tab {t}"));
+    }
+    v["session"]["lastUpdate"] = Value::from(last_update);
+    serde_json::to_string(&v).unwrap()
+}
+
+fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(top) = fs::read_dir(store_dir.join(CHUNKS_DIR)) else {
+        return out;
+    };
+    for sub in top {
+        for f in fs::read_dir(sub.unwrap().path()).unwrap() {
+            let f = f.unwrap();
+            if !f.file_name().to_string_lossy().starts_with('.') {
+                out.push(f.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn new_store() -> (tempfile::TempDir, PathBuf, Store) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::create_or_open(&dir).unwrap();
+    (tmp, dir, store)
+}
+
+#[test]
+fn mozlz4_round_trip_is_byte_identical() {
+    let (_tmp, _dir, mut store) = new_store();
+    let json = session(1);
+    let packed = mozlz4(json.as_bytes());
+    let info = store.add_snapshot(source(packed.clone()), NOW).unwrap();
+
+    let expected = SessionData::from_bytes("x", packed.clone())
+        .unwrap()
+        .parse()
+        .unwrap()
+        .summary();
+    assert_eq!(info.status, SnapshotStatus::Ok);
+    assert_eq!(info.format, Some(ffsession::Format::Mozlz4));
+    assert_eq!(info.json_size, json.len() as u64);
+    assert_eq!(info.taken_at_ms, NOW);
+    assert_eq!(info.mtime_ms, Some(NOW - 1_000));
+    assert_eq!(info.kind, SourceKind::Recovery);
+    assert_eq!(info.profile, "default-release");
+    assert_eq!(info.file_name, "sessionstore-backups/recovery.jsonlz4");
+    assert_eq!(info.last_update_ms, expected.timestamps.last_update);
+    let counts = info.counts.unwrap();
+    assert_eq!(counts.windows, expected.windows as u64);
+    assert_eq!(counts.tabs, expected.tabs as u64);
+    assert_eq!(counts.closed_tabs, expected.closed_tabs as u64);
+    assert_eq!(counts.closed_windows, expected.closed_windows as u64);
+    assert!(info.stored_size > 0 && info.stored_size < packed.len() as u64);
+
+    assert_eq!(store.read_json(info.id).unwrap(), json.as_bytes());
+    assert_eq!(store.read_content(info.id).unwrap(), json.as_bytes());
+    let exported = store.export_mozlz4(info.id).unwrap();
+    assert_eq!(decompress(&exported).unwrap(), json.as_bytes());
+    SessionData::from_bytes("exported", exported)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(store.snapshot(info.id).unwrap(), info);
+    assert_eq!(store.snapshots().unwrap(), vec![info]);
+}
+
+#[test]
+fn json_round_trip_keeps_the_file_exactly() {
+    let (_tmp, _dir, mut store) = new_store();
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(session(2).as_bytes());
+    bytes.extend_from_slice(b"\n");
+    let mut src = source(bytes.clone());
+    src.file_name = "sessionstore.js".into();
+    src.kind = SourceKind::Legacy;
+    src.mtime_ms = None;
+    let info = store.add_snapshot(src, NOW).unwrap();
+    assert!(info.is_ok());
+    assert_eq!(info.format, Some(ffsession::Format::Json));
+    assert_eq!(info.kind, SourceKind::Legacy);
+    assert_eq!(info.mtime_ms, None);
+    assert_eq!(store.read_json(info.id).unwrap(), bytes);
+    // The mozlz4 export holds the JSON value alone, as Firefox writes it.
+    let exported = decompress(&store.export_mozlz4(info.id).unwrap()).unwrap();
+    assert_eq!(exported, &bytes[3..bytes.len() - 1]);
+}
+
+#[test]
+fn identical_content_adds_a_row_but_no_chunks() {
+    let (_tmp, dir, mut store) = new_store();
+    let json = session(3);
+    let first = store
+        .add_snapshot(source(mozlz4(json.as_bytes())), NOW)
+        .unwrap();
+    let files = chunk_files(&dir);
+    assert!(files.len() > 3, "{} chunks", files.len());
+
+    // The same file again, and the same JSON as a plain JSON file.
+    let again = store
+        .add_snapshot(source(mozlz4(json.as_bytes())), NOW + 15_000)
+        .unwrap();
+    let as_json = store
+        .add_snapshot(source(json.clone().into_bytes()), NOW + 30_000)
+        .unwrap();
+    assert_eq!(chunk_files(&dir), files);
+    for info in [&again, &as_json] {
+        assert_eq!(info.stored_size, 0);
+        assert_eq!(info.content_hash, first.content_hash);
+    }
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.snapshots, 3);
+    assert_eq!(stats.contents, 1);
+    assert_eq!(stats.chunks, files.len() as u64);
+    assert_eq!(stats.chunk_raw_bytes, json.len() as u64);
+    // Newest first.
+    let ids: Vec<SnapshotId> = store.snapshots().unwrap().iter().map(|s| s.id).collect();
+    assert_eq!(ids, [as_json.id, again.id, first.id]);
+}
+
+#[test]
+fn near_identical_sessions_add_only_a_few_chunks() {
+    let (_tmp, dir, mut store) = new_store();
+    let base = session(4);
+    let first = store
+        .add_snapshot(source(mozlz4(base.as_bytes())), NOW)
+        .unwrap();
+    let before = chunk_files(&dir).len();
+
+    let next = edited(&base, &[3, 25, 47], 1_795_300_015_000);
+    assert_ne!(next, base);
+    let second = store
+        .add_snapshot(source(mozlz4(next.as_bytes())), NOW + 15_000)
+        .unwrap();
+    let added = chunk_files(&dir).len() - before;
+    assert!(
+        (1..=8).contains(&added),
+        "{added} new chunks of {before} for 3 edited tabs and lastUpdate"
+    );
+    assert!(
+        second.stored_size * 4 < first.stored_size,
+        "second snapshot stored {} bytes, the first {}",
+        second.stored_size,
+        first.stored_size
+    );
+    assert_eq!(second.last_update_ms, Some(1_795_300_015_000));
+    assert_eq!(store.read_json(first.id).unwrap(), base.as_bytes());
+    assert_eq!(store.read_json(second.id).unwrap(), next.as_bytes());
+}
+
+#[test]
+fn corrupt_input_is_kept_and_marked_with_the_reason() {
+    let (_tmp, _dir, mut store) = new_store();
+    let packed = mozlz4(session(5).as_bytes());
+    let truncated = packed[..packed.len() / 2].to_vec();
+    let cases: Vec<(Vec<u8>, Option<ffsession::Format>, &str)> = vec![
+        (truncated, Some(ffsession::Format::Mozlz4), "LZ4"),
+        (
+            b"{\"windows\": [".to_vec(),
+            Some(ffsession::Format::Json),
+            "not a valid session",
+        ),
+        (
+            vec![0x89, b'P', b'N', b'G', 0, 1, 2],
+            None,
+            "not a session file",
+        ),
+        (Vec::new(), None, "empty"),
+        (
+            mozlz4(b"{\"windows\": 3}"),
+            Some(ffsession::Format::Mozlz4),
+            "not a valid session",
+        ),
+    ];
+    for (bytes, format, reason) in cases {
+        let info = store.add_snapshot(source(bytes.clone()), NOW).unwrap();
+        match &info.status {
+            SnapshotStatus::Corrupt { reason: why } => {
+                assert!(why.contains(reason), "{why:?} should mention {reason:?}")
+            }
+            SnapshotStatus::Ok => panic!("{bytes:?} stored as ok"),
+        }
+        assert_eq!(info.format, format);
+        assert_eq!(info.counts, None);
+        assert_eq!(info.json_size, bytes.len() as u64);
+        assert_eq!(store.read_content(info.id).unwrap(), bytes);
+        let err = store.read_json(info.id).unwrap_err();
+        assert!(matches!(err, StoreError::CorruptSnapshot { .. }), "{err}");
+        assert!(err.hint().is_some());
+        assert!(store.export_mozlz4(info.id).is_err());
+    }
+    assert_eq!(store.snapshots().unwrap().len(), 5);
+}
+
+#[cfg(unix)]
+#[test]
+fn folders_are_0700_and_files_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("nested/store");
+    {
+        let mut store = Store::create_or_open(&dir).unwrap();
+        store
+            .add_snapshot(source(mozlz4(session(6).as_bytes())), NOW)
+            .unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&tmp.path().join("nested")), 0o700);
+        assert_eq!(mode(&dir.join(CHUNKS_DIR)), 0o700);
+        for name in [CATALOG_FILE, "catalog.sqlite-wal", LOCK_FILE] {
+            assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
+        }
+        let chunks = chunk_files(&dir);
+        assert!(!chunks.is_empty());
+        for c in &chunks {
+            assert_eq!(mode(c), 0o600, "{}", c.display());
+            assert_eq!(mode(c.parent().unwrap()), 0o700);
+        }
+    }
+    // Loosened by hand: opening for writing tightens them again.
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(dir.join(CATALOG_FILE), fs::Permissions::from_mode(0o644)).unwrap();
+    drop(Store::open(&dir).unwrap());
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join(CATALOG_FILE)), 0o600);
+
+    // An existing, looser folder given to create_or_open is tightened too.
+    let existing = tmp.path().join("existing");
+    fs::create_dir(&existing).unwrap();
+    fs::set_permissions(&existing, fs::Permissions::from_mode(0o775)).unwrap();
+    drop(Store::create_or_open(&existing).unwrap());
+    assert_eq!(mode(&existing), 0o700);
+}
+
+#[test]
+fn a_second_writer_gets_the_lock_error() {
+    let (_tmp, dir, mut store) = new_store();
+    let info = store
+        .add_snapshot(source(mozlz4(session(7).as_bytes())), NOW)
+        .unwrap();
+    for second in [Store::open(&dir), Store::create_or_open(&dir)] {
+        let err = second.unwrap_err();
+        assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!("another ffsession is using the store {}", dir.display())
+        );
+        assert!(err.hint().is_some());
+    }
+    // Readers need no lock, and cannot write.
+    let mut reader = Store::open_read_only(&dir).unwrap();
+    assert!(reader.is_read_only());
+    assert_eq!(reader.read_json(info.id).unwrap(), session(7).as_bytes());
+    let err = reader
+        .add_snapshot(source(b"{}".to_vec()), NOW)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    assert!(reader.remove_snapshot(info.id).is_err());
+    assert!(reader.collect_garbage().is_err());
+    drop(store);
+    let mut store = Store::open(&dir).unwrap();
+    assert_eq!(store.snapshots().unwrap().len(), 1);
+    store.remove_snapshot(info.id).unwrap();
+}
+
+#[test]
+fn a_garbage_catalog_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    drop(Store::create_or_open(&dir).unwrap());
+    let catalog = dir.join(CATALOG_FILE);
+    let _ = fs::remove_file(dir.join("catalog.sqlite-wal"));
+    let _ = fs::remove_file(dir.join("catalog.sqlite-shm"));
+    fs::write(
+        &catalog,
+        b"this is not an SQLite database, just garbage bytes".repeat(200),
+    )
+    .unwrap();
+    for result in [
+        Store::open(&dir),
+        Store::create_or_open(&dir),
+        Store::open_read_only(&dir),
+    ] {
+        let err = result.unwrap_err();
+        assert!(matches!(err, StoreError::CatalogCorrupt { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(msg.contains(&catalog.display().to_string()), "{msg}");
+        assert!(msg.contains("not a database"), "{msg}");
+        assert!(err.hint().is_some());
+    }
+    // The garbage is still there: nothing was written over it.
+    assert!(fs::read(&catalog).unwrap().starts_with(b"this is not"));
+}
+
+#[test]
+fn another_programs_database_or_a_newer_schema_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    fs::create_dir(&dir).unwrap();
+    let catalog = dir.join(CATALOG_FILE);
+    {
+        let conn = rusqlite::Connection::open(&catalog).unwrap();
+        conn.execute_batch("CREATE TABLE bookmarks (url TEXT)")
+            .unwrap();
+    }
+    let err = Store::create_or_open(&dir).unwrap_err();
+    assert!(matches!(err, StoreError::CatalogCorrupt { .. }), "{err}");
+    assert!(err.to_string().contains("another program"), "{err}");
+
+    let newer = tmp.path().join("newer");
+    drop(Store::create_or_open(&newer).unwrap());
+    {
+        let conn = rusqlite::Connection::open(newer.join(CATALOG_FILE)).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let err = Store::open(&newer).unwrap_err();
+    assert!(
+        matches!(err, StoreError::SchemaTooNew { found: 99, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("schema version 99"), "{err}");
+}
+
+#[test]
+fn a_missing_or_damaged_chunk_is_named_on_read() {
+    let (_tmp, dir, mut store) = new_store();
+    let json = session(8);
+    let info = store
+        .add_snapshot(source(mozlz4(json.as_bytes())), NOW)
+        .unwrap();
+    let files = chunk_files(&dir);
+    let victim = &files[files.len() / 2];
+    let name = victim.file_stem().unwrap().to_string_lossy().into_owned();
+    fs::remove_file(victim).unwrap();
+    let err = store.read_json(info.id).unwrap_err();
+    match &err {
+        StoreError::MissingChunk {
+            path,
+            digest,
+            snapshot,
+        } => {
+            assert_eq!(path, victim);
+            assert_eq!(digest.to_hex(), name);
+            assert_eq!(*snapshot, info.id);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains(&name), "{err}");
+    assert!(err.to_string().contains("missing"), "{err}");
+    assert!(err.hint().is_some());
+    assert!(store.export_mozlz4(info.id).is_err());
+
+    // Taking the same session again writes the missing chunk back.
+    let again = store
+        .add_snapshot(source(mozlz4(json.as_bytes())), NOW + 1)
+        .unwrap();
+    assert!(again.stored_size > 0);
+    assert_eq!(store.read_json(info.id).unwrap(), json.as_bytes());
+
+    // A chunk whose bytes changed is caught by its digest.
+    fs::write(victim, zstd::bulk::compress(b"other bytes", 3).unwrap()).unwrap();
+    let err = store.read_json(info.id).unwrap_err();
+    assert!(matches!(err, StoreError::DamagedChunk { .. }), "{err}");
+    assert!(err.to_string().contains(&name), "{err}");
+    // And one that is not zstd at all.
+    fs::write(victim, b"garbage").unwrap();
+    let err = store.read_json(info.id).unwrap_err();
+    assert!(matches!(err, StoreError::DamagedChunk { .. }), "{err}");
+}
+
+#[test]
+fn gc_removes_only_unreferenced_chunks() {
+    let (tmp, dir, mut store) = new_store();
+    let keep_json = session(9);
+    let kept = store
+        .add_snapshot(source(mozlz4(keep_json.as_bytes())), NOW)
+        .unwrap();
+    let kept_files = chunk_files(&dir);
+    assert!(store.unreferenced_chunks().unwrap().is_empty());
+
+    // A crash after the chunks of a snapshot were written but before its row
+    // committed: the same files another store wrote for a different session,
+    // dropped into this store with no catalog row.
+    let other_dir = tmp.path().join("other");
+    let mut other = Store::create_or_open(&other_dir).unwrap();
+    other
+        .add_snapshot(source(mozlz4(session(10).as_bytes())), NOW)
+        .unwrap();
+    drop(other);
+    let mut orphans = Vec::new();
+    for f in chunk_files(&other_dir) {
+        let rel = f.strip_prefix(&other_dir).unwrap();
+        let target = dir.join(rel);
+        if !target.exists() {
+            fs::create_dir_all(target.parent().unwrap()).unwrap();
+            fs::copy(&f, &target).unwrap();
+            orphans.push(target);
+        }
+    }
+    assert!(!orphans.is_empty());
+    // And a temporary file an interrupted write left behind.
+    let temp = kept_files[0].parent().unwrap().join(".ffsession-crash.tmp");
+    fs::write(&temp, b"partial").unwrap();
+
+    let found = store.unreferenced_chunks().unwrap();
+    let found_paths: Vec<PathBuf> = found.iter().map(|c| c.path.clone()).collect();
+    let mut expected = orphans.clone();
+    expected.sort();
+    assert_eq!(found_paths, expected);
+    assert!(found.iter().all(|c| !c.in_catalog && c.size > 0));
+    assert_eq!(store.read_json(kept.id).unwrap(), keep_json.as_bytes());
+
+    // A snapshot that shares most chunks with the kept one, then removed.
+    let edit = edited(&keep_json, &[10, 40], 1_795_300_099_000);
+    let removed = store
+        .add_snapshot(source(mozlz4(edit.as_bytes())), NOW + 1)
+        .unwrap();
+    let with_removed = chunk_files(&dir);
+    store.remove_snapshot(removed.id).unwrap();
+    let err = store.snapshot(removed.id).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownSnapshot { .. }), "{err}");
+    assert!(store.remove_snapshot(removed.id).is_err());
+    let found = store.unreferenced_chunks().unwrap();
+    let only_removed: Vec<_> = found.iter().filter(|c| c.in_catalog).collect();
+    assert_eq!(
+        only_removed.len(),
+        with_removed.len() - kept_files.len() - orphans.len()
+    );
+
+    let report = store.collect_garbage().unwrap();
+    assert_eq!(report.chunks_removed as usize, found.len());
+    assert_eq!(
+        report.bytes_removed,
+        found.iter().map(|c| c.size).sum::<u64>()
+    );
+    assert_eq!(report.contents_removed, 1);
+    assert_eq!(report.temp_files_removed, 1);
+    assert!(!temp.exists());
+    assert_eq!(chunk_files(&dir), kept_files);
+    assert!(store.unreferenced_chunks().unwrap().is_empty());
+    assert_eq!(store.read_json(kept.id).unwrap(), keep_json.as_bytes());
+    assert_eq!(store.stats().unwrap().chunks, kept_files.len() as u64);
+
+    // Nothing referenced is ever removed, even with every snapshot sharing chunks.
+    let report = store.collect_garbage().unwrap();
+    assert_eq!(report.chunks_removed, 0);
+    assert_eq!(store.read_json(kept.id).unwrap(), keep_json.as_bytes());
+}
+
+#[test]
+fn unknown_ids_not_a_store_and_not_writable() {
+    let (tmp, _dir, store) = new_store();
+    let err = store.read_json(SnapshotId(42)).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownSnapshot { .. }), "{err}");
+    assert!(err.to_string().contains("42"), "{err}");
+
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    for result in [
+        Store::open(&empty),
+        Store::open_read_only(&empty),
+        Store::open(tmp.path().join("nowhere")),
+    ] {
+        let err = result.unwrap_err();
+        assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    }
+    // `open` must not have turned the empty folder into a store.
+    assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+
+    #[cfg(target_os = "linux")]
+    {
+        let err = Store::create_or_open("/sys/ffsession-store-test").unwrap_err();
+        assert!(matches!(err, StoreError::NotWritable { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("/sys/ffsession-store-test"),
+            "{err}"
+        );
+        assert!(err.hint().is_some());
+    }
+
+    // A folder with other files is never turned into a store.
+    let docs = tmp.path().join("documents");
+    fs::create_dir(&docs).unwrap();
+    fs::write(docs.join("notes.txt"), b"mine").unwrap();
+    let err = Store::create_or_open(&docs).unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    assert_eq!(fs::read_dir(&docs).unwrap().count(), 1);
+
+    let file = tmp.path().join("a-file");
+    fs::write(&file, b"x").unwrap();
+    assert!(Store::create_or_open(file.join("store")).is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_without_write_permission_is_not_writable() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let parent = tmp.path().join("ro");
+    fs::create_dir(&parent).unwrap();
+    fs::set_permissions(&parent, fs::Permissions::from_mode(0o500)).unwrap();
+    if fs::write(parent.join("probe"), b"").is_ok() {
+        // Running as root: permissions do not apply.
+        return;
+    }
+    let err = Store::create_or_open(parent.join("store")).unwrap_err();
+    assert!(matches!(err, StoreError::NotWritable { .. }), "{err:?}");
+}
+
+#[test]
+fn chunker_params_are_recorded_at_creation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let small = ChunkerParams {
+        min: 2048,
+        avg: 8192,
+        max: 32768,
+    };
+    let mut store = Store::create_or_open_with(&dir, small).unwrap();
+    assert_eq!(store.chunker_params(), small);
+    let json = session(11);
+    let info = store
+        .add_snapshot(source(json.clone().into_bytes()), NOW)
+        .unwrap();
+    drop(store);
+    let store = Store::open(&dir).unwrap();
+    assert_eq!(store.chunker_params(), small);
+    assert_eq!(store.read_json(info.id).unwrap(), json.as_bytes());
+    drop(store);
+    let reopened = Store::create_or_open(&dir).unwrap();
+    assert_eq!(reopened.chunker_params(), small);
+
+    let bad = ChunkerParams {
+        min: 1,
+        avg: 2,
+        max: 3,
+    };
+    let err = Store::create_or_open_with(tmp.path().join("bad"), bad).unwrap_err();
+    assert!(
+        matches!(err, StoreError::InvalidChunkerParams { .. }),
+        "{err}"
+    );
+    assert!(!tmp.path().join("bad").exists());
+}
+
+#[test]
+fn snapshots_are_listed_newest_first() {
+    let (_tmp, _dir, mut store) = new_store();
+    let json = session(12);
+    let mut ids = Vec::new();
+    for at in [NOW + 20, NOW, NOW + 10] {
+        ids.push(
+            store
+                .add_snapshot(source(json.clone().into_bytes()), at)
+                .unwrap()
+                .id,
+        );
+    }
+    let listed: Vec<(SnapshotId, u64)> = store
+        .snapshots()
+        .unwrap()
+        .iter()
+        .map(|s| (s.id, s.taken_at_ms))
+        .collect();
+    assert_eq!(
+        listed,
+        [(ids[0], NOW + 20), (ids[2], NOW + 10), (ids[1], NOW)]
+    );
+    let info = serde_json::to_value(store.snapshot(ids[0]).unwrap()).unwrap();
+    assert_eq!(info["status"], "ok");
+    assert_eq!(info["kind"], "recovery");
+    assert_eq!(info["format"], "json");
+    assert_eq!(info["content_hash"].as_str().unwrap().len(), 64);
+}
