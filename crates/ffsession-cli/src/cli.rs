@@ -22,7 +22,8 @@ use crate::commands;
   ffsession tabs --closed --json   open and recently closed tabs as JSON
   ffsession decompress recovery.jsonlz4 -o session.json --pretty
   ffsession backup --prune          snapshot every session file, then apply retention
-  ffsession list                    the snapshots in the store, newest first")]
+  ffsession list                    the snapshots in the store, newest first
+  ffsession restore 42              Firefox reopens snapshot 42 at its next start")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -61,6 +62,7 @@ pub enum Command {
     Backup(commands::backup::BackupArgs),
     List(commands::list::ListArgs),
     Prune(commands::prune::PruneArgs),
+    Restore(commands::restore::RestoreArgs),
     Info(commands::info::InfoArgs),
     Tabs(commands::tabs::TabsArgs),
     Decompress(commands::decompress::DecompressArgs),

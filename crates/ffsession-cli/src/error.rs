@@ -60,6 +60,9 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::store::StoreError>() {
             return e.hint().map(str::to_owned);
         }
+        if let Some(e) = cause.downcast_ref::<ffsession::restore::RestoreError>() {
+            return e.hint().map(str::to_owned);
+        }
         cause
             .downcast_ref::<UserError>()
             .and_then(|e| e.hint.clone())

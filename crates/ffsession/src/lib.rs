@@ -15,6 +15,7 @@
 //! - [`store`]: the backup store (content-defined chunks, SQLite catalog).
 //! - [`backup`]: snapshotting a profile into the store, with alarms.
 //! - [`retention`]: which snapshots a prune keeps, and why.
+//! - [`restore`]: putting a snapshot back so the next Firefox start reopens it.
 
 pub mod backup;
 pub mod buffer;
@@ -23,6 +24,7 @@ pub mod export;
 pub mod format;
 pub mod fs_util;
 pub mod profile;
+pub mod restore;
 pub mod retention;
 pub mod session;
 pub mod sources;

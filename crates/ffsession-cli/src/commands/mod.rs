@@ -10,6 +10,7 @@ pub mod list;
 mod output;
 pub mod profiles;
 pub mod prune;
+pub mod restore;
 pub mod tabs;
 
 use std::io::{self, Write};
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Backup(args) => backup::run(g, args),
         Command::List(args) => list::run(g, args),
         Command::Prune(args) => prune::run(g, args),
+        Command::Restore(args) => restore::run(g, args),
         Command::Info(args) => info::run(g, args),
         Command::Tabs(args) => tabs::run(g, args),
         Command::Decompress(args) => decompress::run(args),

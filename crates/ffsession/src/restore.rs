@@ -1,0 +1,274 @@
+//! Restoring a snapshot into a profile so that the next Firefox start reopens
+//! exactly its windows and tabs, whatever the user's startup setting.
+//!
+//! This module owns the restore recipe, worked out against Firefox ESR 153
+//! (`e2e/experiments/RESTORE.md`; Firefox's `SessionStartup.sys.mjs` and
+//! `SessionFile.sys.mjs`):
+//!
+//! 1. The snapshot must be a verified session with at least one window with tabs,
+//!    or Firefox silently falls back to another file.
+//! 2. Firefox must not run on the profile, and must not start while we work:
+//!    we hold an exclusive fcntl lock on `.parentlock` (Firefox's own profile
+//!    lock) from the check to the end, so a Firefox started meanwhile refuses
+//!    the profile. A restore done under a running Firefox is lost at its quit.
+//! 3. Every current session file of the profile is snapshotted into the store
+//!    first (durably), so the restore itself can be undone.
+//! 4. `recovery.jsonlz4`, `recovery.baklz4` and `previous.jsonlz4` are removed
+//!    from `sessionstore-backups/` (they are in the store now), so Firefox cannot
+//!    fall back to them.
+//! 5. The snapshot is written as `sessionstore.jsonlz4` (atomically).
+//! 6. Last, `prefs.js` gets `browser.sessionstore.resume_session_once = true`,
+//!    the one-shot switch Firefox itself uses for restarts: it restores the
+//!    session whatever `browser.startup.page` says and clears the pref. A stale
+//!    `browser.sessionstore.resuming_after_os_restart` line, which would cancel
+//!    it, is removed. The old `prefs.js` is kept in the store folder.
+//!    (`user.js` is not used: it is re-applied at every start.)
+//!
+//! [`plan`] computes all of this without touching anything; [`execute`] does it.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use crate::backup::{backup_profile, BackupError};
+use crate::error::{IoResultExt, PathError};
+use crate::fs_util::write_atomic;
+use crate::profile::{lock_state, LockState};
+use crate::store::{SnapshotId, SnapshotInfo, Store, StoreError};
+
+/// The pref that makes the next start restore the session, once.
+pub const RESUME_ONCE_PREF: &str = "browser.sessionstore.resume_session_once";
+/// A pref that, left true, makes Firefox skip the one-shot restore.
+pub const OS_RESTART_PREF: &str = "browser.sessionstore.resuming_after_os_restart";
+/// Session files removed so Firefox cannot fall back to them.
+pub const SET_ASIDE: [&str; 3] = [
+    "sessionstore-backups/recovery.jsonlz4",
+    "sessionstore-backups/recovery.baklz4",
+    "sessionstore-backups/previous.jsonlz4",
+];
+
+/// Why a restore cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// Firefox runs on the profile.
+    #[error("{}: Firefox is running on this profile{}", profile.display(), pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    FirefoxRunning {
+        /// The profile folder.
+        profile: PathBuf,
+        /// Firefox's process id, if known.
+        pid: Option<u32>,
+    },
+    /// The snapshot is not a session Firefox would restore.
+    #[error("snapshot {id} cannot be restored: {reason}")]
+    NotRestorable {
+        /// The snapshot.
+        id: SnapshotId,
+        /// Why.
+        reason: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Backing up the current session failed.
+    #[error(transparent)]
+    Backup(#[from] BackupError),
+    /// A file of the profile could not be read or written.
+    #[error(transparent)]
+    Io(#[from] PathError),
+}
+
+impl RestoreError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            RestoreError::FirefoxRunning { .. } => Some("quit Firefox (all its windows) and run the restore again"),
+            RestoreError::NotRestorable { .. } => Some("`ffsession list` shows which snapshots verified ok"),
+            RestoreError::Store(e) => e.hint(),
+            _ => None,
+        }
+    }
+}
+
+/// What a restore will do.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RestorePlan {
+    /// The profile folder.
+    pub profile_dir: PathBuf,
+    /// The snapshot to restore.
+    pub snapshot: SnapshotInfo,
+    /// Current session files that will be snapshotted first.
+    pub back_up: Vec<String>,
+    /// Files that will be removed after that backup (relative to the profile).
+    pub remove: Vec<String>,
+    /// The file the snapshot is written to.
+    pub write: PathBuf,
+    /// `prefs.js`, where the one-shot restore pref is set.
+    pub prefs: PathBuf,
+    /// Things the user should know (e.g. `user.js` overriding the pref).
+    pub warnings: Vec<String>,
+}
+
+/// Check that `id` can be restored into `profile_dir` and say what will change.
+pub fn plan(store: &Store, id: SnapshotId, profile_dir: &Path) -> Result<RestorePlan, RestoreError> {
+    let snapshot = store.snapshot(id)?;
+    let not = |reason: &str| RestoreError::NotRestorable {
+        id,
+        reason: reason.to_owned(),
+    };
+    if !snapshot.is_ok() {
+        return Err(not("its file was damaged when it was taken"));
+    }
+    match snapshot.counts {
+        Some(c) if c.windows > 0 && c.tabs > 0 => {}
+        _ => return Err(not("it has no window with tabs, and Firefox would start empty instead")),
+    }
+    if !profile_dir.is_dir() {
+        return Err(PathError {
+            path: profile_dir.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "profile folder does not exist"),
+        }
+        .into());
+    }
+    if let LockState::Running { pid } = lock_state(profile_dir) {
+        return Err(RestoreError::FirefoxRunning {
+            profile: profile_dir.to_path_buf(),
+            pid,
+        });
+    }
+    let back_up = crate::sources::list(profile_dir)?.into_iter().map(|f| f.name).collect();
+    let remove = SET_ASIDE
+        .iter()
+        .filter(|n| profile_dir.join(n).exists())
+        .map(|n| (*n).to_owned())
+        .collect();
+    let mut warnings = Vec::new();
+    if let Ok(user_js) = fs::read_to_string(profile_dir.join("user.js")) {
+        for pref in [RESUME_ONCE_PREF, OS_RESTART_PREF] {
+            if user_js.contains(pref) {
+                warnings.push(format!("user.js sets {pref}; it overrides prefs.js and may stop the restore"));
+            }
+        }
+    }
+    Ok(RestorePlan {
+        profile_dir: profile_dir.to_path_buf(),
+        snapshot,
+        back_up,
+        remove,
+        write: profile_dir.join("sessionstore.jsonlz4"),
+        prefs: profile_dir.join("prefs.js"),
+        warnings,
+    })
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RestoreReport {
+    /// Snapshots of the profile's files taken before anything changed: restore
+    /// one of them to undo.
+    pub undo: Vec<SnapshotInfo>,
+    /// Where the old `prefs.js` was kept, if there was one.
+    pub prefs_backup: Option<PathBuf>,
+}
+
+/// Carry out `plan`, recording `profile` and `now_ms` for the undo snapshots.
+pub fn execute(plan: &RestorePlan, store: &mut Store, profile: &str, now_ms: u64) -> Result<RestoreReport, RestoreError> {
+    let dir = &plan.profile_dir;
+    let _lock = hold_profile_lock(dir)?;
+    let packed = store.export_mozlz4(plan.snapshot.id)?;
+
+    let undo = backup_profile(store, profile, dir, now_ms)?.snapshots;
+    for name in &plan.remove {
+        // Only files the undo backup holds are removed.
+        if undo.iter().any(|s| &s.file_name == name) {
+            let path = dir.join(name);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(PathError { path, source: e }.into()),
+                _ => {}
+            }
+        }
+    }
+    if let Some(backups) = dir.join(SET_ASIDE[0]).parent() {
+        if backups.is_dir() {
+            crate::fs_util::sync_dir(backups)?;
+        }
+    }
+    write_atomic(&plan.write, |w| w.write_all(&packed))?;
+
+    let old_prefs = match fs::read_to_string(&plan.prefs) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(PathError { path: plan.prefs.clone(), source: e }.into()),
+    };
+    let prefs_backup = match &old_prefs {
+        Some(text) => {
+            let keep = store.dir().join("restores").join(format!("{now_ms}-prefs.js"));
+            fs::create_dir_all(keep.parent().unwrap_or(store.dir())).with_path(store.dir())?;
+            write_atomic(&keep, |w| w.write_all(text.as_bytes()))?;
+            Some(keep)
+        }
+        None => None,
+    };
+    let new_prefs = with_resume_once(old_prefs.as_deref().unwrap_or(""));
+    write_atomic(&plan.prefs, |w| w.write_all(new_prefs.as_bytes()))?;
+    Ok(RestoreReport { undo, prefs_backup })
+}
+
+/// `prefs.js` text with the one-shot restore pref set and the pref that would
+/// cancel it removed; every other line is kept as it is.
+pub fn with_resume_once(prefs: &str) -> String {
+    let mut out: String = prefs
+        .lines()
+        .filter(|l| !(l.contains(&format!("\"{RESUME_ONCE_PREF}\"")) || l.contains(&format!("\"{OS_RESTART_PREF}\""))))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    out.push_str(&format!("user_pref(\"{RESUME_ONCE_PREF}\", true);\n"));
+    out
+}
+
+/// Take Firefox's profile lock ourselves for the duration of the restore.
+#[cfg(unix)]
+fn hold_profile_lock(dir: &Path) -> Result<File, RestoreError> {
+    use rustix::fs::{fcntl_lock, FlockOperation};
+    let path = dir.join(".parentlock");
+    let file = File::options().read(true).write(true).create(true).truncate(false).open(&path).with_path(&path)?;
+    fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| RestoreError::FirefoxRunning {
+        profile: dir.to_path_buf(),
+        pid: None,
+    })?;
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn hold_profile_lock(dir: &Path) -> Result<File, RestoreError> {
+    let path = dir.join("parent.lock");
+    File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|_| RestoreError::FirefoxRunning {
+            profile: dir.to_path_buf(),
+            pid: None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefs_get_the_one_shot_pref_and_lose_the_canceller() {
+        let before = "// Mozilla User Preferences\n\
+                      user_pref(\"browser.startup.page\", 1);\n\
+                      user_pref(\"browser.sessionstore.resuming_after_os_restart\", true);\n\
+                      user_pref(\"browser.sessionstore.resume_session_once\", false);\n";
+        let after = with_resume_once(before);
+        assert_eq!(
+            after,
+            "// Mozilla User Preferences\n\
+             user_pref(\"browser.startup.page\", 1);\n\
+             user_pref(\"browser.sessionstore.resume_session_once\", true);\n"
+        );
+        assert_eq!(with_resume_once(""), "user_pref(\"browser.sessionstore.resume_session_once\", true);\n");
+    }
+}
