@@ -80,8 +80,12 @@ impl RestoreError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            RestoreError::FirefoxRunning { .. } => Some("quit Firefox (all its windows) and run the restore again"),
-            RestoreError::NotRestorable { .. } => Some("`ffsession list` shows which snapshots verified ok"),
+            RestoreError::FirefoxRunning { .. } => {
+                Some("quit Firefox (all its windows) and run the restore again")
+            }
+            RestoreError::NotRestorable { .. } => {
+                Some("`ffsession list` shows which snapshots verified ok")
+            }
             RestoreError::Store(e) => e.hint(),
             _ => None,
         }
@@ -108,7 +112,11 @@ pub struct RestorePlan {
 }
 
 /// Check that `id` can be restored into `profile_dir` and say what will change.
-pub fn plan(store: &Store, id: SnapshotId, profile_dir: &Path) -> Result<RestorePlan, RestoreError> {
+pub fn plan(
+    store: &Store,
+    id: SnapshotId,
+    profile_dir: &Path,
+) -> Result<RestorePlan, RestoreError> {
     let snapshot = store.snapshot(id)?;
     let not = |reason: &str| RestoreError::NotRestorable {
         id,
@@ -119,12 +127,19 @@ pub fn plan(store: &Store, id: SnapshotId, profile_dir: &Path) -> Result<Restore
     }
     match snapshot.counts {
         Some(c) if c.windows > 0 && c.tabs > 0 => {}
-        _ => return Err(not("it has no window with tabs, and Firefox would start empty instead")),
+        _ => {
+            return Err(not(
+                "it has no window with tabs, and Firefox would start empty instead",
+            ))
+        }
     }
     if !profile_dir.is_dir() {
         return Err(PathError {
             path: profile_dir.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "profile folder does not exist"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "profile folder does not exist",
+            ),
         }
         .into());
     }
@@ -134,7 +149,10 @@ pub fn plan(store: &Store, id: SnapshotId, profile_dir: &Path) -> Result<Restore
             pid,
         });
     }
-    let back_up = crate::sources::list(profile_dir)?.into_iter().map(|f| f.name).collect();
+    let back_up = crate::sources::list(profile_dir)?
+        .into_iter()
+        .map(|f| f.name)
+        .collect();
     let remove = SET_ASIDE
         .iter()
         .filter(|n| profile_dir.join(n).exists())
@@ -144,7 +162,9 @@ pub fn plan(store: &Store, id: SnapshotId, profile_dir: &Path) -> Result<Restore
     if let Ok(user_js) = fs::read_to_string(profile_dir.join("user.js")) {
         for pref in [RESUME_ONCE_PREF, OS_RESTART_PREF] {
             if user_js.contains(pref) {
-                warnings.push(format!("user.js sets {pref}; it overrides prefs.js and may stop the restore"));
+                warnings.push(format!(
+                    "user.js sets {pref}; it overrides prefs.js and may stop the restore"
+                ));
             }
         }
     }
@@ -170,7 +190,12 @@ pub struct RestoreReport {
 }
 
 /// Carry out `plan`, recording `profile` and `now_ms` for the undo snapshots.
-pub fn execute(plan: &RestorePlan, store: &mut Store, profile: &str, now_ms: u64) -> Result<RestoreReport, RestoreError> {
+pub fn execute(
+    plan: &RestorePlan,
+    store: &mut Store,
+    profile: &str,
+    now_ms: u64,
+) -> Result<RestoreReport, RestoreError> {
     let dir = &plan.profile_dir;
     let _lock = hold_profile_lock(dir)?;
     let packed = store.export_mozlz4(plan.snapshot.id)?;
@@ -181,7 +206,9 @@ pub fn execute(plan: &RestorePlan, store: &mut Store, profile: &str, now_ms: u64
         if undo.iter().any(|s| &s.file_name == name) {
             let path = dir.join(name);
             match fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(PathError { path, source: e }.into()),
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(PathError { path, source: e }.into())
+                }
                 _ => {}
             }
         }
@@ -196,11 +223,20 @@ pub fn execute(plan: &RestorePlan, store: &mut Store, profile: &str, now_ms: u64
     let old_prefs = match fs::read_to_string(&plan.prefs) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(PathError { path: plan.prefs.clone(), source: e }.into()),
+        Err(e) => {
+            return Err(PathError {
+                path: plan.prefs.clone(),
+                source: e,
+            }
+            .into())
+        }
     };
     let prefs_backup = match &old_prefs {
         Some(text) => {
-            let keep = store.dir().join("restores").join(format!("{now_ms}-prefs.js"));
+            let keep = store
+                .dir()
+                .join("restores")
+                .join(format!("{now_ms}-prefs.js"));
             fs::create_dir_all(keep.parent().unwrap_or(store.dir())).with_path(store.dir())?;
             write_atomic(&keep, |w| w.write_all(text.as_bytes()))?;
             Some(keep)
@@ -217,7 +253,10 @@ pub fn execute(plan: &RestorePlan, store: &mut Store, profile: &str, now_ms: u64
 pub fn with_resume_once(prefs: &str) -> String {
     let mut out: String = prefs
         .lines()
-        .filter(|l| !(l.contains(&format!("\"{RESUME_ONCE_PREF}\"")) || l.contains(&format!("\"{OS_RESTART_PREF}\""))))
+        .filter(|l| {
+            !(l.contains(&format!("\"{RESUME_ONCE_PREF}\""))
+                || l.contains(&format!("\"{OS_RESTART_PREF}\"")))
+        })
         .flat_map(|l| [l, "\n"])
         .collect();
     out.push_str(&format!("user_pref(\"{RESUME_ONCE_PREF}\", true);\n"));
@@ -229,10 +268,18 @@ pub fn with_resume_once(prefs: &str) -> String {
 fn hold_profile_lock(dir: &Path) -> Result<File, RestoreError> {
     use rustix::fs::{fcntl_lock, FlockOperation};
     let path = dir.join(".parentlock");
-    let file = File::options().read(true).write(true).create(true).truncate(false).open(&path).with_path(&path)?;
-    fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| RestoreError::FirefoxRunning {
-        profile: dir.to_path_buf(),
-        pid: None,
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_path(&path)?;
+    fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| {
+        RestoreError::FirefoxRunning {
+            profile: dir.to_path_buf(),
+            pid: None,
+        }
     })?;
     Ok(file)
 }
@@ -269,6 +316,9 @@ mod tests {
              user_pref(\"browser.startup.page\", 1);\n\
              user_pref(\"browser.sessionstore.resume_session_once\", true);\n"
         );
-        assert_eq!(with_resume_once(""), "user_pref(\"browser.sessionstore.resume_session_once\", true);\n");
+        assert_eq!(
+            with_resume_once(""),
+            "user_pref(\"browser.sessionstore.resume_session_once\", true);\n"
+        );
     }
 }

@@ -42,10 +42,16 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
     let dir = global.store_dir(&config, &profile)?;
     let id = if args.snapshot == "latest" {
         let store = Store::open_read_only(&dir)?;
-        let newest = store.snapshots()?.into_iter().find(|s| s.is_ok() && s.counts.is_some_and(|c| c.tabs > 0));
-        newest
-            .map(|s| s.id)
-            .ok_or_else(|| UserError::with_hint("the store has no good snapshot to restore", "take one with `ffsession backup`"))?
+        let newest = store
+            .snapshots()?
+            .into_iter()
+            .find(|s| s.is_ok() && s.counts.is_some_and(|c| c.tabs > 0));
+        newest.map(|s| s.id).ok_or_else(|| {
+            UserError::with_hint(
+                "the store has no good snapshot to restore",
+                "take one with `ffsession backup`",
+            )
+        })?
     } else {
         SnapshotId(args.snapshot.parse().map_err(|_| {
             UserError::with_hint(
@@ -54,18 +60,49 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             )
         })?)
     };
-    let mut store = if args.dry_run { Store::open_read_only(&dir)? } else { Store::open(&dir)? };
+    let mut store = if args.dry_run {
+        Store::open_read_only(&dir)?
+    } else {
+        Store::open(&dir)?
+    };
     let plan = restore::plan(&store, id, &profile.path)?;
     let mut out = io::stdout().lock();
-    let verb = |now: &str, later: &str| if args.dry_run { later.to_owned() } else { now.to_owned() };
+    let verb = |now: &str, later: &str| {
+        if args.dry_run {
+            later.to_owned()
+        } else {
+            now.to_owned()
+        }
+    };
     // The plan is printed before anything changes; "done" follows only on success.
-    writeln!(out, "restore {} into {}", fmt::snapshot_line(&plan.snapshot), profile.path.display())?;
-    writeln!(out, "{} {} current session file(s) into {}", verb("will back up", "would back up"), plan.back_up.len(), store.dir().display())?;
+    writeln!(
+        out,
+        "restore {} into {}",
+        fmt::snapshot_line(&plan.snapshot),
+        profile.path.display()
+    )?;
+    writeln!(
+        out,
+        "{} {} current session file(s) into {}",
+        verb("will back up", "would back up"),
+        plan.back_up.len(),
+        store.dir().display()
+    )?;
     for name in &plan.remove {
         writeln!(out, "{} {name}", verb("will remove", "would remove"))?;
     }
-    writeln!(out, "{} {}", verb("will write", "would write"), plan.write.display())?;
-    writeln!(out, "{} {RESUME_ONCE_PREF} in {}", verb("will set", "would set"), plan.prefs.display())?;
+    writeln!(
+        out,
+        "{} {}",
+        verb("will write", "would write"),
+        plan.write.display()
+    )?;
+    writeln!(
+        out,
+        "{} {RESUME_ONCE_PREF} in {}",
+        verb("will set", "would set"),
+        plan.prefs.display()
+    )?;
     for w in &plan.warnings {
         writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
     }
@@ -73,10 +110,23 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
         return Ok(());
     }
     let report = restore::execute(&plan, &mut store, &profile.name, super::now_ms())?;
-    if let Some(undo) = report.undo.iter().filter(|s| s.is_ok()).max_by_key(|s| s.last_update_ms) {
-        writeln!(out, "to undo: ffsession restore {} (the session that was current)", undo.id)?;
+    if let Some(undo) = report
+        .undo
+        .iter()
+        .filter(|s| s.is_ok())
+        .max_by_key(|s| s.last_update_ms)
+    {
+        writeln!(
+            out,
+            "to undo: ffsession restore {} (the session that was current)",
+            undo.id
+        )?;
     }
-    writeln!(out, "done: Firefox reopens snapshot {} at its next start", plan.snapshot.id)?;
+    writeln!(
+        out,
+        "done: Firefox reopens snapshot {} at its next start",
+        plan.snapshot.id
+    )?;
     out.flush()?;
     Ok(())
 }

@@ -271,3 +271,182 @@ fn a_store_that_is_not_a_store_is_a_clear_error() {
         );
     }
 }
+
+fn snapshot_files(profile: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = walk(profile)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| {
+            (
+                p.strip_prefix(profile).unwrap().display().to_string(),
+                fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn restore_puts_the_snapshot_back_and_can_be_undone() {
+    let env = TestEnv::new();
+    let old = session(Spec {
+        tabs: 25,
+        last_update: 1_000,
+        ..Spec::default()
+    });
+    let profile = profile_with(
+        &env,
+        &[("sessionstore-backups/recovery.jsonlz4", old.packed.clone())],
+    );
+    fs::write(profile.join("prefs.js"), "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resuming_after_os_restart\", true);\n").unwrap();
+    cmd(&env, &profile).arg("backup").assert().success();
+    // The session moves on: another recovery file and a previous one.
+    let newer = session(Spec {
+        tabs: 7,
+        last_update: 2_000,
+        seed: 7,
+        ..Spec::default()
+    });
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        &newer.packed,
+    )
+    .unwrap();
+    fs::write(
+        profile.join("sessionstore-backups/previous.jsonlz4"),
+        packed(6, 1_500),
+    )
+    .unwrap();
+
+    let before = snapshot_files(&profile);
+    let out = cmd(&env, &profile)
+        .args(["restore", "1", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("would remove sessionstore-backups/recovery.jsonlz4"));
+    assert_eq!(
+        snapshot_files(&profile),
+        before,
+        "dry run changed the profile"
+    );
+
+    let out = cmd(&env, &profile).args(["restore", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("done: Firefox reopens snapshot 1"), "{text}");
+    assert!(!profile
+        .join("sessionstore-backups/recovery.jsonlz4")
+        .exists());
+    assert!(!profile
+        .join("sessionstore-backups/previous.jsonlz4")
+        .exists());
+    let restored = env
+        .cmd()
+        .arg("decompress")
+        .arg(profile.join("sessionstore.jsonlz4"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(restored.stdout).unwrap(),
+        old.json,
+        "restored JSON differs from the snapshot"
+    );
+    let prefs = fs::read_to_string(profile.join("prefs.js")).unwrap();
+    assert_eq!(prefs, "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resume_session_once\", true);\n");
+
+    // Undo: the session that was current is in the store.
+    let undo: String = text
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    cmd(&env, &profile)
+        .args(["restore", &undo])
+        .assert()
+        .success();
+    let back = env
+        .cmd()
+        .arg("decompress")
+        .arg(profile.join("sessionstore.jsonlz4"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(back.stdout).unwrap(), newer.json);
+}
+
+#[test]
+fn restore_refuses_bad_snapshots_and_a_running_firefox() {
+    let env = TestEnv::new();
+    let good = packed(10, 1_000);
+    let profile = profile_with(
+        &env,
+        &[("sessionstore-backups/recovery.jsonlz4", good.clone())],
+    );
+    cmd(&env, &profile).arg("backup").assert().success();
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        &good[..100],
+    )
+    .unwrap();
+    let _ = cmd(&env, &profile).arg("backup").output().unwrap();
+    for (id, msg) in [
+        ("2", "cannot be restored: its file was damaged"),
+        ("99", "no snapshot with id 99"),
+        ("abc", "\"abc\" is not a snapshot id"),
+    ] {
+        let out = cmd(&env, &profile).args(["restore", id]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{id}");
+        assert!(stderr(&out).contains(msg), "{id}: {}", stderr(&out));
+    }
+
+    // Firefox holds an fcntl lock on .parentlock while it runs; a child
+    // process plays Firefox here.
+    #[cfg(unix)]
+    {
+        let lockfile = profile.join(".parentlock");
+        fs::write(&lockfile, b"").unwrap();
+        let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&lockfile)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let before = snapshot_files(&profile);
+        let out = cmd(&env, &profile).args(["restore", "1"]).output().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("Firefox is running on this profile"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("hint: quit Firefox"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            snapshot_files(&profile),
+            before,
+            "a refused restore changed the profile"
+        );
+        cmd(&env, &profile)
+            .args(["restore", "1"])
+            .assert()
+            .success();
+    }
+}
