@@ -63,6 +63,8 @@ pub enum Command {
     List(commands::list::ListArgs),
     Prune(commands::prune::PruneArgs),
     Restore(commands::restore::RestoreArgs),
+    Watch(commands::watch::WatchArgs),
+    Service(commands::service::ServiceArgs),
     Info(commands::info::InfoArgs),
     Tabs(commands::tabs::TabsArgs),
     Decompress(commands::decompress::DecompressArgs),

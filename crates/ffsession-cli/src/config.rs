@@ -14,6 +14,9 @@
 //! keep_weekly = 4
 //! keep_monthly = 12
 //! keep_yearly = 3
+//!
+//! [watch]
+//! interval = "5m"    # at most one snapshot per interval while Firefox runs
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -31,6 +34,17 @@ pub struct Config {
     /// Retention defaults.
     #[serde(default)]
     pub prune: RetentionPolicy,
+    /// `[watch]` settings.
+    #[serde(default)]
+    pub watch: WatchConfig,
+}
+
+/// `[watch]` settings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchConfig {
+    /// Minimum time between two snapshots, e.g. "5m", "90s", "1h".
+    pub interval: Option<String>,
 }
 
 impl Config {

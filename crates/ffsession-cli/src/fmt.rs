@@ -62,3 +62,20 @@ pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
         format!("+{}", size(s.stored_size)),
     )
 }
+
+/// `300 s` -> `5m`, `90 s` -> `1m30s`.
+pub fn duration(d: std::time::Duration) -> String {
+    let secs = d.as_secs();
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    if s > 0 || out.is_empty() {
+        out.push_str(&format!("{s}s"));
+    }
+    out
+}

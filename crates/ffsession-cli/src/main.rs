@@ -14,9 +14,24 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    install_test_hook();
     let cli = cli::Cli::parse();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => error::report(&err),
+    }
+}
+
+/// TEST HOOK, for the durability tests only: slow down or fail every file
+/// write (`ffsession::fs_util::TestHook`). Unset, nothing changes.
+fn install_test_hook() {
+    let num = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let delay = num("FFSESSION_TEST_WRITE_DELAY_MS");
+    let enospc = num("FFSESSION_TEST_ENOSPC_AFTER_BYTES");
+    if delay.is_some() || enospc.is_some() {
+        ffsession::fs_util::set_test_hook(Some(ffsession::fs_util::TestHook {
+            delay_per_write: std::time::Duration::from_millis(delay.unwrap_or(0)),
+            fail_after_bytes: enospc,
+        }));
     }
 }

@@ -16,6 +16,8 @@
 //! - [`backup`]: snapshotting a profile into the store, with alarms.
 //! - [`retention`]: which snapshots a prune keeps, and why.
 //! - [`restore`]: putting a snapshot back so the next Firefox start reopens it.
+//! - [`watch`]: when the watcher takes a snapshot (debounce policy).
+//! - [`service`]: systemd / launchd definitions that run the watcher.
 
 pub mod backup;
 pub mod buffer;
@@ -26,9 +28,11 @@ pub mod fs_util;
 pub mod profile;
 pub mod restore;
 pub mod retention;
+pub mod service;
 pub mod session;
 pub mod sources;
 pub mod store;
+pub mod watch;
 
 pub use error::{Error, PathError};
 pub use format::{Format, SessionData};

@@ -11,7 +11,9 @@ mod output;
 pub mod profiles;
 pub mod prune;
 pub mod restore;
+pub mod service;
 pub mod tabs;
+pub mod watch;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -33,6 +35,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List(args) => list::run(g, args),
         Command::Prune(args) => prune::run(g, args),
         Command::Restore(args) => restore::run(g, args),
+        Command::Watch(args) => watch::run(g, args),
+        Command::Service(args) => service::run(g, args),
         Command::Info(args) => info::run(g, args),
         Command::Tabs(args) => tabs::run(g, args),
         Command::Decompress(args) => decompress::run(args),

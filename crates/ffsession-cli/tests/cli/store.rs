@@ -450,3 +450,100 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
             .success();
     }
 }
+
+#[test]
+fn watch_backs_up_on_change_and_stops_on_interrupt() {
+    let env = TestEnv::new();
+    let profile = profile_with(
+        &env,
+        &[("sessionstore-backups/recovery.jsonlz4", packed(5, 1_000))],
+    );
+    let child = env
+        .std_cmd()
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--store")
+        .arg(env.path().join("store"))
+        .args(["watch", "--interval", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let list = |env: &TestEnv| -> Vec<serde_json::Value> {
+        let out = cmd(env, &profile)
+            .args(["list", "--json"])
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            return Vec::new();
+        }
+        stdout_json(&out).as_array().cloned().unwrap_or_default()
+    };
+    let wait_for = |n: usize| {
+        for _ in 0..100 {
+            if list(&env).len() >= n {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("no snapshot {n} within 10 s");
+    };
+    wait_for(1);
+    // Firefox replaces the file with tmp + rename.
+    let backups = profile.join("sessionstore-backups");
+    fs::write(backups.join("recovery.jsonlz4.tmp"), packed(9, 2_000)).unwrap();
+    fs::rename(
+        backups.join("recovery.jsonlz4.tmp"),
+        backups.join("recovery.jsonlz4"),
+    )
+    .unwrap();
+    wait_for(2);
+    let newest = &list(&env)[0];
+    assert_eq!(newest["counts"]["tabs"], 9);
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("watching ") && text.trim_end().ends_with("stopped"),
+        "{text}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn service_install_writes_a_systemd_user_unit() {
+    let env = TestEnv::new();
+    let profile = profile_with(&env, &[]);
+    let out = cmd(&env, &profile)
+        .args(["service", "install", "--no-enable"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit_path = env
+        .home()
+        .join(".config/systemd/user/ffsession-watch-profile.service");
+    let unit = fs::read_to_string(&unit_path).unwrap();
+    let exe = assert_cmd::cargo::cargo_bin("ffsession");
+    assert!(
+        unit.contains(&format!(
+            "ExecStart=\"{}\" \"watch\" \"--profile\" \"{}\" \"--store\" \"{}\"",
+            exe.display(),
+            profile.display(),
+            env.path().join("store").display()
+        )),
+        "{unit}"
+    );
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains(&unit_path.display().to_string()));
+    let out = cmd(&env, &profile)
+        .args(["service", "uninstall", "--no-enable"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!unit_path.exists());
+}

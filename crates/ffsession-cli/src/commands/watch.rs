@@ -1,0 +1,182 @@
+//! `ffsession watch`: back up whenever Firefox writes its session.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use ffsession::backup::backup_profile;
+use ffsession::profile::lock_state;
+use ffsession::store::Store;
+use ffsession::watch::{Debouncer, DEFAULT_INTERVAL};
+use notify::{RecursiveMode, Watcher};
+
+use crate::cli::GlobalArgs;
+use crate::error::UserError;
+use crate::fmt;
+
+/// Stay running and back up the profile's session files whenever Firefox
+/// changes them.
+///
+/// Firefox rewrites recovery.jsonlz4 about every 15 seconds; watch takes at
+/// most one snapshot per --interval while changes keep coming, one at start,
+/// and one at once when Firefox exits (cleanly or not). Ctrl-C stops it.
+/// `ffsession service install` runs it in the background at login.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Minimum time between two snapshots, like 5m, 90s or 1h
+    /// [default: `interval` in the config file's [watch] section, else 5m]
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+}
+
+enum Message {
+    Changed(bool),
+    Stop,
+}
+
+/// Parse `5m`, `90s`, `1h30m`, ...
+pub fn parse_interval(text: &str) -> Result<Duration> {
+    let d: jiff::SignedDuration = text.parse().map_err(|e| {
+        UserError::with_hint(
+            format!("invalid interval {text:?}: {e}"),
+            "write it like 5m, 90s or 1h",
+        )
+    })?;
+    Duration::try_from(d)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            UserError::with_hint(format!("invalid interval {text:?}"), "it must be positive")
+        })
+}
+
+/// Whether a path is a session file Firefox writes (not a temporary file).
+fn is_session_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if name.ends_with(".tmp") {
+        return false;
+    }
+    let in_backups = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|p| p == "sessionstore-backups");
+    name == "sessionstore.jsonlz4" || name == "sessionstore.js" || in_backups
+}
+
+pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
+    let config = global.config()?;
+    let interval = match args
+        .interval
+        .as_deref()
+        .or(config.watch.interval.as_deref())
+    {
+        Some(text) => parse_interval(text)?,
+        None => DEFAULT_INTERVAL,
+    };
+    let profile = global.profile()?;
+    let store_dir = global.store_dir(&config, &profile)?;
+    let mut store = Store::create_or_open(&store_dir)?;
+
+    let (tx, rx) = mpsc::channel::<Message>();
+    let stop = tx.clone();
+    ctrlc::set_handler(move || {
+        let _ = stop.send(Message::Stop);
+    })
+    .context("installing the Ctrl-C handler")?;
+    let fs_tx = tx.clone();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        use notify::event::{EventKind, ModifyKind};
+        let Ok(event) = res else { return };
+        // Writes, renames and removals only: reading the files (our own backups
+        // included) must not count as a change.
+        let writes = match event.kind {
+            EventKind::Create(_) | EventKind::Remove(_) => true,
+            EventKind::Modify(ModifyKind::Metadata(_)) => false,
+            EventKind::Modify(_) => true,
+            _ => false,
+        };
+        let relevant = event.paths.iter().any(|p| {
+            is_session_file(p) || p.file_name().is_some_and(|n| n == "sessionstore-backups")
+        });
+        if writes && relevant {
+            // Firefox writes sessionstore.jsonlz4 when it shuts down cleanly.
+            let clean_exit = event
+                .paths
+                .iter()
+                .any(|p| p.file_name().is_some_and(|n| n == "sessionstore.jsonlz4"));
+            let _ = fs_tx.send(Message::Changed(clean_exit));
+        }
+    })
+    .context("starting the file watcher")?;
+    let backups = profile.path.join("sessionstore-backups");
+    watcher
+        .watch(&profile.path, RecursiveMode::NonRecursive)
+        .with_context(|| format!("{}: cannot watch the profile", profile.path.display()))?;
+    let mut watching_backups = watcher.watch(&backups, RecursiveMode::NonRecursive).is_ok();
+
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "watching {} (one snapshot per {} at most, into {}); Ctrl-C stops",
+        profile.path.display(),
+        fmt::duration(interval),
+        store_dir.display()
+    )?;
+    out.flush()?;
+    let start = Instant::now();
+    let mut debouncer = Debouncer::new(interval);
+    debouncer.changed();
+    let mut running = lock_state(&profile.path).is_running();
+    loop {
+        let now = start.elapsed();
+        if debouncer.is_due(now) {
+            let report = backup_profile(&mut store, &profile.name, &profile.path, super::now_ms())?;
+            debouncer.snapshot_taken(start.elapsed());
+            let added: u64 = report.snapshots.iter().map(|s| s.stored_size).sum();
+            writeln!(
+                out,
+                "{}  {} (+{})",
+                fmt::local_time_or_unknown(Some(super::now_ms())),
+                fmt::count(report.snapshots.len(), "file", "files"),
+                fmt::size(added)
+            )?;
+            if let Some(alarm) = &report.alarm {
+                writeln!(io::stderr().lock(), "ffsession: warning: {alarm}")?;
+            }
+            out.flush()?;
+        }
+        // Wake for the next due snapshot, and every 2 s to notice Firefox exit.
+        let wait = debouncer.due_at().map_or(Duration::from_secs(2), |at| {
+            at.saturating_sub(start.elapsed())
+                .min(Duration::from_secs(2))
+        });
+        match rx.recv_timeout(wait) {
+            Ok(Message::Stop) => break,
+            Ok(Message::Changed(clean_exit)) => {
+                if !watching_backups && backups.is_dir() {
+                    watching_backups = watcher.watch(&backups, RecursiveMode::NonRecursive).is_ok();
+                }
+                if clean_exit && !lock_state(&profile.path).is_running() {
+                    debouncer.firefox_exited();
+                } else {
+                    debouncer.changed();
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now_running = lock_state(&profile.path).is_running();
+        if running && !now_running {
+            debouncer.firefox_exited();
+        }
+        running = now_running;
+    }
+    writeln!(out, "stopped")?;
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! When `ffsession watch` takes a snapshot: the debounce policy, as a small
+//! state machine free of clocks and file-system events so it can be tested.
+//!
+//! Firefox rewrites `recovery.jsonlz4` about every 15 seconds while it runs.
+//! A snapshot is taken at most once per interval (default 5 minutes) while
+//! changes keep coming, as soon as the interval allows after a change, and at
+//! once when Firefox exits (its final `sessionstore.jsonlz4`, or the last
+//! recovery file after a crash), whatever the interval.
+
+use std::time::Duration;
+
+/// The default minimum time between two snapshots.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// Decides when to snapshot. Times are durations since any fixed start.
+#[derive(Debug, Clone)]
+pub struct Debouncer {
+    interval: Duration,
+    last_snapshot: Option<Duration>,
+    pending: bool,
+    urgent: bool,
+}
+
+impl Debouncer {
+    /// A debouncer allowing one snapshot per `interval`.
+    pub fn new(interval: Duration) -> Self {
+        Debouncer {
+            interval,
+            last_snapshot: None,
+            pending: false,
+            urgent: false,
+        }
+    }
+
+    /// A session file changed.
+    pub fn changed(&mut self) {
+        self.pending = true;
+    }
+
+    /// Firefox exited: snapshot now, whatever the interval.
+    pub fn firefox_exited(&mut self) {
+        self.pending = true;
+        self.urgent = true;
+    }
+
+    /// When the next snapshot is due, if one is pending.
+    pub fn due_at(&self) -> Option<Duration> {
+        if !self.pending {
+            return None;
+        }
+        match self.last_snapshot {
+            Some(last) if !self.urgent => Some(last + self.interval),
+            _ => Some(Duration::ZERO),
+        }
+    }
+
+    /// Whether a snapshot should be taken at `now`.
+    pub fn is_due(&self, now: Duration) -> bool {
+        self.due_at().is_some_and(|at| now >= at)
+    }
+
+    /// A snapshot was taken at `now`.
+    pub fn snapshot_taken(&mut self, now: Duration) {
+        self.last_snapshot = Some(now);
+        self.pending = false;
+        self.urgent = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn at_most_one_snapshot_per_interval_while_changes_keep_coming() {
+        let mut d = Debouncer::new(5 * MIN);
+        assert!(!d.is_due(Duration::ZERO), "nothing changed yet");
+        d.changed();
+        assert!(
+            d.is_due(Duration::ZERO),
+            "the first change is taken at once"
+        );
+        d.snapshot_taken(Duration::ZERO);
+        let mut taken = 1;
+        // Firefox writes every 15 s for an hour.
+        for step in 1..=240u64 {
+            let now = Duration::from_secs(15 * step);
+            d.changed();
+            if d.is_due(now) {
+                d.snapshot_taken(now);
+                taken += 1;
+            }
+        }
+        assert_eq!(taken, 1 + 12, "one per 5 minutes over an hour");
+    }
+
+    #[test]
+    fn firefox_exiting_snapshots_at_once() {
+        let mut d = Debouncer::new(5 * MIN);
+        d.changed();
+        d.snapshot_taken(Duration::ZERO);
+        d.changed();
+        assert!(!d.is_due(MIN));
+        assert_eq!(d.due_at(), Some(5 * MIN));
+        d.firefox_exited();
+        assert!(d.is_due(MIN));
+        d.snapshot_taken(MIN);
+        assert_eq!(d.due_at(), None);
+    }
+}
