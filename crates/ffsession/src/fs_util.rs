@@ -6,10 +6,16 @@
 //! keeps its old content; if anything fails the temporary file is removed, so
 //! no partial output is ever left behind. New files are created 0600 because
 //! session files hold cookies and form data.
+//!
+//! For tests only, [`set_test_hook`] slows every write down (so a test can
+//! kill the process in the middle of one) or makes writes fail as on a full
+//! disk. It is off unless a program turns it on.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::error::{IoResultExt, PathError};
 
@@ -27,15 +33,110 @@ pub fn write_atomic(
         .suffix(".tmp")
         .tempfile_in(dir)
         .with_path(dir)?;
+    let hook = test_hook();
     {
-        let mut buffered = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        let file = HookedWriter {
+            inner: tmp.as_file_mut(),
+            fail: hook.and_then(|h| h.fail_after_bytes).is_some(),
+        };
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, file);
         write(&mut buffered).with_path(path)?;
         buffered.flush().with_path(path)?;
     }
+    if let Some(h) = hook {
+        std::thread::sleep(h.delay_per_write);
+    }
     tmp.as_file().sync_all().with_path(path)?;
+    if let Some(h) = hook {
+        std::thread::sleep(h.delay_per_write);
+    }
     // On failure `persist` hands the temp file back; dropping it deletes it.
     tmp.persist(path).map_err(|e| e.error).with_path(path)?;
     sync_dir(dir)
+}
+
+/// A fault to inject into every [`write_atomic`] of this process. **For tests
+/// only**: it lets a test kill a process while a write is in flight, or
+/// simulate a full disk. The default injects nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TestHook {
+    /// Sleep this long after writing the temporary file and before its fsync,
+    /// and again after the fsync and before the rename.
+    pub delay_per_write: Duration,
+    /// Once this many bytes were written (counted from [`set_test_hook`],
+    /// across all files), every further write fails with `ENOSPC` ("No space
+    /// left on device"), the rest of a partly written buffer included.
+    pub fail_after_bytes: Option<u64>,
+}
+
+/// The hook in force, and the bytes written since it was set.
+static TEST_HOOK: Mutex<Option<(TestHook, u64)>> = Mutex::new(None);
+
+/// Install `hook` for every later [`write_atomic`] of this process (`None`
+/// removes it), and restart the count of bytes written. **For tests only**;
+/// the library never installs one itself.
+pub fn set_test_hook(hook: Option<TestHook>) {
+    *lock_hook() = hook.map(|h| (h, 0));
+}
+
+fn lock_hook() -> std::sync::MutexGuard<'static, Option<(TestHook, u64)>> {
+    // The data is two plain numbers: a panic elsewhere cannot leave it torn.
+    TEST_HOOK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn test_hook() -> Option<TestHook> {
+    lock_hook().map(|(h, _)| h)
+}
+
+/// The temporary file, failing as a full disk would once the test hook's byte
+/// budget is spent.
+struct HookedWriter<'a> {
+    inner: &'a mut File,
+    fail: bool,
+}
+
+impl Write for HookedWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.fail {
+            return self.inner.write(buf);
+        }
+        let allowed = {
+            let mut guard = lock_hook();
+            match guard.as_mut() {
+                Some((TestHook {
+                    fail_after_bytes: Some(limit),
+                    ..
+                }, written)) => {
+                    let left = limit.saturating_sub(*written);
+                    let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+                    *written += n as u64;
+                    n
+                }
+                _ => buf.len(),
+            }
+        };
+        if allowed == 0 && !buf.is_empty() {
+            return Err(disk_full());
+        }
+        self.inner.write_all(&buf[..allowed])?;
+        Ok(allowed)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The error a full disk gives: `ENOSPC`.
+fn disk_full() -> io::Error {
+    #[cfg(unix)]
+    {
+        io::Error::from_raw_os_error(rustix::io::Errno::NOSPC.raw_os_error())
+    }
+    #[cfg(not(unix))]
+    {
+        io::Error::from(io::ErrorKind::StorageFull)
+    }
 }
 
 /// Fsync a directory so that renames and new entries in it are durable.
