@@ -101,3 +101,36 @@ class FFSession:
 
     def compress(self, src, out):
         return self.run("compress", src, "-o", out)
+
+    # -- backup store ------------------------------------------------------------
+    def _snapshots_doc(self, r, what):
+        obj = self._json(r)
+        if not isinstance(obj, dict) or not isinstance(obj.get("snapshots"), list):
+            raise CheckFailed("%s did not print an object with a \"snapshots\" array\n%s"
+                              % (what, r.describe()))
+        return obj
+
+    def backup(self, profile, store, expect_codes=(0,)):
+        """`backup --json`: returns ({"snapshots": [...], "alarm": ...}, Result).
+        Exit codes other than expect_codes raise CheckFailed."""
+        r = self.run("backup", "--json", "--profile", profile, "--store", store, expect_ok=False)
+        if r.code not in expect_codes:
+            raise CheckFailed("ffsession backup exited %d (expected %s)\n%s"
+                              % (r.code, " or ".join(map(str, expect_codes)), r.describe()))
+        return self._snapshots_doc(r, "backup --json"), r
+
+    def list_snapshots(self, profile, store):
+        """`list --json`: returns ([snapshot, ...] newest first, Result)."""
+        r = self.run("list", "--json", "--profile", profile, "--store", store)
+        obj = self._json(r)
+        if isinstance(obj, dict):
+            obj = obj.get("snapshots")
+        if not isinstance(obj, list):
+            raise CheckFailed("list --json did not print a list of snapshots\n" + r.describe())
+        return obj, r
+
+    def restore(self, snapshot, profile, store, dry_run=False, expect_ok=True):
+        args = ["restore", snapshot, "--profile", profile, "--store", store]
+        if dry_run:
+            args.append("--dry-run")
+        return self.run(*args, expect_ok=expect_ok)

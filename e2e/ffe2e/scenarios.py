@@ -4,6 +4,7 @@ when it cannot run.  Scenarios marked `placeholder` are not run yet."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -29,6 +30,10 @@ def scenario(num, name, placeholder=None):
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
 
 def now_ms():
     return int(time.time() * 1000)
@@ -264,28 +269,337 @@ def s3_many(ctx):
             "`tabs --format json` %.1f ms" % (size, min(times) * 1000, max(times) * 1000, rt.seconds * 1000))
 
 
-@scenario(4, "SIGKILL crash, then `ffsession backup`",
-          placeholder="`ffsession backup` does not exist yet")
+def snapshot_counts(snap):
+    """Firefox's answer as the `counts` object of a backup snapshot."""
+    return {"windows": len(snap["windows"]),
+            "tabs": sum(len(w["tabs"]) for w in snap["windows"]),
+            "closed_tabs": sum(w["closed_tabs"] for w in snap["windows"]),
+            "closed_windows": snap["closed_window_count"]}
+
+
+def window_urls(snap):
+    """Firefox's windows as a sorted list of per-window URL tuples (a multiset of windows)."""
+    return sorted(tuple(ff_tab_url(t) for t in w["tabs"]) for w in snap["windows"])
+
+
+def by_file(snapshots):
+    """{file_name: [snapshot, ...]} of a backup/list answer."""
+    out = {}
+    for s in snapshots:
+        if isinstance(s, dict):
+            out.setdefault(s.get("file_name"), []).append(s)
+    return out
+
+
+def file_hashes(profile):
+    """sha256 of every session file, prefs.js and user.js of a profile (None if missing)."""
+    names = ["sessionstore.jsonlz4", "prefs.js", "user.js"]
+    bdir = os.path.join(profile, "sessionstore-backups")
+    if os.path.isdir(bdir):
+        names += sorted(os.path.join("sessionstore-backups", n) for n in os.listdir(bdir))
+    out = {}
+    for n in names:
+        try:
+            with open(os.path.join(profile, n), "rb") as f:
+                out[n] = hashlib.sha256(f.read()).hexdigest()[:16]
+        except FileNotFoundError:
+            out[n] = None
+    return out
+
+
+RECOVERY = "sessionstore-backups/recovery.jsonlz4"
+RECOVERY_BAK = "sessionstore-backups/recovery.baklz4"
+SESSIONSTORE = "sessionstore.jsonlz4"
+
+
+@scenario(4, "SIGKILL crash, then `ffsession backup`")
 def s4_crash_backup(ctx):
-    """TODO when `ffsession backup` exists. Building blocks are ready:
-        with ctx.firefox() as ff:
-            ff.start(); build_rich_session(ctx, ff); ff.flush_and_save(); snap = ff.snapshot()
-            ff.kill()                               # SIGKILL by pid -> recovery.jsonlz4 stays
-            ctx.cli.run("backup", ff.profile, ...)  # contract TBD
-            check_session_file(ctx.cli, <backup file>, snap)
-    (scenario 8 already proves the SIGKILL / recovery.jsonlz4 / restart part.)"""
-    raise Skip("`ffsession backup` does not exist yet")
+    """SIGKILL Firefox after at least two session writes (recovery.jsonlz4 + recovery.baklz4),
+    then `ffsession backup --json`: both files are stored as verified snapshots whose counts
+    match what Firefox reported before the kill; `tabs` on the recovery file matches too."""
+    srv = ctx.srv
+    w0 = [srv.url("p", 900 + i) for i in range(6)]
+    w1 = [srv.url("storage", 910 + i) for i in range(4)]
+    w2 = [srv.url("icon", 920 + i) for i in range(3)]
+    since = now_ms()
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, w0, replace_first=True)
+        ff.pin(0, 3)
+        ff.new_window(w1)
+        ff.new_window(w2)
+        ff.close_window(2)                                     # a closed window (3 tabs)
+        ff.close_tabs(1, [2])                                  # a closed tab in window 1
+        ff.select_first_window()
+        # Two forced writes: the second moves the first to recovery.baklz4.
+        ff.flush_and_save()
+        ff.flush_and_save()
+        if not os.path.exists(ff.recovery_bak):
+            ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=2, tabs=6 + 3, urls=w0 + [u for i, u in enumerate(w1) if i != 2])
+        soft = Soft()
+        soft.eq("Firefox closed windows", snap["closed_window_count"], 1)
+        soft.true("recovery.baklz4 exists before the kill", os.path.exists(ff.recovery_bak))
+        soft.raise_if_any("HARNESS: Firefox is not in the expected state")
+        ff.kill()
+        soft = Soft()
+        soft.true("recovery.jsonlz4 left after SIGKILL", os.path.exists(ff.recovery))
+        soft.true("recovery.baklz4 left after SIGKILL", os.path.exists(ff.recovery_bak))
+        soft.true("no sessionstore.jsonlz4 after SIGKILL", not os.path.exists(ff.sessionstore))
+        soft.raise_if_any("HARNESS: unexpected files after SIGKILL")
+        profile = ff.profile
+        rec = stable_copy(ff.recovery, ctx.path("crash-recovery.jsonlz4"))
+        bak = stable_copy(ff.recovery_bak, ctx.path("crash-recovery.baklz4"))
+    if ctx.firefox_only:
+        return "Firefox side only: recovery.jsonlz4 + recovery.baklz4 left after SIGKILL"
+    ctx.cli.require()
+    store = ctx.path("store")
+    doc, r = ctx.cli.backup(profile, store, expect_codes=(0, 3))
+    want = snapshot_counts(snap)
+    files = by_file(doc["snapshots"])
+    soft = Soft()
+    soft.eq("backup exit code (store was empty, newest file is good)", r.code, 0, r.cmd)
+    soft.eq("backup alarm", doc.get("alarm"), None, r.cmd)
+    soft.eq("stored file names", sorted(files, key=str), sorted([RECOVERY, RECOVERY_BAK]), r.cmd)
+    ids = []
+    for name, path in ((RECOVERY, rec), (RECOVERY_BAK, bak)):
+        got = files.get(name) or []
+        if len(got) != 1:
+            soft.true("exactly one snapshot of %s" % name, False, "got %r" % got, r.cmd)
+            continue
+        s = got[0]
+        ids.append(s.get("id"))
+        soft.true("%s snapshot has an integer id" % name, _is_int(s.get("id")), repr(s.get("id")), r.cmd)
+        soft.eq("%s snapshot status" % name, s.get("status"), "ok", r.cmd)
+        soft.eq("%s snapshot counts (Firefox before the kill)" % name, s.get("counts"), want, r.cmd)
+        lu = mozlz4.load_json(path)["session"]["lastUpdate"]
+        soft.eq("%s snapshot last_update_ms == the file's session.lastUpdate" % name,
+                s.get("last_update_ms"), lu, r.cmd)
+    lst, rl = ctx.cli.list_snapshots(profile, store)
+    soft.eq("`list --json` ids (newest first) == the snapshots just taken",
+            sorted(x.get("id") for x in lst if isinstance(x, dict)), sorted(ids), rl.cmd)
+    ids_desc = [x.get("id") for x in lst if isinstance(x, dict)]
+    soft.eq("`list --json` is newest first", ids_desc, sorted(ids_desc, reverse=True), rl.cmd)
+    for x in lst:
+        mine = [s for s in doc["snapshots"] if s.get("id") == x.get("id")]
+        if mine:
+            for k in ("file_name", "status", "counts", "last_update_ms"):
+                soft.eq("`list --json` snapshot %s %s == backup's" % (x.get("id"), k), x.get(k),
+                        mine[0].get(k), rl.cmd)
+    soft.raise_if_any("backup after SIGKILL")
+    # What was stored is what Firefox had: the same file, read by ffsession.
+    ff_checks(ctx, rec, snap, since, "recovery.jsonlz4 after SIGKILL (stored by backup)")
+    return ("backup stored recovery.jsonlz4 + recovery.baklz4 (status ok, %d windows / %d tabs / "
+            "%d closed tabs / %d closed windows = Firefox before SIGKILL); tabs match"
+            % (want["windows"], want["tabs"], want["closed_tabs"], want["closed_windows"]))
 
 
-@scenario(5, "`ffsession restore` into a profile",
-          placeholder="`ffsession restore` does not exist yet")
+ONCE = "browser.sessionstore.resume_session_once"
+OS_RESTART = "browser.sessionstore.resuming_after_os_restart"
+
+# What SessionStartup decided at this start (see e2e/experiments/RESTORE.md).
+JS_STARTUP = r"""
+const { SessionStartup } = ChromeUtils.importESModule("resource:///modules/sessionstore/SessionStartup.sys.mjs");
+await SessionStartup.onceInitialized;
+const names = {0: "NO_SESSION", 1: "RECOVER", 2: "RESUME", 3: "DEFER"};
+return {
+  sessionType: names[SessionStartup.sessionType] || String(SessionStartup.sessionType),
+  startupPage: Services.prefs.getIntPref("browser.startup.page"),
+  once: Services.prefs.getBoolPref("browser.sessionstore.resume_session_once", false),
+  onceUserSet: Services.prefs.prefHasUserValue("browser.sessionstore.resume_session_once"),
+};
+"""
+
+
+def pref_lines(path, name):
+    """The lines of a prefs.js/user.js that mention pref `name`."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return [ln.strip() for ln in f if '"%s"' % name in ln]
+    except FileNotFoundError:
+        return []
+
+
+def once_true(profile):
+    return [ln for ln in pref_lines(os.path.join(profile, "prefs.js"), ONCE)
+            if ln.replace(" ", "").endswith(",true);")]
+
+
+def file_window_urls(path):
+    """A session file's open windows as a sorted list of per-window URL tuples
+    (the entry at each tab's index)."""
+    state = mozlz4.load_json(path)
+    out = []
+    for w in state.get("windows", []):
+        urls = []
+        for t in w.get("tabs", []):
+            en = t.get("entries") or []
+            i = max(1, min(len(en), t.get("index") or len(en)))
+            urls.append(en[i - 1].get("url") if en else None)
+        out.append(tuple(urls))
+    return sorted(out)
+
+
+def tab_props(snap):
+    """Per window: (url, pinned, hidden, container, group) of each tab, as a multiset of windows."""
+    return sorted(tuple((ff_tab_url(t), bool(t["pinned"]), bool(t["hidden"]), int(t["container"]),
+                         t.get("group")) for t in w["tabs"]) for w in snap["windows"])
+
+
+def one_snapshot(soft, doc, name, r):
+    got = by_file(doc["snapshots"] if isinstance(doc, dict) else doc).get(name) or []
+    soft.true("exactly one snapshot of %s" % name, len(got) == 1, "got %r" % got, r.cmd)
+    return got[0] if len(got) == 1 else {}
+
+
+@scenario(5, "`ffsession restore` into a profile")
 def s5_restore(ctx):
-    """TODO when `ffsession restore` exists. Building blocks:
-        take a saved session (e.g. scenario 2's sessionstore.jsonlz4 and its snapshot),
-        ctx.cli.run("restore", FILE, "--profile", profile)   # contract TBD
-        ff2 = ctx.firefox(profile_dir=profile, prefs={...}); ff2.start(); ff2.wait_restored()
-        compare_restored(snap, ff2.snapshot())   # URL lists per window, as sets of windows"""
-    raise Skip("`ffsession restore` does not exist yet")
+    """Scenario 2's session is backed up after a clean quit; the user then changes the session;
+    `ffsession restore ID` makes the next Firefox start (browser.startup.page=1, no restore)
+    reopen exactly the backed-up windows and tabs; Firefox clears the one-shot pref; the undo
+    snapshot restores with --dry-run without touching the profile."""
+    srv = ctx.srv
+    # 1. The session to come back to, saved by a clean quit.
+    with ctx.firefox() as ff:
+        ff.start()
+        build_rich_session(ctx, ff)
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=3, tabs=21 + 14 + 15)
+        ff.quit()
+        profile = ff.profile
+        if not os.path.exists(ff.sessionstore):
+            raise CheckFailed("HARNESS: no sessionstore.jsonlz4 after a clean quit")
+        saved = stable_copy(ff.sessionstore, ctx.path("saved-sessionstore.jsonlz4"))
+    want_urls = window_urls(snap)
+    soft = Soft()
+    soft.eq("HARNESS: sessionstore.jsonlz4 after quit holds Firefox's windows",
+            file_window_urls(saved), want_urls)
+    soft.raise_if_any("HARNESS: the saved session is not what Firefox had")
+    if ctx.firefox_only:
+        return "Firefox side only: saved a 3-window / 50-tab session (restore needs ffsession)"
+    ctx.cli.require()
+    store = ctx.path("store")
+    doc, rb = ctx.cli.backup(profile, store)
+    soft = Soft()
+    s0 = one_snapshot(soft, doc, SESSIONSTORE, rb)
+    soft.eq("backup: sessionstore.jsonlz4 snapshot status", s0.get("status"), "ok", rb.cmd)
+    soft.eq("backup: sessionstore.jsonlz4 snapshot counts (Firefox before quit)", s0.get("counts"),
+            snapshot_counts(snap), rb.cmd)
+    soft.eq("backup: sessionstore.jsonlz4 snapshot last_update_ms == the file's session.lastUpdate",
+            s0.get("last_update_ms"), mozlz4.load_json(saved)["session"]["lastUpdate"], rb.cmd)
+    soft.raise_if_any("backup after a clean quit")
+    snap_id = s0["id"]
+
+    # 2. The user carries on: closes tabs, opens others, closes a window, quits.
+    with ctx.firefox(profile_dir=profile) as ff:
+        ff.start()
+        ff.wait_restored()
+        ff.add_tabs(0, [srv.url("p", 960 + i) for i in range(4)])
+        ff.close_tabs(0, [0])
+        ff.new_window([srv.url("icon", 970 + i) for i in range(3)])
+        ff.close_window(ff.new_window([srv.url("p", 980 + i) for i in range(2)]))
+        ff.select_first_window()
+        ff.flush_and_save()
+        snap_changed = ff.snapshot()
+        ff.quit()
+    if window_urls(snap_changed) == want_urls:
+        raise CheckFailed("HARNESS: the changed session equals the saved one")
+    soft = Soft()
+    soft.eq("HARNESS: sessionstore.jsonlz4 after the second quit holds the changed session",
+            file_window_urls(os.path.join(profile, SESSIONSTORE)), window_urls(snap_changed))
+    soft.raise_if_any("HARNESS: the changed session")
+    before_ids = {x.get("id") for x in ctx.cli.list_snapshots(profile, store)[0]}
+
+    # 3. ffsession restore ID (Firefox stopped).
+    r = ctx.cli.restore(snap_id, profile, store)
+    soft = Soft()
+    ss = os.path.join(profile, SESSIONSTORE)
+    try:
+        installed = mozlz4.load_json(ss)
+    except Exception as e:  # noqa: BLE001
+        installed = "unreadable: %s" % e
+    soft.true("sessionstore.jsonlz4 holds the snapshot's JSON after restore",
+              installed == mozlz4.load_json(saved), "it differs", r.cmd)
+    for rel in ("recovery.jsonlz4", "recovery.baklz4", "previous.jsonlz4"):
+        soft.true("sessionstore-backups/%s removed by restore" % rel,
+                  not os.path.exists(os.path.join(profile, "sessionstore-backups", rel)), "", r.cmd)
+    soft.eq("prefs.js resume_session_once line after restore",
+            pref_lines(os.path.join(profile, "prefs.js"), ONCE),
+            ['user_pref("%s", true);' % ONCE], r.cmd)
+    soft.eq("prefs.js has no resuming_after_os_restart line", pref_lines(os.path.join(profile, "prefs.js"), OS_RESTART),
+            [], r.cmd)
+    lst, rl = ctx.cli.list_snapshots(profile, store)
+    new = [x for x in lst if x.get("id") not in before_ids]
+    undo = [x for x in new if x.get("file_name") == SESSIONSTORE]
+    soft.true("restore backed up the current sessionstore.jsonlz4 (a new snapshot)", len(undo) == 1,
+              "new snapshots: %r" % new, rl.cmd)
+    undo = undo[0] if len(undo) == 1 else {}
+    soft.eq("undo snapshot status", undo.get("status"), "ok", rl.cmd)
+    soft.eq("undo snapshot counts == the changed session", undo.get("counts"),
+            snapshot_counts(snap_changed), rl.cmd)
+    soft.raise_if_any("`ffsession restore %s`" % snap_id)
+    with open(ss, "rb") as f:
+        installed_bytes = f.read()
+
+    # 4. --dry-run of the undo snapshot changes nothing.
+    h0 = file_hashes(profile)
+    rd = ctx.cli.restore(undo["id"], profile, store, dry_run=True)
+    soft = Soft()
+    soft.true("restore --dry-run prints what it would do", rd.stdout.strip() != "", "stdout is empty", rd.cmd)
+    soft.eq("profile files after restore --dry-run (sha256)", file_hashes(profile), h0, rd.cmd)
+    soft.eq("store after restore --dry-run (ids)", sorted(x.get("id") for x in ctx.cli.list_snapshots(profile, store)[0]),
+            sorted(x.get("id") for x in lst), rd.cmd)
+    soft.raise_if_any("`ffsession restore --dry-run` of the undo snapshot")
+
+    # 5. Firefox, browser.startup.page=1 (harness default: no restore), reopens the snapshot.
+    prefs = {"browser.startup.page": 1}
+    with ctx.firefox(profile_dir=profile, prefs=prefs) as ff:
+        uj = os.path.join(profile, "user.js")
+        ff.start()
+        soft = Soft()
+        soft.eq("HARNESS: user.js sets no resume pref", pref_lines(uj, ONCE) + pref_lines(uj, OS_RESTART), [])
+        soft.eq("HARNESS: user.js browser.startup.page", pref_lines(uj, "browser.startup.page"),
+                ['user_pref("browser.startup.page", 1);'])
+        soft.raise_if_any("HARNESS: user.js")
+        ff.wait_restored()
+        diag = ff.chrome(JS_STARTUP)
+        snap2 = ff.snapshot()
+        soft = Soft()
+        soft.eq("Firefox restored windows' URLs (multiset of per-window URL lists) == snapshot",
+                window_urls(snap2), want_urls, r.cmd)
+        soft.eq("Firefox restored pinned/hidden/container/group per tab == snapshot",
+                tab_props(snap2), tab_props(snap), r.cmd)
+        soft.eq("Firefox restored counts (windows, tabs, closed tabs, closed windows)",
+                snapshot_counts(snap2), snapshot_counts(snap), r.cmd)
+        soft.eq("SessionStartup.sessionType", diag.get("sessionType"), "RESUME", r.cmd)
+        soft.eq("browser.startup.page in Firefox", diag.get("startupPage"), 1)
+        soft.eq("resume_session_once has no user value once Firefox started", diag.get("onceUserSet"), False, r.cmd)
+        # Firefox writes prefs.js a moment after clearing the pref.
+        end = time.monotonic() + 20
+        while once_true(profile) and time.monotonic() < end:
+            time.sleep(0.25)
+        soft.eq("prefs.js resume_session_once=true lines after Firefox started", once_true(profile), [], r.cmd)
+        ff.flush_and_save()
+        prev = os.path.join(profile, "sessionstore-backups", "previous.jsonlz4")
+        try:
+            with open(prev, "rb") as f:
+                prev_bytes = f.read()
+        except FileNotFoundError:
+            prev_bytes = None
+        soft.true("Firefox moved the installed sessionstore.jsonlz4 byte for byte to previous.jsonlz4",
+                  prev_bytes == installed_bytes, "previous.jsonlz4 %s" % ("missing" if prev_bytes is None else "differs"),
+                  r.cmd)
+        soft.raise_if_any("Firefox did not reopen the restored snapshot")
+        ff.quit()
+    soft = Soft()
+    soft.eq("prefs.js resume_session_once=true lines after quit", once_true(profile), [], r.cmd)
+    soft.raise_if_any("one-shot pref")
+    n = sum(len(w) for w in want_urls)
+    return ("restore %s: Firefox (startup.page=1) reopened exactly %d windows / %d tabs (+1 closed window) "
+            "as RESUME; prefs.js one-shot cleared; undo snapshot %s --dry-run changes nothing"
+            % (snap_id, len(want_urls), n, undo["id"]))
 
 
 @scenario(6, "decompress -> compress round trip restored by Firefox")
@@ -369,16 +683,78 @@ def s6_roundtrip(ctx):
             + (" [--firefox-only: harness codec]" if ctx.firefox_only else ""))
 
 
-@scenario(7, "restore refused while Firefox runs",
-          placeholder="`ffsession restore` does not exist yet")
+def wait_quiet(profile, quiet_s=2.0, timeout=20.0):
+    """Wait until Firefox has not changed any session file or prefs.js for quiet_s."""
+    end = time.monotonic() + timeout
+    last, since = file_hashes(profile), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.25)
+        cur = file_hashes(profile)
+        if cur != last:
+            last, since = cur, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return cur
+    return last
+
+
+@scenario(7, "restore refused while Firefox runs")
 def s7_restore_refused(ctx):
-    """TODO when `ffsession restore` exists. Building blocks:
-        with ctx.firefox() as ff:
-            ff.start()                                       # profile is now locked/in use
-            r = ctx.cli.run("restore", FILE, "--profile", ff.profile, expect_ok=False)
-            assert r.code != 0 and r.stderr.strip().count("\\n") == 0
-            assert the profile's session files are unchanged and ff.snapshot() is unchanged"""
-    raise Skip("`ffsession restore` does not exist yet")
+    """With Firefox running on the profile, `ffsession restore ID` (and `latest`) exits 1 with a
+    one-line "Firefox is running on this profile" error, and leaves the profile's session files
+    and prefs.js byte for byte unchanged (and Firefox's tabs as they were)."""
+    srv = ctx.srv
+    w0 = [srv.url("p", 990 + i) for i in range(3)]
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, w0, replace_first=True)
+        ff.flush_and_save()
+        ff.flush_and_save()
+        if ctx.firefox_only:
+            ff.quit()
+            return "Firefox side only: nothing to refuse without ffsession"
+        ctx.cli.require()
+        store = ctx.path("store")
+        doc, rb = ctx.cli.backup(ff.profile, store)
+        soft = Soft()
+        s0 = one_snapshot(soft, doc, RECOVERY, rb)
+        soft.eq("backup while running: recovery.jsonlz4 snapshot status", s0.get("status"), "ok", rb.cmd)
+        soft.eq("backup while running: recovery.jsonlz4 snapshot tabs", (s0.get("counts") or {}).get("tabs"), 3,
+                rb.cmd)
+        soft.raise_if_any("backup while Firefox runs")
+        # The session moves on, so a restore would really change the files.
+        ff.add_tabs(0, [srv.url("p", 995), srv.url("p", 996)])
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=1, tabs=5)
+        before = wait_quiet(ff.profile)
+        soft = Soft()
+        soft.true("HARNESS: the profile has recovery.jsonlz4 and prefs.js",
+                  before.get(RECOVERY) and before.get("prefs.js"), repr(before))
+        soft.raise_if_any("HARNESS")
+        results = []
+        for target in (str(s0["id"]), "latest"):
+            r = ctx.cli.restore(target, ff.profile, store, expect_ok=False)
+            results.append(r)
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+            soft.eq("`restore %s` exit code while Firefox runs" % target, r.code, 1, r.cmd)
+            soft.true("`restore %s` prints a one-line error on stderr" % target, len(lines) == 1,
+                      "stderr: %r" % r.stderr[:500], r.cmd)
+            soft.true("`restore %s` error says \"Firefox is running on this profile\"" % target,
+                      "Firefox is running on this profile" in r.stderr, "stderr: %r" % r.stderr[:500], r.cmd)
+            soft.eq("`restore %s` stdout" % target, r.stdout.strip(), "", r.cmd)
+        after = file_hashes(ff.profile)
+        cmds = " ; ".join(r.cmd for r in results)
+        soft.eq("profile session files and prefs.js (sha256) after the refused restores", after, before, cmds)
+        soft.eq("prefs.js resume_session_once lines", pref_lines(os.path.join(ff.profile, "prefs.js"), ONCE), [], cmds)
+        soft.true("Firefox still runs", ff.running(), "", cmds)
+        snap2 = ff.snapshot()
+        soft.eq("Firefox's windows after the refused restores", window_urls(snap2), window_urls(snap), cmds)
+        soft.raise_if_any("restore while Firefox runs")
+        ff.quit()
+    err = results[0].stderr.strip()
+    err = err[err.find("Firefox is running"):][:90]
+    return ("`restore %s` and `restore latest` exit 1 with \"...%s\"; %d profile files unchanged"
+            % (s0["id"], err, sum(1 for v in before.values() if v)))
 
 
 @scenario(8, "SIGKILL crash leaves recovery.jsonlz4; Firefox resumes it")
