@@ -409,3 +409,46 @@ pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// A child process holding an fcntl write lock on a file, as a running Firefox
+/// holds one on its profile's `.parentlock` (POSIX record locks never conflict
+/// within one process, so a test needs another process). Needs `python3`.
+/// The lock is released when this value is dropped.
+#[cfg(unix)]
+pub struct FcntlLockHolder(std::process::Child);
+
+#[cfg(unix)]
+impl FcntlLockHolder {
+    /// Lock `path` (created if missing) and return once the lock is held.
+    pub fn hold(path: &std::path::Path) -> FcntlLockHolder {
+        use std::io::BufRead;
+        if !path.exists() {
+            std::fs::write(path, b"").expect("creating the lock file");
+        }
+        let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)\n";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 is needed to hold an fcntl lock");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("reading the lock holder's output");
+        assert_eq!(
+            line.trim(),
+            "locked",
+            "the lock holder did not take the lock"
+        );
+        FcntlLockHolder(child)
+    }
+}
+
+#[cfg(unix)]
+impl Drop for FcntlLockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

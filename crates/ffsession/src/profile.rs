@@ -372,26 +372,12 @@ mod tests {
         std::os::unix::fs::symlink("127.0.1.1:+4294967", dir.path().join("lock")).unwrap();
         // A lock symlink left behind after a clean quit does not mean running.
         assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
-        let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n";
-        let mut child = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(&lockfile)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3 is needed for this test");
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
-        assert_eq!(line.trim(), "locked");
+        let holder = ffsession_gen::FcntlLockHolder::hold(&lockfile);
         assert_eq!(
             lock_state(dir.path()),
             LockState::Running { pid: Some(4294967) }
         );
-        child.kill().unwrap();
-        child.wait().unwrap();
+        drop(holder);
         assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
     }
 

@@ -133,16 +133,6 @@ pub fn plan(
             ))
         }
     }
-    if !profile_dir.is_dir() {
-        return Err(PathError {
-            path: profile_dir.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "profile folder does not exist",
-            ),
-        }
-        .into());
-    }
     if let LockState::Running { pid } = lock_state(profile_dir) {
         return Err(RestoreError::FirefoxRunning {
             profile: profile_dir.to_path_buf(),

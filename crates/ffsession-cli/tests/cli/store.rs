@@ -409,25 +409,10 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
     // process plays Firefox here.
     #[cfg(unix)]
     {
-        let lockfile = profile.join(".parentlock");
-        fs::write(&lockfile, b"").unwrap();
-        let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n";
-        let mut child = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(&lockfile)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
+        let holder = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
         let before = snapshot_files(&profile);
         let out = cmd(&env, &profile).args(["restore", "1"]).output().unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
+        drop(holder);
         assert_eq!(out.status.code(), Some(1));
         assert!(
             stderr(&out).contains("Firefox is running on this profile"),
