@@ -63,6 +63,9 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::restore::RestoreError>() {
             return e.hint().map(str::to_owned);
         }
+        if let Some(e) = cause.downcast_ref::<ffsession::backup::BackupError>() {
+            return e.hint().map(str::to_owned);
+        }
         cause
             .downcast_ref::<UserError>()
             .and_then(|e| e.hint.clone())
@@ -91,12 +94,16 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     // Library errors already name their cause in their message; add only the
     // causes not yet said, so each fact appears once.
     let mut message = err.to_string();
+    let mut previous = message.clone();
     for cause in err.chain().skip(1) {
         let text = cause.to_string();
-        if !message.contains(&text) {
+        // Skip a cause already said, or one that only repeats the cause before
+        // it with more words (SQLite: "Error code 13: database or disk is full").
+        if !message.contains(&text) && !text.contains(&previous) {
             message.push_str(": ");
             message.push_str(&text);
         }
+        previous = text;
     }
     let mut line = format!("ffsession: error: {message}");
     if let Some(h) = hint(err) {

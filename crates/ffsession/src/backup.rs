@@ -40,6 +40,24 @@ pub enum Alarm {
     },
 }
 
+impl BackupError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            BackupError::Store(e) => e.hint(),
+            BackupError::Profile(e) => match e.source.kind() {
+                std::io::ErrorKind::NotFound => {
+                    Some("check the profile path; `ffsession profiles` lists them")
+                }
+                std::io::ErrorKind::PermissionDenied => {
+                    Some("check the permissions of the profile folder")
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
 impl std::fmt::Display for Alarm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -80,7 +98,8 @@ pub enum BackupError {
 }
 
 /// Snapshot every session file of the profile in `profile_dir` into `store`,
-/// recording `profile` (its name) and `now_ms` as the time taken.
+/// recording `profile` (its name) and `now_ms` as the time taken. The backup is
+/// all or nothing: if it fails, no snapshot of it is in the catalog.
 pub fn backup_profile(
     store: &mut Store,
     profile: &str,
@@ -92,7 +111,7 @@ pub fn backup_profile(
         .into_iter()
         .find(|s| s.is_ok() && s.counts.is_some());
     let files = sources::list(profile_dir)?;
-    let mut taken = Vec::with_capacity(files.len());
+    let mut read = Vec::with_capacity(files.len());
     let mut newest: Option<(usize, std::time::SystemTime)> = None;
     for file in &files {
         let source = match SnapshotSource::read(profile, file) {
@@ -101,14 +120,15 @@ pub fn backup_profile(
             Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e.into()),
         };
-        let info = store.add_snapshot(source, now_ms)?;
         if let Some(m) = file.modified {
             if newest.is_none_or(|(_, t)| m > t) {
-                newest = Some((taken.len(), m));
+                newest = Some((read.len(), m));
             }
         }
-        taken.push(info);
+        read.push(source);
     }
+    // All files or none: a failure (a full disk) leaves the catalog as it was.
+    let taken = store.add_snapshots(read, now_ms)?;
     let alarm = newest.and_then(|(i, _)| {
         let s = &taken[i];
         match (&s.status, s.counts, &last_good) {

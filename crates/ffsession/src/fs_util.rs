@@ -103,10 +103,13 @@ impl Write for HookedWriter<'_> {
         let allowed = {
             let mut guard = lock_hook();
             match guard.as_mut() {
-                Some((TestHook {
-                    fail_after_bytes: Some(limit),
-                    ..
-                }, written)) => {
+                Some((
+                    TestHook {
+                        fail_after_bytes: Some(limit),
+                        ..
+                    },
+                    written,
+                )) => {
                     let left = limit.saturating_sub(*written);
                     let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
                     *written += n as u64;

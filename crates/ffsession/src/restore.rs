@@ -87,7 +87,8 @@ impl RestoreError {
                 Some("`ffsession list` shows which snapshots verified ok")
             }
             RestoreError::Store(e) => e.hint(),
-            _ => None,
+            RestoreError::Backup(e) => e.hint(),
+            RestoreError::Io(_) => None,
         }
     }
 }
@@ -227,7 +228,11 @@ pub fn execute(
                 .dir()
                 .join("restores")
                 .join(format!("{now_ms}-prefs.js"));
-            fs::create_dir_all(keep.parent().unwrap_or(store.dir())).with_path(store.dir())?;
+            let restores = keep.parent().unwrap_or(store.dir());
+            if !restores.is_dir() {
+                fs::create_dir_all(restores).with_path(restores)?;
+                crate::fs_util::sync_dir(store.dir())?;
+            }
             write_atomic(&keep, |w| w.write_all(text.as_bytes()))?;
             Some(keep)
         }

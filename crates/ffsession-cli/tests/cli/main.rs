@@ -3,6 +3,7 @@
 mod common;
 mod convert;
 mod corpus;
+mod durability;
 mod profiles;
 mod read;
 mod store;

@@ -241,7 +241,40 @@ impl Store {
         source: SnapshotSource,
         now_ms: u64,
     ) -> Result<SnapshotInfo, StoreError> {
+        let mut infos = self.add_snapshots(vec![source], now_ms)?;
+        Ok(infos.remove(0))
+    }
+
+    /// Take snapshots of several files at once, all or nothing: every new
+    /// chunk of every file is written durably first, then one catalog
+    /// transaction adds all the rows. If anything fails (a full disk, say),
+    /// the catalog is as it was; chunk files already written are unreferenced
+    /// and garbage collection removes them.
+    pub fn add_snapshots(
+        &mut self,
+        sources: Vec<SnapshotSource>,
+        now_ms: u64,
+    ) -> Result<Vec<SnapshotInfo>, StoreError> {
         self.writable()?;
+        let prepared = sources
+            .into_iter()
+            .map(|source| self.prepare(source))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        // Every chunk file named below is durable now; commit the rows.
+        let path = self.catalog_path.clone();
+        let err = |e| catalog::sql_error(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut ids = Vec::with_capacity(prepared.len());
+        for p in &prepared {
+            ids.push(insert_rows(&tx, &path, p, now_ms)?);
+        }
+        tx.commit().map_err(err)?;
+        ids.into_iter().map(|id| self.snapshot(id)).collect()
+    }
+
+    /// Verify and chunk one source, writing the chunks the store lacks.
+    fn prepare(&self, source: SnapshotSource) -> Result<Prepared, StoreError> {
         let SnapshotSource {
             bytes,
             profile,
@@ -252,7 +285,6 @@ impl Store {
         let checked = check(&file_name, bytes);
         let content = &checked.content;
         let digest = Digest::of(content);
-
         let existing: Option<i64> = self
             .conn
             .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
@@ -265,84 +297,19 @@ impl Store {
             Some(id) if self.content_files_present(id)? => (Vec::new(), Vec::new(), 0),
             _ => self.write_chunks(content)?,
         };
-
-        // Every chunk file named below is durable now; commit the rows.
-        let path = self.catalog_path.clone();
-        let err = |e| catalog::sql_error(&path, e);
-        let tx = self.conn.transaction().map_err(err)?;
-        {
-            let mut put_chunk = tx
-                .prepare_cached(
-                    "INSERT INTO chunks (hash, raw_size, stored_size) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (hash) DO UPDATE SET stored_size = excluded.stored_size",
-                )
-                .map_err(err)?;
-            for (d, raw, stored) in &new_chunks {
-                put_chunk
-                    .execute(params![&d.as_bytes()[..], to_i64(*raw), to_i64(*stored)])
-                    .map_err(err)?;
-            }
-        }
-        let content_id = match existing {
-            Some(id) => id,
-            None => {
-                tx.execute(
-                    "INSERT INTO contents (hash, size) VALUES (?1, ?2)",
-                    params![&digest.as_bytes()[..], to_i64(content.len() as u64)],
-                )
-                .map_err(err)?;
-                let id = tx.last_insert_rowid();
-                let mut link = tx
-                    .prepare_cached(
-                        "INSERT INTO content_chunks (content_id, seq, chunk_id)
-                         SELECT ?1, ?2, id FROM chunks WHERE hash = ?3",
-                    )
-                    .map_err(err)?;
-                for (seq, d) in order.iter().enumerate() {
-                    let n = link
-                        .execute(params![id, to_i64(seq as u64), &d.as_bytes()[..]])
-                        .map_err(err)?;
-                    if n != 1 {
-                        return Err(StoreError::CatalogCorrupt {
-                            path: path.clone(),
-                            reason: format!("chunk {d} vanished from the catalog while adding"),
-                        });
-                    }
-                }
-                id
-            }
-        };
-        let (counts, last_update, status, reason) = match &checked.verdict {
-            Ok((c, lu)) => (Some(*c), *lu, "ok", None),
-            Err(why) => (None, None, "corrupt", Some(why.as_str())),
-        };
-        tx.execute(
-            "INSERT INTO snapshots (taken_at, profile, source_name, source_kind, source_mtime,
-                 last_update, windows, tabs, closed_tabs, closed_windows, content_id,
-                 stored_size, format, status, reason)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            params![
-                to_i64(now_ms),
-                profile,
-                file_name,
-                kind_name(&kind),
-                mtime_ms.map(to_i64),
-                last_update.map(to_i64),
-                counts.map(|c| to_i64(c.windows)),
-                counts.map(|c| to_i64(c.tabs)),
-                counts.map(|c| to_i64(c.closed_tabs)),
-                counts.map(|c| to_i64(c.closed_windows)),
-                content_id,
-                to_i64(stored_size),
-                checked.format.map(|f| f.to_string()),
-                status,
-                reason,
-            ],
-        )
-        .map_err(err)?;
-        let id = SnapshotId(tx.last_insert_rowid());
-        tx.commit().map_err(err)?;
-        self.snapshot(id)
+        Ok(Prepared {
+            digest,
+            content_len: content.len() as u64,
+            order,
+            new_chunks,
+            stored_size,
+            verdict: checked.verdict,
+            format: checked.format,
+            profile,
+            file_name,
+            kind,
+            mtime_ms,
+        })
     }
 
     /// True if every chunk file of content `id` exists (a missing one is
@@ -812,4 +779,109 @@ impl Store {
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// A source verified and chunked, its chunk files durable, not yet catalogued.
+struct Prepared {
+    digest: Digest,
+    content_len: u64,
+    order: Vec<Digest>,
+    new_chunks: Vec<(Digest, u64, u64)>,
+    stored_size: u64,
+    verdict: Result<(SessionCounts, Option<u64>), String>,
+    format: Option<Format>,
+    profile: String,
+    file_name: String,
+    kind: crate::sources::SourceKind,
+    mtime_ms: Option<u64>,
+}
+
+/// Add the catalog rows of one prepared snapshot inside `tx`.
+fn insert_rows(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    p: &Prepared,
+    now_ms: u64,
+) -> Result<SnapshotId, StoreError> {
+    let err = |e| catalog::sql_error(path, e);
+    {
+        let mut put_chunk = tx
+            .prepare_cached(
+                "INSERT INTO chunks (hash, raw_size, stored_size) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (hash) DO UPDATE SET stored_size = excluded.stored_size",
+            )
+            .map_err(err)?;
+        for (d, raw, stored) in &p.new_chunks {
+            put_chunk
+                .execute(params![&d.as_bytes()[..], to_i64(*raw), to_i64(*stored)])
+                .map_err(err)?;
+        }
+    }
+    // Looked up again inside the transaction: two files of one batch may share
+    // a content.
+    let existing: Option<i64> = tx
+        .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+        .and_then(|mut s| {
+            s.query_row([&p.digest.as_bytes()[..]], |r| r.get(0))
+                .optional()
+        })
+        .map_err(err)?;
+    let content_id = match existing {
+        Some(id) => id,
+        None => {
+            tx.execute(
+                "INSERT INTO contents (hash, size) VALUES (?1, ?2)",
+                params![&p.digest.as_bytes()[..], to_i64(p.content_len)],
+            )
+            .map_err(err)?;
+            let id = tx.last_insert_rowid();
+            let mut link = tx
+                .prepare_cached(
+                    "INSERT INTO content_chunks (content_id, seq, chunk_id)
+                     SELECT ?1, ?2, id FROM chunks WHERE hash = ?3",
+                )
+                .map_err(err)?;
+            for (seq, d) in p.order.iter().enumerate() {
+                let n = link
+                    .execute(params![id, to_i64(seq as u64), &d.as_bytes()[..]])
+                    .map_err(err)?;
+                if n != 1 {
+                    return Err(StoreError::CatalogCorrupt {
+                        path: path.to_path_buf(),
+                        reason: format!("chunk {d} vanished from the catalog while adding"),
+                    });
+                }
+            }
+            id
+        }
+    };
+    let (counts, last_update, status, reason) = match &p.verdict {
+        Ok((c, lu)) => (Some(*c), *lu, "ok", None),
+        Err(why) => (None, None, "corrupt", Some(why.as_str())),
+    };
+    tx.execute(
+        "INSERT INTO snapshots (taken_at, profile, source_name, source_kind, source_mtime,
+             last_update, windows, tabs, closed_tabs, closed_windows, content_id,
+             stored_size, format, status, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            to_i64(now_ms),
+            p.profile,
+            p.file_name,
+            kind_name(&p.kind),
+            p.mtime_ms.map(to_i64),
+            last_update.map(to_i64),
+            counts.map(|c| to_i64(c.windows)),
+            counts.map(|c| to_i64(c.tabs)),
+            counts.map(|c| to_i64(c.closed_tabs)),
+            counts.map(|c| to_i64(c.closed_windows)),
+            content_id,
+            to_i64(p.stored_size),
+            p.format.map(|f| f.to_string()),
+            status,
+            reason,
+        ],
+    )
+    .map_err(err)?;
+    Ok(SnapshotId(tx.last_insert_rowid()))
 }
