@@ -51,7 +51,8 @@ fn every_input_passes_the_mozlz4_and_session_checks() {
     );
     let mut failures = Vec::new();
     for (name, bytes) in &inputs {
-        let targets: [(&str, fn(&[u8])); 2] = [
+        type Check = fn(&[u8]);
+        let targets: [(&str, Check); 2] = [
             ("mozlz4", fuzz_checks::mozlz4),
             ("session", fuzz_checks::session),
         ];
