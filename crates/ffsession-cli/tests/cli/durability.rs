@@ -946,3 +946,56 @@ fn chunks_are_durable_before_the_catalog_names_them_and_rows_go_before_files() {
     }
     assert!(unlinked > 0, "prune deleted chunk files");
 }
+
+#[test]
+fn a_store_on_a_read_only_file_system_is_a_clear_error_and_still_lists() {
+    let tmpfs = match Tmpfs::mount("8m") {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!("NOTE: skipping the read-only store test: cannot mount a tmpfs ({why})");
+            return;
+        }
+    };
+    let env = TestEnv::new();
+    let store_dir = tmpfs.path().join("store");
+    let mut fx = FakeFirefox::new(env.path().join("profile"), 20);
+    fx.advance();
+    backup_ok(&env, &fx.profile, &store_dir);
+    let stored = fx.files();
+    let remount = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(tmpfs.path())
+        .status()
+        .unwrap();
+    assert!(remount.success(), "remounting the tmpfs read-only");
+    fx.advance();
+    let out = env
+        .cmd()
+        .arg("--profile")
+        .arg(&fx.profile)
+        .arg("--store")
+        .arg(&store_dir)
+        .arg("backup")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&store_dir.display().to_string()), "{err}");
+    assert!(err.contains("(hint: "), "{err}");
+    // Reading still works on a read-only store.
+    let out = env
+        .cmd()
+        .arg("--profile")
+        .arg(&fx.profile)
+        .arg("--store")
+        .arg(&store_dir)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        crate::common::stdout_json(&out).as_array().unwrap().len(),
+        stored
+    );
+}

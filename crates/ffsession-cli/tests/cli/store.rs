@@ -532,3 +532,28 @@ fn service_install_writes_a_systemd_user_unit() {
     assert!(out.status.success());
     assert!(!unit_path.exists());
 }
+
+#[test]
+fn a_missing_or_unusable_profile_is_a_clear_error_for_every_store_command() {
+    let env = TestEnv::new();
+    let not_a_dir = env.path().join("a-file");
+    fs::write(&not_a_dir, b"x").unwrap();
+    for profile in [env.path().join("does/not/exist"), not_a_dir] {
+        for args in [
+            &["backup"][..],
+            &["list"],
+            &["prune", "--dry-run"],
+            &["restore", "1"],
+            &["watch"],
+        ] {
+            let out = cmd(&env, &profile).args(args).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.contains("not a profile folder") && err.contains("(hint: "),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

@@ -126,7 +126,28 @@ pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams), StoreE
     let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| sql_error(path, e))?;
-    let version = check_identity(&conn, path)?;
+    let (conn, version) = match check_identity(&conn, path) {
+        Ok(version) => (conn, version),
+        // A WAL catalog needs its -shm file writable even to read; on a
+        // read-only file system (a mounted backup disk) nothing can change
+        // the catalog, so SQLite may read it as immutable.
+        Err(StoreError::Catalog { source, .. })
+            if matches!(
+                source.sqlite_error_code(),
+                Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+            ) =>
+        {
+            drop(conn);
+            let conn = Connection::open_with_flags(
+                immutable_uri(path),
+                flags | OpenFlags::SQLITE_OPEN_URI,
+            )
+            .map_err(|e| sql_error(path, e))?;
+            let version = check_identity(&conn, path)?;
+            (conn, version)
+        }
+        Err(e) => return Err(e),
+    };
     if version == 0 {
         return Err(corrupt(path, "the catalog was never initialized"));
     }
@@ -139,6 +160,21 @@ pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams), StoreE
     }
     let params = read_params(&conn, path)?;
     Ok((conn, params))
+}
+
+/// `file:<path>?immutable=1`, with the characters URIs reserve escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3F"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// Check that the file is an ffsession catalog this build can read; returns
