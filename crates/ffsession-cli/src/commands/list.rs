@@ -4,7 +4,6 @@ use std::io::{self, Write};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::store::Store;
 
 use crate::cli::GlobalArgs;
 use crate::fmt;
@@ -22,7 +21,7 @@ pub struct ListArgs {
 pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
     let config = global.config()?;
     let profile = global.profile()?;
-    let store = Store::open_read_only(global.store_dir(&config, &profile)?)?;
+    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
     let snapshots = store.snapshots()?;
     if args.json {
         return super::print_json(&snapshots);

@@ -106,6 +106,22 @@ impl GlobalArgs {
     }
 }
 
+/// Open an existing store (read-only or for writing); a store that does not
+/// exist yet is a clear "no backups yet".
+pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::store::Store> {
+    if !dir.exists() {
+        return Err(UserError::with_hint(
+            format!("no backups yet: {} does not exist", dir.display()),
+            "take one with `ffsession backup`, or pass --store DIR",
+        ));
+    }
+    Ok(if writable {
+        ffsession::store::Store::open(dir)?
+    } else {
+        ffsession::store::Store::open_read_only(dir)?
+    })
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> u64 {
     ffsession::store::unix_ms(std::time::SystemTime::now()).unwrap_or(0)

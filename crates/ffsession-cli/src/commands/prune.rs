@@ -78,11 +78,7 @@ pub fn run(global: &GlobalArgs, args: PruneArgs) -> Result<()> {
     let profile = global.profile()?;
     let dir = global.store_dir(&config, &profile)?;
     let policy = args.keep.policy(&config.prune);
-    let mut store = if args.dry_run {
-        Store::open_read_only(&dir)?
-    } else {
-        Store::open(&dir)?
-    };
+    let mut store = super::open_existing_store(&dir, !args.dry_run)?;
     apply_policy(&mut store, &policy, args.dry_run, args.json)
 }
 

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 use ffsession::restore::{self, RESUME_ONCE_PREF};
-use ffsession::store::{SnapshotId, Store};
+use ffsession::store::SnapshotId;
 
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -41,7 +41,7 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
     let profile = global.profile()?;
     let dir = global.store_dir(&config, &profile)?;
     let id = if args.snapshot == "latest" {
-        let store = Store::open_read_only(&dir)?;
+        let store = super::open_existing_store(&dir, false)?;
         let newest = store
             .snapshots()?
             .into_iter()
@@ -60,11 +60,7 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             )
         })?)
     };
-    let mut store = if args.dry_run {
-        Store::open_read_only(&dir)?
-    } else {
-        Store::open(&dir)?
-    };
+    let mut store = super::open_existing_store(&dir, !args.dry_run)?;
     let plan = restore::plan(&store, id, &profile.path)?;
     let mut out = io::stdout().lock();
     let verb = |now: &str, later: &str| {
