@@ -29,12 +29,27 @@ pub const TAB_FORMATS: [TabFormat; 7] = [
     TabFormat::Bookmarks,
 ];
 
-/// The `mozlz4` target: detect + decompress arbitrary bytes; whatever
+/// The `mozlz4` target: detect + decompress (both into a `Vec` and into the
+/// library's huge-page `Buffer`) arbitrary bytes; whatever
 /// decompresses must compress and decompress back to the same bytes, and so must
 /// the raw input itself.
 pub fn mozlz4(data: &[u8]) {
     let detected = format::detect(data);
-    if let Ok(json) = format::decompress(data) {
+    let decompressed = format::decompress(data);
+    // The huge-page buffer path must agree with the `Vec` one, error included.
+    match (&decompressed, format::decompress_to_buffer(data)) {
+        (Ok(a), Ok(b)) => assert!(
+            a[..] == b[..],
+            "decompress and decompress_to_buffer disagree"
+        ),
+        (Err(a), Err(b)) => assert_eq!(*a, b),
+        (a, b) => panic!(
+            "decompress gave {:?} but decompress_to_buffer gave {:?}",
+            a.as_ref().map(Vec::len),
+            b.map(|b| b.len())
+        ),
+    }
+    if let Ok(json) = decompressed {
         assert_eq!(
             detected,
             Ok(Format::Mozlz4),

@@ -69,3 +69,19 @@ fn every_input_passes_the_mozlz4_and_session_checks() {
         failures.join("\n")
     );
 }
+
+/// The first fuzz finding (session_json, `[[],[], 4]`): serde's derive also read
+/// a struct from a JSON array of its fields in order, so this parsed as a
+/// session with no windows and window 4 selected.
+#[test]
+fn a_json_array_is_not_a_session() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions/session_json-top-level-array-parsed-as-session.bin");
+    let input = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(ffsession::Session::from_json(&input).is_err());
+    assert!(ffsession::session::SessionMeta::from_json(&input).is_err());
+    assert!(
+        ffsession::Session::from_json(br#"{"windows":[[[]]]}"#).is_err(),
+        "a window read from an array"
+    );
+}
