@@ -23,7 +23,9 @@ use crate::commands;
   ffsession decompress recovery.jsonlz4 -o session.json --pretty
   ffsession backup --prune          snapshot every session file, then apply retention
   ffsession list                    the snapshots in the store, newest first
-  ffsession restore 42              Firefox reopens snapshot 42 at its next start")]
+  ffsession restore 42              Firefox reopens snapshot 42 at its next start
+  ffsession diff 42 current         tabs and windows changed since snapshot 42
+  ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -61,12 +63,14 @@ pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
     Backup(commands::backup::BackupArgs),
     List(commands::list::ListArgs),
+    Stats(commands::stats::StatsArgs),
     Prune(commands::prune::PruneArgs),
     Restore(commands::restore::RestoreArgs),
     Watch(commands::watch::WatchArgs),
     Service(commands::service::ServiceArgs),
     Info(commands::info::InfoArgs),
     Tabs(commands::tabs::TabsArgs),
+    Diff(commands::diff::DiffArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
 }

@@ -10,6 +10,7 @@
 //! - [`session`]: a zero-copy model borrowing from that buffer.
 //! - [`profile`]: Firefox profile discovery (`profiles.ini`, `installs.ini`, locks).
 //! - [`sources`]: the session files inside one profile and which one is newest.
+//! - [`diff`](mod@diff): what changed between two sessions (tabs, windows).
 //! - [`export`]: tab listings rendered as JSON, CSV, Markdown, bookmarks HTML, ...
 //! - [`fs_util`]: the one atomic-write helper every write goes through.
 //! - [`store`]: the backup store (content-defined chunks, SQLite catalog).
@@ -21,6 +22,7 @@
 
 pub mod backup;
 pub mod buffer;
+pub mod diff;
 pub mod error;
 pub mod export;
 pub mod format;

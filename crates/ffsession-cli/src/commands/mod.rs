@@ -5,6 +5,7 @@
 pub mod backup;
 pub mod compress;
 pub mod decompress;
+pub mod diff;
 pub mod info;
 pub mod list;
 mod output;
@@ -12,6 +13,7 @@ pub mod profiles;
 pub mod prune;
 pub mod restore;
 pub mod service;
+pub mod stats;
 pub mod tabs;
 pub mod watch;
 
@@ -39,6 +41,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Service(args) => service::run(g, args),
         Command::Info(args) => info::run(g, args),
         Command::Tabs(args) => tabs::run(g, args),
+        Command::Diff(args) => diff::run(g, args),
+        Command::Stats(args) => stats::run(g, args),
         Command::Decompress(args) => decompress::run(args),
         Command::Compress(args) => compress::run(args),
     }

@@ -3,6 +3,7 @@
 mod common;
 mod convert;
 mod corpus;
+mod diff;
 mod durability;
 mod profiles;
 mod read;

@@ -1,0 +1,234 @@
+//! `ffsession diff`: what changed between two sessions.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+use ffsession::diff::{self, SessionDiff, TabChange};
+use ffsession::export::one_line;
+use ffsession::store::SnapshotId;
+use ffsession::SessionData;
+
+use crate::cli::GlobalArgs;
+use crate::error::UserError;
+use crate::fmt;
+
+/// Show what changed between two sessions: tabs added, tabs removed, tabs
+/// moved to another window, windows opened and windows closed.
+///
+/// A and B are each a snapshot id from the backup store (see `ffsession
+/// list`), a session file (mozlz4 or JSON), or `current` for the profile's
+/// newest session file. Only open tabs count; a tab is its current page's URL,
+/// and two tabs on the same page are two tabs. Windows are matched by the
+/// pages they share.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession diff 41 42                     what changed between two snapshots
+  ffsession diff 42 current                what changed since snapshot 42
+  ffsession diff old.jsonlz4 new.jsonlz4 --json
+  ffsession diff 42 current --urls > lost.txt   the URLs of the tabs closed since")]
+pub struct DiffArgs {
+    /// The earlier session: snapshot id, session file, or `current`
+    #[arg(value_name = "A")]
+    pub a: String,
+
+    /// The later session: snapshot id, session file, or `current`
+    #[arg(value_name = "B")]
+    pub b: String,
+
+    /// Print JSON instead of text
+    #[arg(long, conflicts_with = "urls")]
+    pub json: bool,
+
+    /// Print only the URLs of removed tabs, one per line (to reopen them)
+    #[arg(long)]
+    pub urls: bool,
+}
+
+/// What an A or B argument names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Side {
+    Snapshot(SnapshotId),
+    Current,
+    File(PathBuf),
+}
+
+impl Side {
+    /// `current`; all digits and no such file: a snapshot id; else a path.
+    fn parse(arg: &str) -> Side {
+        if arg == "current" {
+            return Side::Current;
+        }
+        let digits = !arg.is_empty() && arg.bytes().all(|b| b.is_ascii_digit());
+        if digits && !Path::new(arg).exists() {
+            if let Ok(id) = arg.parse() {
+                return Side::Snapshot(SnapshotId(id));
+            }
+        }
+        Side::File(PathBuf::from(arg))
+    }
+}
+
+/// A loaded session and how to name it.
+struct Loaded {
+    label: String,
+    data: SessionData,
+}
+
+fn load(global: &GlobalArgs, side: &Side) -> Result<Loaded> {
+    Ok(match side {
+        Side::Snapshot(id) => {
+            let config = global.config()?;
+            let profile = global.profile()?;
+            let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+            let info = store.snapshot(*id)?;
+            let json = store.read_json(*id)?;
+            let label = format!("snapshot #{id}");
+            Loaded {
+                data: SessionData::from_bytes(format!("{label} ({})", info.file_name), json)?,
+                label,
+            }
+        }
+        Side::Current => {
+            let data = super::load_session(global, None)?;
+            Loaded {
+                label: format!("current ({})", data.path().display()),
+                data,
+            }
+        }
+        Side::File(path) => Loaded {
+            label: path.display().to_string(),
+            data: SessionData::read(path)?,
+        },
+    })
+}
+
+/// The diff with what was compared, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct Report<'s> {
+    a_source: &'s str,
+    b_source: &'s str,
+    #[serde(flatten)]
+    diff: &'s SessionDiff<'s>,
+}
+
+pub fn run(global: &GlobalArgs, args: DiffArgs) -> Result<()> {
+    let (side_a, side_b) = (Side::parse(&args.a), Side::parse(&args.b));
+    if side_a == Side::Current && side_b == Side::Current {
+        return Err(UserError::with_hint(
+            "`current` compared with itself",
+            "compare `current` with a snapshot id or a session file",
+        ));
+    }
+    let a = load(global, &side_a)?;
+    let b = load(global, &side_b)?;
+    let (session_a, session_b) = (a.data.parse()?, b.data.parse()?);
+    let d = diff::diff(&session_a, &session_b);
+
+    if args.json {
+        return super::print_json(&Report {
+            a_source: &a.label,
+            b_source: &b.label,
+            diff: &d,
+        });
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    if args.urls {
+        for url in d.removed.iter().filter_map(|t| t.url) {
+            writeln!(out, "{}", one_line(url))?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    write_text(&mut out, &a.label, &b.label, &d)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn write_text(out: &mut impl Write, a: &str, b: &str, d: &SessionDiff<'_>) -> io::Result<()> {
+    writeln!(out, "a: {a}")?;
+    writeln!(out, "b: {b}")?;
+    writeln!(
+        out,
+        "{} added, {} removed, {} moved; {} opened, {} closed ({}, {} -> {}, {})",
+        fmt::count(d.added.len(), "tab", "tabs"),
+        d.removed.len(),
+        d.moved.len(),
+        fmt::count(d.windows_opened.len(), "window", "windows"),
+        d.windows_closed.len(),
+        fmt::count(d.a.windows, "window", "windows"),
+        fmt::count(d.a.tabs, "tab", "tabs"),
+        fmt::count(d.b.windows, "window", "windows"),
+        fmt::count(d.b.tabs, "tab", "tabs"),
+    )?;
+    if d.is_empty() {
+        return Ok(());
+    }
+    tab_section(out, "removed", &d.removed)?;
+    tab_section(out, "added", &d.added)?;
+    if !d.moved.is_empty() {
+        writeln!(out, "\nmoved ({}):", d.moved.len())?;
+        for m in &d.moved {
+            writeln!(
+                out,
+                "  window {} -> {}  {}  {}",
+                m.from_window,
+                m.to_window,
+                one_line(m.title.unwrap_or("")),
+                one_line(m.url.unwrap_or("")),
+            )?;
+        }
+    }
+    for (name, windows) in [
+        ("windows closed", &d.windows_closed),
+        ("windows opened", &d.windows_opened),
+    ] {
+        if windows.is_empty() {
+            continue;
+        }
+        writeln!(out, "\n{name} ({}):", windows.len())?;
+        for w in windows {
+            writeln!(
+                out,
+                "  window {}: {}  {}",
+                w.window,
+                fmt::count(w.tabs, "tab", "tabs"),
+                one_line(w.title.unwrap_or("")),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn tab_section(out: &mut impl Write, name: &str, tabs: &[TabChange<'_>]) -> io::Result<()> {
+    if tabs.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n{name} ({}):", tabs.len())?;
+    for t in tabs {
+        writeln!(
+            out,
+            "  window {} #{:<3} {}  {}",
+            t.window,
+            t.position,
+            one_line(t.title.unwrap_or("")),
+            one_line(t.url.unwrap_or("")),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_snapshot_ids_current_or_paths() {
+        assert_eq!(Side::parse("42"), Side::Snapshot(SnapshotId(42)));
+        assert_eq!(Side::parse("current"), Side::Current);
+        assert_eq!(Side::parse("4x"), Side::File("4x".into()));
+        assert_eq!(Side::parse("./42"), Side::File("./42".into()));
+        assert_eq!(Side::parse(""), Side::File("".into()));
+    }
+}
