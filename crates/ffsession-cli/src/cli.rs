@@ -25,7 +25,9 @@ use crate::commands;
   ffsession list                    the snapshots in the store, newest first
   ffsession restore 42              Firefox reopens snapshot 42 at its next start
   ffsession diff 42 current         tabs and windows changed since snapshot 42
-  ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart")]
+  ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
+  ffsession search 'rust OR cargo'  tabs ever backed up whose title or URL match
+  ffsession history https://example.org/   when that page was open, and where")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -71,6 +73,9 @@ pub enum Command {
     Info(commands::info::InfoArgs),
     Tabs(commands::tabs::TabsArgs),
     Diff(commands::diff::DiffArgs),
+    Search(commands::search::SearchArgs),
+    History(commands::history::HistoryArgs),
+    Reindex(commands::reindex::ReindexArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
 }

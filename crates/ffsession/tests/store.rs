@@ -619,3 +619,188 @@ fn snapshots_are_listed_newest_first() {
     assert_eq!(info["format"], "json");
     assert_eq!(info["content_hash"].as_str().unwrap().len(), 64);
 }
+
+/// A generated session whose first window holds exactly `tabs` (URL, title),
+/// each with one history entry.
+fn with_tabs(seed: u64, tabs: &[(&str, &str)]) -> Vec<u8> {
+    let mut v: Value = serde_json::from_str(&generate(&Spec {
+        seed,
+        tabs: 4,
+        windows: 2,
+        ..Spec::default()
+    }))
+    .unwrap();
+    v["windows"][0]["tabs"] = tabs
+        .iter()
+        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
+        .collect();
+    mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+}
+
+fn search(store: &Store, query: &str) -> Vec<ffsession::store::SearchHit> {
+    store
+        .search_tabs(query, ffsession::store::TimeRange::default(), 100)
+        .unwrap()
+}
+
+#[test]
+fn backups_index_tabs_for_search_with_first_and_last_seen() {
+    let (_tmp, _dir, mut store) = new_store();
+    let a = ("https://zebra.example/stripes", "Zebrafish husbandry notes");
+    let b = ("https://quokka.example/smile", "Quokka selfies");
+    let one = store
+        .add_snapshot(source(with_tabs(1, &[a, b])), NOW)
+        .unwrap();
+    let two = store
+        .add_snapshot(source(with_tabs(1, &[a])), NOW + 1_000)
+        .unwrap();
+    // The same content again: its tabs are copied, not parsed.
+    let three = store
+        .add_snapshot(source(with_tabs(1, &[a])), NOW + 2_000)
+        .unwrap();
+
+    let hits = search(&store, "zebrafish");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].url, a.0);
+    assert_eq!(hits[0].title, a.1);
+    assert_eq!(hits[0].first_seen_ms, NOW);
+    assert_eq!(hits[0].last_seen_ms, NOW + 2_000);
+    assert_eq!(hits[0].snapshots, 3);
+    assert_eq!(hits[0].newest_snapshot, three.id);
+
+    let hits = search(&store, "quokka");
+    assert_eq!(hits.len(), 1);
+    assert_eq!((hits[0].snapshots, hits[0].newest_snapshot), (1, one.id));
+    assert_eq!(hits[0].last_seen_ms, NOW);
+
+    // A URL fragment, and a range that leaves out the first snapshot.
+    let hits = store
+        .search_tabs(
+            "stripes",
+            ffsession::store::TimeRange {
+                since_ms: Some(NOW + 500),
+                until_ms: Some(NOW + 1_500),
+            },
+            100,
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!((hits[0].snapshots, hits[0].newest_snapshot), (1, two.id));
+
+    // Removing a snapshot removes its tab rows.
+    store.remove_snapshot(one.id).unwrap();
+    assert!(search(&store, "quokka").is_empty());
+}
+
+#[test]
+fn search_text_is_a_bound_parameter_and_bad_syntax_is_a_typed_error() {
+    let (_tmp, dir, mut store) = new_store();
+    store
+        .add_snapshot(
+            source(with_tabs(
+                2,
+                &[("https://x.example/", "Robert'); DROP TABLE snapshots;--")],
+            )),
+            NOW,
+        )
+        .unwrap();
+    assert_eq!(search(&store, "\"DROP TABLE\"").len(), 1);
+    let r = store.search_tabs("\"unbalanced", Default::default(), 10);
+    assert!(
+        matches!(r, Err(ffsession::store::SearchError::BadQuery { .. })),
+        "{r:?}"
+    );
+    let err = store
+        .search_tabs("'); DROP TABLE snapshots;--", Default::default(), 10)
+        .unwrap_err();
+    assert!(err.hint().is_some());
+    drop(store);
+    let store = Store::open_read_only(&dir).unwrap();
+    assert_eq!(store.snapshots().unwrap().len(), 1);
+}
+
+#[test]
+fn history_finds_stretches_and_windows() {
+    let (_tmp, _dir, mut store) = new_store();
+    let x = ("https://stretch.example/", "Stretchy");
+    let y = ("https://other.example/", "Other");
+    let mut ids = Vec::new();
+    for (i, tabs) in [vec![x, y], vec![x], vec![y], vec![y, x]]
+        .iter()
+        .enumerate()
+    {
+        let info = store
+            .add_snapshot(source(with_tabs(3, tabs)), NOW + i as u64 * 1_000)
+            .unwrap();
+        ids.push(info.id);
+    }
+    let stretches = store.tab_history(x.0).unwrap();
+    assert_eq!(stretches.len(), 2, "{stretches:?}");
+    assert_eq!(stretches[0].from_ms, NOW);
+    assert_eq!(stretches[0].to_ms, NOW + 1_000);
+    assert_eq!(stretches[0].snapshots, 2);
+    assert_eq!(stretches[0].windows, vec![1]);
+    assert_eq!(stretches[1].first_snapshot, ids[3]);
+    assert_eq!(stretches[1].last_snapshot, ids[3]);
+    assert!(store
+        .tab_history("https://never.example/")
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn reindex_matches_the_index_built_at_backup_time() {
+    let (_tmp, _dir, mut store) = new_store();
+    let a = ("https://alpha.example/", "Alphabet soup recipes");
+    let b = ("https://beta.example/", "Beta soup");
+    store
+        .add_snapshot(source(with_tabs(4, &[a, b])), NOW)
+        .unwrap();
+    store
+        .add_snapshot(source(with_tabs(4, &[b])), NOW + 1)
+        .unwrap();
+    store
+        .add_snapshot(source(with_tabs(4, &[b])), NOW + 2)
+        .unwrap();
+    store
+        .add_snapshot(source(b"garbage".to_vec()), NOW + 3)
+        .unwrap();
+    let before = search(&store, "soup");
+    assert_eq!(before.len(), 2);
+    let mut calls = Vec::new();
+    let report = store
+        .reindex_tabs(|done, total| calls.push((done, total)))
+        .unwrap();
+    assert_eq!(report.snapshots, 3);
+    assert_eq!(calls.last(), Some(&(3, 3)));
+    assert_eq!(search(&store, "soup"), before);
+}
+
+#[test]
+fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
+    let (_tmp, dir, mut store) = new_store();
+    let a = ("https://old.example/", "Oldfashioned tab");
+    store.add_snapshot(source(with_tabs(5, &[a])), NOW).unwrap();
+    drop(store);
+    {
+        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+        conn.execute_batch(
+            "DROP TABLE tab_search; DROP TABLE snapshot_tabs; DROP TABLE tab_entries;
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let ro = Store::open_read_only(&dir).unwrap();
+    assert_eq!(ro.snapshots().unwrap().len(), 1);
+    assert!(matches!(
+        ro.search_tabs("old", Default::default(), 10),
+        Err(ffsession::store::SearchError::Store(
+            StoreError::SchemaTooOld { found: 1, .. }
+        ))
+    ));
+    drop(ro);
+    let mut store = Store::open(&dir).unwrap();
+    assert!(search(&store, "oldfashioned").is_empty());
+    store.reindex_tabs(|_, _| {}).unwrap();
+    assert_eq!(search(&store, "oldfashioned").len(), 1);
+}

@@ -6,12 +6,15 @@ pub mod backup;
 pub mod compress;
 pub mod decompress;
 pub mod diff;
+pub mod history;
 pub mod info;
 pub mod list;
 mod output;
 pub mod profiles;
 pub mod prune;
+pub mod reindex;
 pub mod restore;
+pub mod search;
 pub mod service;
 pub mod stats;
 pub mod tabs;
@@ -42,6 +45,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Info(args) => info::run(g, args),
         Command::Tabs(args) => tabs::run(g, args),
         Command::Diff(args) => diff::run(g, args),
+        Command::Search(args) => search::run(g, args),
+        Command::History(args) => history::run(g, args),
+        Command::Reindex(args) => reindex::run(g, args),
         Command::Stats(args) => stats::run(g, args),
         Command::Decompress(args) => decompress::run(args),
         Command::Compress(args) => compress::run(args),

@@ -7,4 +7,5 @@ mod diff;
 mod durability;
 mod profiles;
 mod read;
+mod search;
 mod store;

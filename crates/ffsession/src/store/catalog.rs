@@ -12,13 +12,22 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::{ChunkerParams, StoreError};
 
 /// The schema version this build reads and writes.
-pub(super) const SCHEMA_VERSION: i64 = 1;
+pub(super) const SCHEMA_VERSION: i64 = 2;
+
+/// The oldest schema a read-only open accepts: every table but the tab index
+/// (version 2) is in version 1, so commands that need no tab index still read
+/// a store no writer has upgraded yet.
+const OLDEST_READABLE: i64 = 1;
+
+/// The version that added the tab index (`tab_entries`, `snapshot_tabs`,
+/// `tab_search`).
+pub(super) const TAB_INDEX_VERSION: i64 = 2;
 
 /// `PRAGMA application_id` of ffsession catalogs: "FFSS".
 const APPLICATION_ID: i32 = 0x4646_5353;
 
 /// `MIGRATIONS[n]` turns a version-`n` catalog into version `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (
@@ -68,6 +77,46 @@ CREATE TABLE snapshots (
 );
 CREATE INDEX snapshots_by_time ON snapshots(taken_at);
 CREATE INDEX snapshots_by_content ON snapshots(content_id);
+";
+
+/// The tab index. `tab_entries` holds each distinct (URL, title) once (a tab
+/// without one has the empty string); `snapshot_tabs` lists the tabs of each
+/// verified snapshot (`window` and `position` 1-based as `ffsession tabs`
+/// shows them, `state` open, closed, or closed-window); `tab_search` is an
+/// FTS5 index over `tab_entries`, kept in step by triggers. Snapshots taken
+/// before this version are indexed by `ffsession reindex`.
+const SCHEMA_V2: &str = "
+CREATE TABLE tab_entries (
+    id    INTEGER PRIMARY KEY,
+    url   TEXT NOT NULL,
+    title TEXT NOT NULL,
+    UNIQUE (url, title)
+);
+
+CREATE TABLE snapshot_tabs (
+    snapshot_id   INTEGER NOT NULL REFERENCES snapshots(id) ON DELETE CASCADE,
+    tab_entry_id  INTEGER NOT NULL REFERENCES tab_entries(id),
+    window        INTEGER NOT NULL,
+    position      INTEGER NOT NULL,
+    pinned        INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+    hidden        INTEGER NOT NULL CHECK (hidden IN (0, 1)),
+    container     INTEGER NOT NULL,
+    last_accessed INTEGER,
+    state         TEXT NOT NULL CHECK (state IN ('open', 'closed', 'closed-window'))
+);
+CREATE INDEX snapshot_tabs_by_snapshot ON snapshot_tabs(snapshot_id);
+CREATE INDEX snapshot_tabs_by_entry ON snapshot_tabs(tab_entry_id);
+
+CREATE VIRTUAL TABLE tab_search USING fts5(
+    title, url, content = 'tab_entries', content_rowid = 'id'
+);
+CREATE TRIGGER tab_entries_insert AFTER INSERT ON tab_entries BEGIN
+    INSERT INTO tab_search (rowid, title, url) VALUES (new.id, new.title, new.url);
+END;
+CREATE TRIGGER tab_entries_delete AFTER DELETE ON tab_entries BEGIN
+    INSERT INTO tab_search (tab_search, rowid, title, url)
+    VALUES ('delete', old.id, old.title, old.url);
+END;
 ";
 
 /// Turn an SQLite error into a store error naming the catalog: "not a
@@ -120,8 +169,10 @@ pub(super) fn open_rw(
     Ok((conn, params))
 }
 
-/// Open the catalog read-only; it must already be at [`SCHEMA_VERSION`].
-pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams), StoreError> {
+/// Open the catalog read-only; it must be at least at version 1 (the tab
+/// index needs version 2: see `Store::require_tab_index`). Returns the
+/// connection, the store's chunker parameters and the schema version.
+pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams, i64), StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
@@ -151,7 +202,7 @@ pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams), StoreE
     if version == 0 {
         return Err(corrupt(path, "the catalog was never initialized"));
     }
-    if version < SCHEMA_VERSION {
+    if version < OLDEST_READABLE {
         return Err(StoreError::SchemaTooOld {
             path: path.to_path_buf(),
             found: version,
@@ -159,7 +210,7 @@ pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams), StoreE
         });
     }
     let params = read_params(&conn, path)?;
-    Ok((conn, params))
+    Ok((conn, params, version))
 }
 
 /// `file:<path>?immutable=1`, with the characters URIs reserve escaped.

@@ -19,7 +19,12 @@
 //! `ok`/`corrupt` with the reason, bytes newly stored), `contents` (one row per
 //! distinct content, by BLAKE3 digest), `content_chunks` (a content's ordered
 //! chunk list, shared by every snapshot of that content) and `chunks` (digest,
-//! raw and stored size); `meta` records the chunker parameters.
+//! raw and stored size); `meta` records the chunker parameters. Since
+//! schema version 2 it also holds the tab index (`tab_entries`,
+//! `snapshot_tabs` and the FTS5 table `tab_search`, see `tabs.rs`), written
+//! in the same transaction as each snapshot row. A read-only open accepts a
+//! version-1 catalog for everything but the tab index; opening for writing
+//! upgrades it, and [`Store::reindex_tabs`] indexes the older snapshots.
 //!
 //! # What is stored
 //!
@@ -68,6 +73,7 @@ mod chunk;
 mod error;
 mod layout;
 mod snapshot;
+mod tabs;
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs::{self, File};
@@ -82,6 +88,7 @@ pub use snapshot::{
     unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
     StoreStats, UnreferencedChunk,
 };
+pub use tabs::{OpenStretch, ReindexReport, SearchError, SearchHit, TimeRange};
 
 use crate::error::{IoResultExt, PathError};
 use crate::format::{self, Format, SessionData};
@@ -109,6 +116,9 @@ pub struct Store {
     catalog_path: PathBuf,
     conn: Connection,
     params: ChunkerParams,
+    /// The catalog's schema version (`SCHEMA_VERSION` once opened for
+    /// writing; a read-only open may find an older one).
+    schema_version: i64,
     /// The exclusively locked `lock` file; `None` when read-only. Dropping it
     /// releases the lock.
     lock: Option<File>,
@@ -163,13 +173,14 @@ impl Store {
     pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Store, StoreError> {
         let dir = dir.as_ref();
         let catalog_path = require_store(dir)?;
-        let (conn, params) = catalog::open_ro(&catalog_path)?;
+        let (conn, params, schema_version) = catalog::open_ro(&catalog_path)?;
         Ok(Store {
             dir: dir.to_path_buf(),
             chunks_dir: dir.join(CHUNKS_DIR),
             catalog_path,
             conn,
             params,
+            schema_version,
             lock: None,
         })
     }
@@ -190,6 +201,7 @@ impl Store {
             catalog_path,
             conn,
             params,
+            schema_version: catalog::SCHEMA_VERSION,
             lock: Some(lock),
         })
     }
@@ -297,6 +309,18 @@ impl Store {
             Some(id) if self.content_files_present(id)? => (Vec::new(), Vec::new(), 0),
             _ => self.write_chunks(content)?,
         };
+        // A content already indexed is copied from a snapshot of it; anything
+        // else verified is parsed (once) for the tab index.
+        let indexed = match existing {
+            Some(id) => tabs::indexed_snapshot_of(&self.conn, id)
+                .map_err(|e| self.sql(e))?
+                .is_some(),
+            None => false,
+        };
+        let tabs = match (&checked.verdict, indexed) {
+            (Ok(_), false) => tabs::tab_rows(content),
+            _ => None,
+        };
         Ok(Prepared {
             digest,
             content_len: content.len() as u64,
@@ -304,6 +328,7 @@ impl Store {
             new_chunks,
             stored_size,
             verdict: checked.verdict,
+            tabs,
             format: checked.format,
             profile,
             file_name,
@@ -789,6 +814,9 @@ struct Prepared {
     new_chunks: Vec<(Digest, u64, u64)>,
     stored_size: u64,
     verdict: Result<(SessionCounts, Option<u64>), String>,
+    /// The tabs of a verified session, for the tab index; `None` to copy
+    /// them from another snapshot of the same content.
+    tabs: Option<Vec<tabs::TabRow>>,
     format: Option<Format>,
     profile: String,
     file_name: String,
@@ -883,5 +911,21 @@ fn insert_rows(
         ],
     )
     .map_err(err)?;
-    Ok(SnapshotId(tx.last_insert_rowid()))
+    let id = SnapshotId(tx.last_insert_rowid());
+    if p.verdict.is_ok() {
+        match &p.tabs {
+            Some(rows) => tabs::insert_tab_rows(tx, path, id, rows)?,
+            None => {
+                if !tabs::copy_tab_rows(tx, path, id, content_id)? {
+                    // Only possible if the content vanished from the index
+                    // between prepare and commit; index it when read again.
+                    return Err(StoreError::CatalogCorrupt {
+                        path: path.to_path_buf(),
+                        reason: format!("the tab index lost the tabs of snapshot {id}'s content"),
+                    });
+                }
+            }
+        }
+    }
+    Ok(id)
 }

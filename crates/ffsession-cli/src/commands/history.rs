@@ -1,0 +1,68 @@
+//! `ffsession history`: when a URL was open, according to the snapshots.
+
+use std::io::{self, BufWriter, Write};
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::error::UserError;
+use crate::fmt;
+
+/// Show every stretch of time a URL was open: runs of consecutive snapshots
+/// (by the time they were taken) that hold it as an open tab, with the
+/// windows it was in. URL must match a tab's URL exactly; find it with
+/// `ffsession search`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession history https://example.org/docs/
+  ffsession history \"$(ffsession search 'url:docs' --json | jq -r '.[0].url')\" --json")]
+pub struct HistoryArgs {
+    /// The tab's URL, exactly
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(global: &GlobalArgs, args: HistoryArgs) -> Result<()> {
+    let config = global.config()?;
+    let profile = global.profile()?;
+    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+    if store.snapshots()?.is_empty() {
+        return Err(UserError::with_hint(
+            format!("no snapshots yet in {}", store.dir().display()),
+            "take one with `ffsession backup`",
+        ));
+    }
+    let stretches = store.tab_history(&args.url)?;
+    if args.json {
+        return super::print_json(&stretches);
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    if stretches.is_empty() {
+        writeln!(out, "{} is open in no snapshot", args.url)?;
+    }
+    for s in &stretches {
+        let windows: Vec<String> = s.windows.iter().map(u64::to_string).collect();
+        writeln!(
+            out,
+            "{} .. {}  {} (#{} .. #{}), {} {}",
+            fmt::local_time_or_unknown(Some(s.from_ms)),
+            fmt::local_time_or_unknown(Some(s.to_ms)),
+            fmt::count(s.snapshots as usize, "snapshot", "snapshots"),
+            s.first_snapshot,
+            s.last_snapshot,
+            if s.windows.len() == 1 {
+                "window"
+            } else {
+                "windows"
+            },
+            windows.join(", "),
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! `search` and `history` over the tab index that `backup` builds.
+
+use std::fs;
+use std::path::PathBuf;
+
+use ffsession_gen::Spec;
+use serde_json::Value;
+
+use crate::common::{session, stderr, stdout_json, TestEnv};
+
+/// A generated session whose first window holds exactly `tabs` (URL, title).
+fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
+    let generated = session(Spec {
+        tabs: 4,
+        windows: 2,
+        ..Spec::default()
+    });
+    let mut v: Value = serde_json::from_str(&generated.json).unwrap();
+    v["windows"][0]["tabs"] = tabs
+        .iter()
+        .map(|(url, title)| {
+            serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1})
+        })
+        .collect();
+    ffsession_gen::mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+}
+
+struct Fixture {
+    env: TestEnv,
+    profile: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let env = TestEnv::new();
+        let profile = env.path().join("profile");
+        fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+        Fixture { env, profile }
+    }
+
+    fn cmd(&self) -> assert_cmd::Command {
+        let mut c = self.env.cmd();
+        c.arg("--profile")
+            .arg(&self.profile)
+            .arg("--store")
+            .arg(self.env.path().join("store"));
+        c
+    }
+
+    /// Write the session file and back it up; returns the new snapshot's id
+    /// and time.
+    fn backup(&self, tabs: &[(&str, &str)]) -> (i64, u64) {
+        fs::write(
+            self.profile.join("sessionstore-backups/recovery.jsonlz4"),
+            with_tabs(tabs),
+        )
+        .unwrap();
+        let out = self.cmd().args(["backup", "--json"]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let snap = &stdout_json(&out)["snapshots"][0];
+        (
+            snap["id"].as_i64().unwrap(),
+            snap["taken_at_ms"].as_u64().unwrap(),
+        )
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    fn search(&self, args: &[&str]) -> Vec<Value> {
+        let out = self
+            .cmd()
+            .arg("search")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout_json(&out).as_array().unwrap().clone()
+    }
+}
+
+const NARWHAL: (&str, &str) = (
+    "https://tusks.example/ocean/narwhal",
+    "Narwhal migration atlas",
+);
+const CAPYBARA: (&str, &str) = ("https://rodents.example/capybara", "Capybara hot springs");
+
+#[test]
+fn search_finds_tabs_by_title_and_url_across_backups() {
+    let f = Fixture::new();
+    let (id1, t1) = f.backup(&[NARWHAL, CAPYBARA]);
+    let (_, _) = f.backup(&[NARWHAL]);
+    let (id3, t3) = f.backup(&[NARWHAL]);
+
+    let hits = f.search(&["narwhal"]);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["title"], NARWHAL.1);
+    assert_eq!(hits[0]["url"], NARWHAL.0);
+    assert_eq!(hits[0]["snapshots"], 3);
+    assert_eq!(hits[0]["first_seen_ms"], t1);
+    assert_eq!(hits[0]["last_seen_ms"], t3);
+    assert_eq!(hits[0]["newest_snapshot"], id3);
+
+    // By a URL fragment only.
+    let hits = f.search(&["rodents"]);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["snapshots"], 1);
+    assert_eq!(hits[0]["newest_snapshot"], id1);
+
+    // Text output.
+    let out = f.run(&["search", "hot springs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(CAPYBARA.1) && text.contains(CAPYBARA.0),
+        "{text}"
+    );
+    assert!(text.contains(&format!("#{id1}")), "{text}");
+
+    // Dates: everything was taken today (UTC), nothing in the year 2000.
+    assert_eq!(f.search(&["narwhal", "--since", "2000-01-01"]).len(), 1);
+    assert!(f.search(&["narwhal", "--until", "2000-01-01"]).is_empty());
+    assert!(f
+        .search(&["narwhal", "--until", "2000-01-01T00:00:00Z"])
+        .is_empty());
+}
+
+#[test]
+fn search_input_is_never_sql() {
+    let f = Fixture::new();
+    let tricky = (
+        "https://x.example/?q=1",
+        "It's \"quoted\"; DROP TABLE snapshots;--",
+    );
+    f.backup(&[tricky, NARWHAL]);
+    assert_eq!(f.search(&["\"DROP TABLE\""]).len(), 1);
+    assert!(f.search(&["\"'; DELETE FROM snapshots; --\""]).is_empty());
+    let out = f.run(&["list", "--json"]);
+    assert_eq!(stdout_json(&out).as_array().unwrap().len(), 1);
+    assert_eq!(f.search(&["narwhal"]).len(), 1);
+}
+
+#[test]
+fn search_errors_are_one_line_with_a_hint() {
+    let f = Fixture::new();
+    let out = f.run(&["search", "narwhal"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no backups yet"), "{}", stderr(&out));
+    f.backup(&[NARWHAL]);
+
+    let out = f.run(&["search", "\"narwhal"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("invalid search query"), "{err}");
+    assert!(
+        err.contains("hint:") && err.contains("double quotes"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+
+    for bad in ["2026-13-45", "yesterday", "2026-11-01 noon"] {
+        let out = f.run(&["search", "narwhal", "--since", bad]);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = stderr(&out);
+        assert!(err.contains("--since") && err.contains("hint:"), "{err}");
+    }
+}
+
+#[test]
+fn search_in_an_empty_store_says_so() {
+    let f = Fixture::new();
+    drop(ffsession::store::Store::create_or_open(f.env.path().join("store")).unwrap());
+    let out = f.run(&["search", "narwhal"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no snapshots yet") && err.contains("hint:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn history_lists_the_stretches_a_url_was_open() {
+    let f = Fixture::new();
+    let (a, _) = f.backup(&[NARWHAL, CAPYBARA]);
+    let (b, _) = f.backup(&[NARWHAL]);
+    f.backup(&[CAPYBARA]);
+    let (d, _) = f.backup(&[CAPYBARA, NARWHAL]);
+    let out = f.run(&["history", NARWHAL.0, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stretches = stdout_json(&out);
+    let stretches = stretches.as_array().unwrap();
+    assert_eq!(stretches.len(), 2, "{stretches:?}");
+    assert_eq!(stretches[0]["first_snapshot"], a);
+    assert_eq!(stretches[0]["last_snapshot"], b);
+    assert_eq!(stretches[0]["snapshots"], 2);
+    assert_eq!(stretches[0]["windows"], serde_json::json!([1]));
+    assert_eq!(stretches[1]["first_snapshot"], d);
+
+    let out = f.run(&["history", NARWHAL.0]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("#{a} .. #{b}")), "{text}");
+    let out = f.run(&["history", "https://never.example/"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("open in no snapshot"));
+}
+
+#[test]
+fn reindex_gives_the_same_search_results() {
+    let f = Fixture::new();
+    f.backup(&[NARWHAL, CAPYBARA]);
+    f.backup(&[NARWHAL]);
+    let before = (f.search(&["narwhal"]), f.search(&["rodents"]));
+    let out = f.run(&["reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("indexed 2 snapshots:"), "{text}");
+    // No progress bar when stderr is not a terminal.
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!((f.search(&["narwhal"]), f.search(&["rodents"])), before);
+
+    let out = f.run(&["reindex", "--json"]);
+    assert_eq!(stdout_json(&out)["snapshots"], 2);
+}
