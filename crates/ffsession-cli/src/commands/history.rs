@@ -6,7 +6,6 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::cli::GlobalArgs;
-use crate::error::UserError;
 use crate::fmt;
 
 /// Show every stretch of time a URL was open: runs of consecutive snapshots
@@ -28,15 +27,7 @@ pub struct HistoryArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: HistoryArgs) -> Result<()> {
-    let config = global.config()?;
-    let profile = global.profile()?;
-    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
-    if store.snapshots()?.is_empty() {
-        return Err(UserError::with_hint(
-            format!("no snapshots yet in {}", store.dir().display()),
-            "take one with `ffsession backup`",
-        ));
-    }
+    let (store, _) = super::open_store_with_snapshots(global)?;
     let stretches = store.tab_history(&args.url)?;
     if args.json {
         return super::print_json(&stretches);

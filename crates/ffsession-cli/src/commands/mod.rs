@@ -132,6 +132,24 @@ pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::stor
     })
 }
 
+/// The profile's store, read-only, with its snapshots (newest first); an empty
+/// or missing store is a clear error.
+pub fn open_store_with_snapshots(
+    global: &GlobalArgs,
+) -> Result<(ffsession::store::Store, Vec<ffsession::store::SnapshotInfo>)> {
+    let config = global.config()?;
+    let profile = global.profile()?;
+    let store = open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+    let snapshots = store.snapshots()?;
+    if snapshots.is_empty() {
+        return Err(UserError::with_hint(
+            format!("no snapshots yet in {}", store.dir().display()),
+            "take one with `ffsession backup`",
+        ));
+    }
+    Ok((store, snapshots))
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> u64 {
     ffsession::store::unix_ms(std::time::SystemTime::now()).unwrap_or(0)

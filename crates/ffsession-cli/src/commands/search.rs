@@ -67,15 +67,7 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
             .map(|d| parse_time("--until", d, true))
             .transpose()?,
     };
-    let config = global.config()?;
-    let profile = global.profile()?;
-    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
-    if store.snapshots()?.is_empty() {
-        return Err(UserError::with_hint(
-            format!("no snapshots yet in {}", store.dir().display()),
-            "take one with `ffsession backup`",
-        ));
-    }
+    let (store, _) = super::open_store_with_snapshots(global)?;
     let hits = match store.search_tabs(&args.query, range, args.limit) {
         Ok(hits) => hits,
         Err(e @ SearchError::BadQuery { .. }) => {

@@ -10,7 +10,6 @@ use ffsession::store::{SnapshotInfo, SnapshotStatus};
 use plotters::prelude::*;
 
 use crate::cli::GlobalArgs;
-use crate::error::UserError;
 use crate::fmt;
 
 /// Show how many windows and tabs each snapshot in the profile's backup store
@@ -64,16 +63,7 @@ impl<'s> Row<'s> {
 }
 
 pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
-    let config = global.config()?;
-    let profile = global.profile()?;
-    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
-    let mut snapshots = store.snapshots()?;
-    if snapshots.is_empty() {
-        return Err(UserError::with_hint(
-            format!("no snapshots yet in {}", store.dir().display()),
-            "take one with `ffsession backup`",
-        ));
-    }
+    let (_, mut snapshots) = super::open_store_with_snapshots(global)?;
     snapshots.reverse(); // oldest first
 
     if let Some(path) = &args.plot {
