@@ -654,7 +654,7 @@ fn backups_index_tabs_for_search_with_first_and_last_seen() {
     let two = store
         .add_snapshot(source(with_tabs(1, &[a])), NOW + 1_000)
         .unwrap();
-    // The same content again: its tabs are copied, not parsed.
+    // The same content again: it extends the runs, unparsed.
     let three = store
         .add_snapshot(source(with_tabs(1, &[a])), NOW + 2_000)
         .unwrap();
@@ -785,7 +785,8 @@ fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     {
         let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
         conn.execute_batch(
-            "DROP TABLE tab_search; DROP TABLE snapshot_tabs; DROP TABLE tab_entries;
+            "DROP TABLE tab_search; DROP TABLE tab_runs; DROP TABLE tab_entries;
+             DROP INDEX snapshots_by_source;
              PRAGMA user_version = 1;",
         )
         .unwrap();
@@ -801,6 +802,132 @@ fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     drop(ro);
     let mut store = Store::open(&dir).unwrap();
     assert!(search(&store, "oldfashioned").is_empty());
+    // The same content again after the upgrade: its predecessor has no runs
+    // to extend, so it is parsed and indexed.
+    store
+        .add_snapshot(source(with_tabs(5, &[a])), NOW + 1_000)
+        .unwrap();
+    assert_eq!(search(&store, "oldfashioned")[0].snapshots, 1);
     store.reindex_tabs(|_, _| {}).unwrap();
-    assert_eq!(search(&store, "oldfashioned").len(), 1);
+    let hits = search(&store, "oldfashioned");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].snapshots, 2);
+}
+
+/// A generated session whose two windows hold exactly `first` and `second`.
+fn with_windows(seed: u64, first: &[(&str, &str)], second: &[(&str, &str)]) -> Vec<u8> {
+    let mut v: Value =
+        serde_json::from_slice(&decompress(&with_tabs(seed, first)).unwrap()).unwrap();
+    v["windows"][1]["tabs"] = second
+        .iter()
+        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
+        .collect();
+    mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+}
+
+/// `(tab_runs, tab_entries)` rows in the catalog of `dir`.
+fn index_rows(dir: &Path) -> (i64, i64) {
+    let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+    conn.query_row(
+        "SELECT (SELECT count(*) FROM tab_runs), (SELECT count(*) FROM tab_entries)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_index_grows_with_distinct_tabs_not_with_snapshots() {
+    let (_tmp, dir, mut store) = new_store();
+    let a = ("https://anchovy.example/", "Anchovy");
+    let b = ("https://barracuda.example/", "Barracuda");
+    let c = ("https://cod.example/", "Cod");
+    // Twenty snapshots of the same three tabs, their positions shifting and
+    // `a` open twice in one window: three runs, whatever the order.
+    for i in 0..20u64 {
+        let tabs = match i % 3 {
+            0 => vec![a, b, c],
+            1 => vec![c, a, b, a],
+            _ => vec![b, c, a],
+        };
+        store
+            .add_snapshot(source(with_tabs(6, &tabs)), NOW + i * 1_000)
+            .unwrap();
+    }
+    // The same content again only extends the runs.
+    store
+        .add_snapshot(source(with_tabs(6, &[b, c, a])), NOW + 20_000)
+        .unwrap();
+    // So does a batch whose second file's predecessor is the first.
+    store
+        .add_snapshots(
+            vec![
+                source(with_tabs(6, &[a, b, c])),
+                source(with_tabs(6, &[a, b, c])),
+            ],
+            NOW + 21_000,
+        )
+        .unwrap();
+    let hits = search(&store, "anchovy");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].snapshots, 23);
+    assert_eq!(hits[0].first_seen_ms, NOW);
+    assert_eq!(hits[0].last_seen_ms, NOW + 21_000);
+    // The first window's three tabs plus the generated closed tabs and
+    // windows: the count of runs equals the count of entries.
+    let (runs, entries) = index_rows(&dir);
+    assert_eq!(runs, entries, "one run per distinct tab");
+    let report = store.reindex_tabs(|_, _| {}).unwrap();
+    assert_eq!((report.runs, report.entries), (runs as u64, entries as u64));
+    assert_eq!(search(&store, "anchovy"), hits);
+}
+
+#[test]
+fn runs_break_on_a_move_and_per_source_and_survive_removal() {
+    let (_tmp, dir, mut store) = new_store();
+    let x = ("https://xiphias.example/", "Xiphias swordfish");
+    let y = ("https://yellowtail.example/", "Yellowtail");
+    let one = store
+        .add_snapshot(source(with_windows(7, &[x, y], &[])), NOW)
+        .unwrap();
+    let two = store
+        .add_snapshot(source(with_windows(7, &[y], &[x])), NOW + 1_000)
+        .unwrap();
+    // Another source with the same tab: its own runs, counted too.
+    let mut other = source(with_windows(7, &[x], &[]));
+    other.file_name = "sessionstore-backups/previous.jsonlz4".into();
+    other.kind = SourceKind::Previous;
+    let three = store.add_snapshot(other, NOW + 2_000).unwrap();
+    let four = store
+        .add_snapshot(source(with_windows(7, &[y], &[x])), NOW + 3_000)
+        .unwrap();
+    let stretches = store.tab_history(x.0).unwrap();
+    assert_eq!(stretches.len(), 1, "{stretches:?}");
+    assert_eq!(stretches[0].snapshots, 4);
+    assert_eq!(stretches[0].windows, vec![1, 2]);
+    let hits = search(&store, "swordfish");
+    assert_eq!((hits[0].snapshots, hits[0].newest_snapshot), (4, four.id));
+
+    // Removing the middle snapshot of a run leaves the rest of it counted;
+    // garbage collection removes the runs of removed snapshots only.
+    store.remove_snapshot(two.id).unwrap();
+    store.remove_snapshot(three.id).unwrap();
+    let hits = search(&store, "swordfish");
+    assert_eq!((hits[0].snapshots, hits[0].first_seen_ms), (2, NOW));
+    let stretches = store.tab_history(x.0).unwrap();
+    assert_eq!(stretches.len(), 1, "{stretches:?}");
+    assert_eq!(
+        (stretches[0].first_snapshot, stretches[0].last_snapshot),
+        (one.id, four.id)
+    );
+    let (runs_before, _) = index_rows(&dir);
+    store.collect_garbage().unwrap();
+    let (runs_after, _) = index_rows(&dir);
+    assert!(runs_after < runs_before, "{runs_before} -> {runs_after}");
+    assert_eq!(search(&store, "swordfish")[0].snapshots, 2);
+    store.remove_snapshot(one.id).unwrap();
+    store.remove_snapshot(four.id).unwrap();
+    store.collect_garbage().unwrap();
+    assert_eq!(index_rows(&dir), (0, 0));
+    assert!(search(&store, "swordfish").is_empty());
 }

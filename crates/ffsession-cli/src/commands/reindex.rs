@@ -55,7 +55,7 @@ pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
         out,
         "indexed {}: {}, {}",
         fmt::count(report.snapshots as usize, "snapshot", "snapshots"),
-        fmt::count(report.tabs as usize, "tab", "tabs"),
+        fmt::count(report.runs as usize, "tab run", "tab runs"),
         fmt::count(
             report.entries as usize,
             "distinct title and URL",

@@ -217,10 +217,14 @@ fn reindex_gives_the_same_search_results() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("indexed 2 snapshots:"), "{text}");
+    // The index counts runs of snapshots, not a row per tab per snapshot.
+    assert!(text.contains(" tab runs, "), "{text}");
     // No progress bar when stderr is not a terminal.
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
     assert_eq!((f.search(&["narwhal"]), f.search(&["rodents"])), before);
 
     let out = f.run(&["reindex", "--json"]);
-    assert_eq!(stdout_json(&out)["snapshots"], 2);
+    let report = stdout_json(&out);
+    assert_eq!(report["snapshots"], 2);
+    assert_eq!(report["runs"], report["entries"], "{report}");
 }

@@ -19,7 +19,7 @@ pub(super) const SCHEMA_VERSION: i64 = 2;
 /// a store no writer has upgraded yet.
 const OLDEST_READABLE: i64 = 1;
 
-/// The version that added the tab index (`tab_entries`, `snapshot_tabs`,
+/// The version that added the tab index (`tab_entries`, `tab_runs`,
 /// `tab_search`).
 pub(super) const TAB_INDEX_VERSION: i64 = 2;
 
@@ -80,11 +80,18 @@ CREATE INDEX snapshots_by_content ON snapshots(content_id);
 ";
 
 /// The tab index. `tab_entries` holds each distinct (URL, title) once (a tab
-/// without one has the empty string); `snapshot_tabs` lists the tabs of each
-/// verified snapshot (`window` and `position` 1-based as `ffsession tabs`
-/// shows them, `state` open, closed, or closed-window); `tab_search` is an
-/// FTS5 index over `tab_entries`, kept in step by triggers. Snapshots taken
-/// before this version are indexed by `ffsession reindex`.
+/// without one has the empty string). `tab_runs` records where they appeared
+/// as *runs*: one row per stretch of consecutive verified snapshots of one
+/// source file (`source_name`) that all hold the tab in the same window, state
+/// (open, closed, or closed-window), pinned, hidden and container. A run
+/// covers the existing verified snapshots of its source with ids from
+/// `first_snapshot` to `last_snapshot`, so the index grows with distinct tabs
+/// and real changes, not with snapshots; `position` and `last_accessed`
+/// (1-based, as `ffsession tabs` shows them) are the latest values seen.
+/// `tab_search` is an FTS5 index over `tab_entries`, kept in step by triggers.
+/// `tab_runs_by_entry` covers what search and history read of a run;
+/// `snapshots_by_source` finds a source's snapshots in a run's id range.
+/// Snapshots taken before this version are indexed by `ffsession reindex`.
 const SCHEMA_V2: &str = "
 CREATE TABLE tab_entries (
     id    INTEGER PRIMARY KEY,
@@ -93,19 +100,24 @@ CREATE TABLE tab_entries (
     UNIQUE (url, title)
 );
 
-CREATE TABLE snapshot_tabs (
-    snapshot_id   INTEGER NOT NULL REFERENCES snapshots(id) ON DELETE CASCADE,
-    tab_entry_id  INTEGER NOT NULL REFERENCES tab_entries(id),
-    window        INTEGER NOT NULL,
-    position      INTEGER NOT NULL,
-    pinned        INTEGER NOT NULL CHECK (pinned IN (0, 1)),
-    hidden        INTEGER NOT NULL CHECK (hidden IN (0, 1)),
-    container     INTEGER NOT NULL,
-    last_accessed INTEGER,
-    state         TEXT NOT NULL CHECK (state IN ('open', 'closed', 'closed-window'))
+CREATE TABLE tab_runs (
+    id             INTEGER PRIMARY KEY,
+    tab_entry_id   INTEGER NOT NULL REFERENCES tab_entries(id),
+    source_name    TEXT NOT NULL,
+    first_snapshot INTEGER NOT NULL,
+    last_snapshot  INTEGER NOT NULL CHECK (last_snapshot >= first_snapshot),
+    window         INTEGER NOT NULL,
+    position       INTEGER NOT NULL,
+    pinned         INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+    hidden         INTEGER NOT NULL CHECK (hidden IN (0, 1)),
+    container      INTEGER NOT NULL,
+    state          TEXT NOT NULL CHECK (state IN ('open', 'closed', 'closed-window')),
+    last_accessed  INTEGER
 );
-CREATE INDEX snapshot_tabs_by_snapshot ON snapshot_tabs(snapshot_id);
-CREATE INDEX snapshot_tabs_by_entry ON snapshot_tabs(tab_entry_id);
+CREATE INDEX tab_runs_by_entry
+    ON tab_runs(tab_entry_id, source_name, first_snapshot, last_snapshot, window, state);
+CREATE INDEX tab_runs_by_end ON tab_runs(source_name, last_snapshot);
+CREATE INDEX snapshots_by_source ON snapshots(source_name, id, status, taken_at);
 
 CREATE VIRTUAL TABLE tab_search USING fts5(
     title, url, content = 'tab_entries', content_rowid = 'id'

@@ -20,8 +20,8 @@
 //! distinct content, by BLAKE3 digest), `content_chunks` (a content's ordered
 //! chunk list, shared by every snapshot of that content) and `chunks` (digest,
 //! raw and stored size); `meta` records the chunker parameters. Since
-//! schema version 2 it also holds the tab index (`tab_entries`,
-//! `snapshot_tabs` and the FTS5 table `tab_search`, see `tabs.rs`), written
+//! schema version 2 it also holds the tab index (`tab_entries`, `tab_runs`
+//! and the FTS5 table `tab_search`, see `tabs.rs`), written
 //! in the same transaction as each snapshot row. A read-only open accepts a
 //! version-1 catalog for everything but the tab index; opening for writing
 //! upgrades it, and [`Store::reindex_tabs`] indexes the older snapshots.
@@ -75,7 +75,7 @@ mod layout;
 mod snapshot;
 mod tabs;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -268,10 +268,17 @@ impl Store {
         now_ms: u64,
     ) -> Result<Vec<SnapshotInfo>, StoreError> {
         self.writable()?;
-        let prepared = sources
-            .into_iter()
-            .map(|source| self.prepare(source))
-            .collect::<Result<Vec<_>, _>>()?;
+        // The content of the newest verified file per source earlier in this
+        // batch: the predecessor of the next one of that source.
+        let mut batch_newest: HashMap<String, Digest> = HashMap::new();
+        let mut prepared = Vec::with_capacity(sources.len());
+        for source in sources {
+            let p = self.prepare(source, &batch_newest)?;
+            if p.verdict.is_ok() {
+                batch_newest.insert(p.file_name.clone(), p.digest);
+            }
+            prepared.push(p);
+        }
 
         // Every chunk file named below is durable now; commit the rows.
         let path = self.catalog_path.clone();
@@ -285,8 +292,14 @@ impl Store {
         ids.into_iter().map(|id| self.snapshot(id)).collect()
     }
 
-    /// Verify and chunk one source, writing the chunks the store lacks.
-    fn prepare(&self, source: SnapshotSource) -> Result<Prepared, StoreError> {
+    /// Verify and chunk one source, writing the chunks the store lacks;
+    /// `batch_newest` holds the content of the newest verified file of each
+    /// source added earlier in the same batch.
+    fn prepare(
+        &self,
+        source: SnapshotSource,
+        batch_newest: &HashMap<String, Digest>,
+    ) -> Result<Prepared, StoreError> {
         let SnapshotSource {
             bytes,
             profile,
@@ -309,15 +322,18 @@ impl Store {
             Some(id) if self.content_files_present(id)? => (Vec::new(), Vec::new(), 0),
             _ => self.write_chunks(content)?,
         };
-        // A content already indexed is copied from a snapshot of it; anything
-        // else verified is parsed (once) for the tab index.
-        let indexed = match existing {
-            Some(id) => tabs::indexed_snapshot_of(&self.conn, id)
-                .map_err(|e| self.sql(e))?
-                .is_some(),
-            None => false,
+        // The content of its predecessor (the newest verified snapshot of the
+        // same source) only extends the predecessor's runs; anything else
+        // verified is parsed (once) for the tab index.
+        let same_as_predecessor = match (batch_newest.get(&file_name), existing) {
+            (Some(newest), _) => *newest == digest,
+            (None, Some(id)) => {
+                tabs::indexed_newest_content_of(&self.conn, &file_name).map_err(|e| self.sql(e))?
+                    == Some(id)
+            }
+            (None, None) => false,
         };
-        let tabs = match (&checked.verdict, indexed) {
+        let tabs = match (&checked.verdict, same_as_predecessor) {
             (Ok(_), false) => tabs::tab_rows(content),
             _ => None,
         };
@@ -710,6 +726,7 @@ impl Store {
             [],
         )
         .map_err(err)?;
+        tabs::collect_garbage(&tx, &path)?;
         tx.commit().map_err(err)?;
 
         // Every chunk row left is referenced by a snapshot; delete only files
@@ -814,8 +831,8 @@ struct Prepared {
     new_chunks: Vec<(Digest, u64, u64)>,
     stored_size: u64,
     verdict: Result<(SessionCounts, Option<u64>), String>,
-    /// The tabs of a verified session, for the tab index; `None` to copy
-    /// them from another snapshot of the same content.
+    /// The tabs of a verified session, for the tab index; `None` when its
+    /// content is that of its predecessor, whose runs it extends.
     tabs: Option<Vec<tabs::TabRow>>,
     format: Option<Format>,
     profile: String,
@@ -914,14 +931,16 @@ fn insert_rows(
     let id = SnapshotId(tx.last_insert_rowid());
     if p.verdict.is_ok() {
         match &p.tabs {
-            Some(rows) => tabs::insert_tab_rows(tx, path, id, rows)?,
+            Some(rows) => tabs::insert_tab_rows(tx, path, id, &p.file_name, rows)?,
             None => {
-                if !tabs::copy_tab_rows(tx, path, id, content_id)? {
-                    // Only possible if the content vanished from the index
-                    // between prepare and commit; index it when read again.
+                if !tabs::extend_all_runs(tx, path, id, &p.file_name, content_id)? {
+                    // Only possible if the source's newest snapshot changed
+                    // between prepare and commit, which the lock prevents.
                     return Err(StoreError::CatalogCorrupt {
                         path: path.to_path_buf(),
-                        reason: format!("the tab index lost the tabs of snapshot {id}'s content"),
+                        reason: format!(
+                            "snapshot {id}'s predecessor changed while adding it to the tab index"
+                        ),
                     });
                 }
             }

@@ -1,10 +1,34 @@
 //! The tab index: every tab of every verified snapshot, searchable.
 //!
 //! Schema version 2 adds three objects to the catalog (see `catalog.rs`):
-//! `tab_entries` holds each distinct (URL, title) once, `snapshot_tabs` links
-//! a snapshot to the tabs it holds (window, position, state, pinned, hidden,
-//! container, last access), and `tab_search` is an FTS5 index over the titles
-//! and URLs of `tab_entries` (external content, kept in step by triggers).
+//! `tab_entries` holds each distinct (URL, title) once, `tab_runs` records
+//! where each appeared as runs, and `tab_search` is an FTS5 index over the
+//! titles and URLs of `tab_entries` (external content, kept in step by
+//! triggers).
+//!
+//! # Runs
+//!
+//! A run is a maximal sequence of consecutive verified snapshots of one
+//! source file (`sessionstore-backups/recovery.jsonlz4`, say) that all hold a
+//! tab (one entry) with the same window, state, pinned, hidden and container:
+//! the *run key*. Position and last access are not part of the key (opening a
+//! tab shifts the position of every tab after it); a run keeps the latest
+//! values. When a snapshot of source S is added, its *predecessor* is the
+//! newest verified snapshot of S before it; each of its tabs extends the run
+//! of the same key that covers the predecessor (its `last_snapshot` becomes
+//! the new snapshot) or starts a new run. A snapshot whose content is that of
+//! its predecessor extends every run covering the predecessor, unparsed.
+//!
+//! A run covers the existing verified snapshots of its source with ids from
+//! `first_snapshot` to `last_snapshot` (ids only grow: `AUTOINCREMENT`), so
+//! counts and dates are joins against `snapshots`, and removing a snapshot
+//! changes no run. A run that covers no existing snapshot is garbage, deleted
+//! by [`Store::collect_garbage`] with the entries no run names any more.
+//!
+//! The same entry twice in one snapshot with the same run key (the same page
+//! open twice in one window) is one run: the index answers "which snapshots
+//! held this tab", not "how many copies". Twice in different windows or
+//! states, it is two runs.
 //!
 //! A snapshot's tabs are indexed in the transaction that adds its row, so the
 //! index never lags the catalog. Snapshots taken before the upgrade to
@@ -21,7 +45,7 @@ use crate::session::Session;
 use crate::session::{TabFilter, TabState};
 use crate::SessionData;
 
-/// One tab of a snapshot, as stored in `snapshot_tabs`.
+/// One tab of a snapshot, as read for `tab_runs`.
 #[derive(Debug, Clone)]
 pub(super) struct TabRow {
     url: String,
@@ -68,87 +92,200 @@ pub(super) fn tab_rows(json: &[u8]) -> Option<Vec<TabRow>> {
     Some(collect(&session))
 }
 
-/// Add the `snapshot_tabs` rows (and new `tab_entries`) of snapshot `id`.
+/// The newest verified snapshot of source `source_name` before snapshot `id`.
+fn predecessor(
+    tx: &rusqlite::Connection,
+    source_name: &str,
+    id: SnapshotId,
+) -> rusqlite::Result<Option<i64>> {
+    tx.prepare_cached(
+        "SELECT max(id) FROM snapshots
+         WHERE source_name = ?1 AND id < ?2 AND status = 'ok'",
+    )?
+    .query_row(params![source_name, id.0], |r| r.get(0))
+}
+
+/// The content of the newest verified snapshot of source `source_name`, if
+/// the tab index holds its tabs (a snapshot taken before the upgrade to
+/// version 2 and not reindexed yet has none: the next one is parsed).
+pub(super) fn indexed_newest_content_of(
+    conn: &rusqlite::Connection,
+    source_name: &str,
+) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT s.content_id FROM snapshots s
+         WHERE s.id = (SELECT max(id) FROM snapshots WHERE source_name = ?1 AND status = 'ok')
+           AND EXISTS (SELECT 1 FROM tab_runs r WHERE r.source_name = ?1
+                       AND r.last_snapshot >= s.id AND r.first_snapshot <= s.id)",
+    )?
+    .query_row([source_name], |r| r.get(0))
+    .optional()
+}
+
+/// The run key: what must stay the same for a tab to extend its run.
+type RunKey = (i64, i64, &'static str, bool, bool, i64);
+
+/// Index the tabs `rows` of snapshot `id` of source `source_name`: extend
+/// the runs covering its predecessor, start new ones (and new `tab_entries`)
+/// for the rest.
 pub(super) fn insert_tab_rows(
     tx: &rusqlite::Connection,
     path: &Path,
     id: SnapshotId,
+    source_name: &str,
     rows: &[TabRow],
 ) -> Result<(), StoreError> {
     let err = |e| catalog::sql_error(path, e);
-    let mut put_entry = tx
-        .prepare_cached(
-            "INSERT INTO tab_entries (url, title) VALUES (?1, ?2)
-             ON CONFLICT (url, title) DO NOTHING",
-        )
-        .map_err(err)?;
+    let mut open_runs: HashMap<RunKey, i64> = HashMap::new();
+    if let Some(pred) = predecessor(tx, source_name, id).map_err(err)? {
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT id, tab_entry_id, window, state, pinned, hidden, container
+                 FROM tab_runs
+                 WHERE source_name = ?1 AND last_snapshot >= ?2 AND first_snapshot <= ?2",
+            )
+            .map_err(err)?;
+        let mut q = stmt.query(params![source_name, pred]).map_err(err)?;
+        while let Some(r) = q.next().map_err(err)? {
+            let state: String = r.get(3).map_err(err)?;
+            let Some(state) = [TabState::Open, TabState::Closed, TabState::ClosedWindow]
+                .into_iter()
+                .find(|s| s.as_str() == state)
+            else {
+                continue;
+            };
+            let key = (
+                r.get(1).map_err(err)?,
+                r.get(2).map_err(err)?,
+                state.as_str(),
+                r.get(4).map_err(err)?,
+                r.get(5).map_err(err)?,
+                r.get(6).map_err(err)?,
+            );
+            open_runs.insert(key, r.get(0).map_err(err)?);
+        }
+    }
     let mut find_entry = tx
         .prepare_cached("SELECT id FROM tab_entries WHERE url = ?1 AND title = ?2")
         .map_err(err)?;
-    let mut link = tx
+    let mut put_entry = tx
+        .prepare_cached("INSERT INTO tab_entries (url, title) VALUES (?1, ?2)")
+        .map_err(err)?;
+    let mut extend = tx
         .prepare_cached(
-            "INSERT INTO snapshot_tabs (snapshot_id, tab_entry_id, window, position, pinned,
-                 hidden, container, last_accessed, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "UPDATE tab_runs SET last_snapshot = ?2, position = ?3, last_accessed = ?4
+             WHERE id = ?1",
         )
         .map_err(err)?;
+    let mut start = tx
+        .prepare_cached(
+            "INSERT INTO tab_runs (tab_entry_id, source_name, first_snapshot, last_snapshot,
+                 window, position, pinned, hidden, container, state, last_accessed)
+             VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )
+        .map_err(err)?;
+    // Runs this snapshot already extended or started: a duplicate is one run.
+    let mut done: HashMap<RunKey, ()> = HashMap::new();
     for r in rows {
-        put_entry.execute((&r.url, &r.title)).map_err(err)?;
-        let entry: i64 = find_entry
+        let entry: i64 = match find_entry
             .query_row((&r.url, &r.title), |row| row.get(0))
-            .map_err(err)?;
-        link.execute(params![
-            id.0,
+            .optional()
+            .map_err(err)?
+        {
+            Some(entry) => entry,
+            None => {
+                put_entry.execute((&r.url, &r.title)).map_err(err)?;
+                tx.last_insert_rowid()
+            }
+        };
+        let key = (
             entry,
             to_i64(r.window),
-            to_i64(r.position),
+            r.state.as_str(),
             r.pinned,
             r.hidden,
             to_i64(r.container),
-            r.last_accessed.map(to_i64),
-            r.state.as_str(),
-        ])
-        .map_err(err)?;
+        );
+        if done.insert(key, ()).is_some() {
+            continue;
+        }
+        let last_accessed = r.last_accessed.map(to_i64);
+        match open_runs.get(&key) {
+            Some(&run) => {
+                extend
+                    .execute(params![run, id.0, to_i64(r.position), last_accessed])
+                    .map_err(err)?;
+            }
+            None => {
+                start
+                    .execute(params![
+                        entry,
+                        source_name,
+                        id.0,
+                        key.1,
+                        to_i64(r.position),
+                        r.pinned,
+                        r.hidden,
+                        key.5,
+                        key.2,
+                        last_accessed,
+                    ])
+                    .map_err(err)?;
+            }
+        }
     }
     Ok(())
 }
 
-/// Give snapshot `id` the tab rows of another snapshot of content
-/// `content_id`; false if no such snapshot has any.
-pub(super) fn copy_tab_rows(
+/// Index snapshot `id` of source `source_name` whose content is that of its
+/// predecessor: extend every run covering the predecessor. False if it has
+/// no predecessor of content `content_id`.
+pub(super) fn extend_all_runs(
     tx: &rusqlite::Connection,
     path: &Path,
     id: SnapshotId,
+    source_name: &str,
     content_id: i64,
 ) -> Result<bool, StoreError> {
     let err = |e| catalog::sql_error(path, e);
-    let Some(from) = indexed_snapshot_of(tx, content_id).map_err(err)? else {
+    let Some(pred) = predecessor(tx, source_name, id).map_err(err)? else {
         return Ok(false);
     };
+    let same: bool = tx
+        .prepare_cached("SELECT content_id = ?2 FROM snapshots WHERE id = ?1")
+        .and_then(|mut s| s.query_row(params![pred, content_id], |r| r.get(0)))
+        .map_err(err)?;
+    if !same {
+        return Ok(false);
+    }
     tx.prepare_cached(
-        "INSERT INTO snapshot_tabs (snapshot_id, tab_entry_id, window, position, pinned,
-             hidden, container, last_accessed, state)
-         SELECT ?1, tab_entry_id, window, position, pinned, hidden, container,
-             last_accessed, state
-         FROM snapshot_tabs WHERE snapshot_id = ?2",
+        "UPDATE tab_runs SET last_snapshot = ?3
+         WHERE source_name = ?1 AND last_snapshot >= ?2 AND first_snapshot <= ?2",
     )
-    .and_then(|mut s| s.execute([id.0, from]))
+    .and_then(|mut s| s.execute(params![source_name, pred, id.0]))
     .map_err(err)?;
     Ok(true)
 }
 
-/// A snapshot of content `content_id` that has tab rows.
-pub(super) fn indexed_snapshot_of(
-    conn: &rusqlite::Connection,
-    content_id: i64,
-) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached(
-        "SELECT s.id FROM snapshots s WHERE s.content_id = ?1
-           AND EXISTS (SELECT 1 FROM snapshot_tabs st WHERE st.snapshot_id = s.id)
-         LIMIT 1",
-    )?
-    .query_row([content_id], |r| r.get(0))
-    .optional()
+/// Delete the runs that cover no existing verified snapshot, then the
+/// entries no run names (their `tab_search` rows go with them).
+pub(super) fn collect_garbage(tx: &rusqlite::Connection, path: &Path) -> Result<(), StoreError> {
+    let err = |e| catalog::sql_error(path, e);
+    tx.execute(
+        "DELETE FROM tab_runs WHERE NOT EXISTS (
+                 SELECT 1 FROM snapshots s
+                 WHERE s.source_name = tab_runs.source_name AND s.status = 'ok'
+                   AND s.id BETWEEN tab_runs.first_snapshot AND tab_runs.last_snapshot)",
+        [],
+    )
+    .map_err(err)?;
+    tx.execute(
+        "DELETE FROM tab_entries WHERE NOT EXISTS (
+             SELECT 1 FROM tab_runs r WHERE r.tab_entry_id = tab_entries.id)",
+        [],
+    )
+    .map_err(err)?;
+    Ok(())
 }
 
 /// A span of time, in ms since the Unix epoch: `since` inclusive, `until`
@@ -240,8 +377,9 @@ pub struct OpenStretch {
 pub struct ReindexReport {
     /// Snapshots indexed.
     pub snapshots: u64,
-    /// Tab rows written (one per tab per snapshot).
-    pub tabs: u64,
+    /// Runs in the index (see the module documentation): they grow with
+    /// distinct tabs and real changes, not with snapshots.
+    pub runs: u64,
     /// Distinct (URL, title) pairs in the index.
     pub entries: u64,
 }
@@ -268,67 +406,129 @@ impl Store {
     ) -> Result<Vec<SearchHit>, SearchError> {
         self.require_tab_index()?;
         let (since, until) = range.bounds();
-        let mut stmt = self
+        // Matches best first; each is then counted against the snapshots in
+        // range (through its runs), and the first `limit` found in range are
+        // the answer, so a broad query costs `limit` counts, not one per match.
+        let mut matches = self
             .conn
             .prepare_cached(
-                "WITH m AS MATERIALIZED (SELECT rowid AS id, bm25(tab_search) AS rank
-                            FROM tab_search WHERE tab_search MATCH ?1)
-                 SELECT e.id, e.title, e.url, min(s.taken_at), max(s.taken_at),
-                        count(DISTINCT s.id), m.rank
-                 FROM m JOIN tab_entries e ON e.id = m.id
-                 JOIN snapshot_tabs st ON st.tab_entry_id = e.id
-                 JOIN snapshots s ON s.id = st.snapshot_id
-                 WHERE s.taken_at >= ?2 AND s.taken_at < ?3
-                 GROUP BY e.id
-                 ORDER BY m.rank, e.id
-                 LIMIT ?4",
+                "SELECT rowid, bm25(tab_search) AS rank FROM tab_search
+                 WHERE tab_search MATCH ?1 ORDER BY rank, rowid",
             )
             .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![query, since, until, to_i64(limit as u64)], |r| {
-                let u = |v: i64| u64::try_from(v).unwrap_or(0);
-                let hit = SearchHit {
-                    title: r.get(1)?,
-                    url: r.get(2)?,
-                    first_seen_ms: u(r.get(3)?),
-                    last_seen_ms: u(r.get(4)?),
-                    snapshots: u(r.get(5)?),
-                    newest_snapshot: SnapshotId(0),
-                    rank: r.get(6)?,
-                };
-                Ok((r.get::<_, i64>(0)?, hit))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
-        let hits = match rows {
-            Ok(hits) => hits,
-            Err(e) if is_query_error(&e) => {
-                return Err(SearchError::BadQuery {
-                    query: query.to_owned(),
-                    reason: e.to_string(),
+        let mut entry_text = self
+            .conn
+            .prepare_cached("SELECT title, url FROM tab_entries WHERE id = ?1")
+            .map_err(|e| self.sql(e))?;
+        // Per source, the ids of the first and last verified snapshot in
+        // range: a run outside them holds no snapshot in range (when snapshot
+        // times grow with ids; the count below decides either way).
+        let bounds: HashMap<String, (i64, i64)> = if range == TimeRange::default() {
+            HashMap::new()
+        } else {
+            self.conn
+                .prepare_cached(
+                    "SELECT source_name, min(id), max(id) FROM snapshots
+                     WHERE status = 'ok' AND taken_at >= ?1 AND taken_at < ?2
+                     GROUP BY source_name",
+                )
+                .and_then(|mut s| {
+                    s.query_map([since, until], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+                        .collect()
                 })
-            }
-            Err(e) => return Err(self.sql(e).into()),
+                .map_err(|e| self.sql(e))?
         };
+        let mut runs_of = self
+            .conn
+            .prepare_cached(
+                "SELECT source_name, first_snapshot, last_snapshot FROM tab_runs
+                 WHERE tab_entry_id = ?1",
+            )
+            .map_err(|e| self.sql(e))?;
+        let mut may_be_in_range = |entry: i64| -> rusqlite::Result<bool> {
+            if range == TimeRange::default() {
+                return Ok(true);
+            }
+            let mut rows = runs_of.query([entry])?;
+            while let Some(r) = rows.next()? {
+                let source: String = r.get(0)?;
+                let (first, last): (i64, i64) = (r.get(1)?, r.get(2)?);
+                if let Some(&(lo, hi)) = bounds.get(&source) {
+                    if last >= lo && first <= hi {
+                        return Ok(true);
+                    }
+                }
+            }
+            Ok(false)
+        };
+        let mut seen = self
+            .conn
+            .prepare_cached(
+                "SELECT min(s.taken_at), max(s.taken_at), count(DISTINCT s.id)
+                 FROM tab_runs r JOIN snapshots s ON s.source_name = r.source_name
+                      AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
+                 WHERE r.tab_entry_id = ?1 AND s.status = 'ok'
+                   AND s.taken_at >= ?2 AND s.taken_at < ?3",
+            )
+            .map_err(|e| self.sql(e))?;
         // The newest snapshot by time taken (ids grow with time, but a clock
-        // may have been set back): look it up per hit.
+        // may have been set back).
         let mut newest = self
             .conn
             .prepare_cached(
-                "SELECT s.id FROM snapshot_tabs st JOIN snapshots s ON s.id = st.snapshot_id
-                 WHERE st.tab_entry_id = ?1 AND s.taken_at >= ?2 AND s.taken_at < ?3
+                "SELECT s.id FROM tab_runs r JOIN snapshots s ON s.source_name = r.source_name
+                      AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
+                 WHERE r.tab_entry_id = ?1 AND s.status = 'ok'
+                   AND s.taken_at >= ?2 AND s.taken_at < ?3
                  ORDER BY s.taken_at DESC, s.id DESC LIMIT 1",
             )
             .map_err(|e| self.sql(e))?;
-        hits.into_iter()
-            .map(|(entry, mut hit)| {
-                hit.newest_snapshot = SnapshotId(
-                    newest
-                        .query_row(params![entry, since, until], |r| r.get(0))
-                        .map_err(|e| self.sql(e))?,
-                );
-                Ok(hit)
-            })
-            .collect()
+        let bad_query = |e: rusqlite::Error| -> SearchError {
+            if is_query_error(&e) {
+                SearchError::BadQuery {
+                    query: query.to_owned(),
+                    reason: e.to_string(),
+                }
+            } else {
+                self.sql(e).into()
+            }
+        };
+        let u = |v: i64| u64::try_from(v).unwrap_or(0);
+        let mut hits = Vec::new();
+        let mut rows = matches.query([query]).map_err(bad_query)?;
+        while hits.len() < limit {
+            let Some(r) = rows.next().map_err(bad_query)? else {
+                break;
+            };
+            let entry: i64 = r.get(0).map_err(|e| self.sql(e))?;
+            if !may_be_in_range(entry).map_err(|e| self.sql(e))? {
+                continue;
+            }
+            let (first, last, count): (Option<i64>, Option<i64>, i64) = seen
+                .query_row(params![entry, since, until], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .map_err(|e| self.sql(e))?;
+            let (Some(first), Some(last)) = (first, last) else {
+                continue;
+            };
+            let newest_snapshot = newest
+                .query_row(params![entry, since, until], |r| r.get(0))
+                .map_err(|e| self.sql(e))?;
+            let (title, url) = entry_text
+                .query_row([entry], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.sql(e))?;
+            hits.push(SearchHit {
+                title,
+                url,
+                first_seen_ms: u(first),
+                last_seen_ms: u(last),
+                snapshots: u(count),
+                newest_snapshot: SnapshotId(newest_snapshot),
+                rank: r.get(1).map_err(|e| self.sql(e))?,
+            });
+        }
+        Ok(hits)
     }
 
     /// Every stretch of time `url` was open: runs of consecutive verified
@@ -347,9 +547,11 @@ impl Store {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT DISTINCT st.snapshot_id, st.window FROM snapshot_tabs st
-                     JOIN tab_entries e ON e.id = st.tab_entry_id
-                     WHERE e.url = ?1 AND st.state = 'open'",
+                    "SELECT DISTINCT s.id, r.window FROM tab_entries e
+                     JOIN tab_runs r ON r.tab_entry_id = e.id
+                     JOIN snapshots s ON s.source_name = r.source_name
+                          AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
+                     WHERE e.url = ?1 AND r.state = 'open' AND s.status = 'ok'",
                 )
                 .map_err(|e| self.sql(e))?;
             let rows = stmt
@@ -405,46 +607,50 @@ impl Store {
         self.writable()?;
         let path = self.catalog_path.clone();
         let err = |e| catalog::sql_error(&path, e);
-        let snapshots: Vec<(i64, i64)> = self
+        let snapshots: Vec<(i64, i64, String)> = self
             .conn
-            .prepare_cached("SELECT id, content_id FROM snapshots WHERE status = 'ok' ORDER BY id")
-            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .prepare_cached(
+                "SELECT id, content_id, source_name FROM snapshots WHERE status = 'ok' ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
             .map_err(err)?;
         let total = snapshots.len() as u64;
         let tx = self.conn.unchecked_transaction().map_err(err)?;
         tx.execute_batch(
-            "DELETE FROM snapshot_tabs;
+            "DELETE FROM tab_runs;
              DELETE FROM tab_entries;
              INSERT INTO tab_search (tab_search) VALUES ('delete-all');",
         )
         .map_err(err)?;
         let mut report = ReindexReport::default();
-        let mut done_contents: HashMap<i64, bool> = HashMap::new();
-        for (n, (id, content_id)) in snapshots.into_iter().enumerate() {
+        // The content last indexed per source: the same again only extends
+        // its runs, unparsed.
+        let mut last_content: HashMap<String, i64> = HashMap::new();
+        for (n, (id, content_id, source_name)) in snapshots.into_iter().enumerate() {
             let id = SnapshotId(id);
-            let copied = match done_contents.get(&content_id) {
-                Some(true) => copy_tab_rows(&tx, &path, id, content_id)?,
-                Some(false) => true, // the content holds no tabs
-                None => false,
-            };
-            if !copied {
+            let same = last_content.get(&source_name) == Some(&content_id)
+                && extend_all_runs(&tx, &path, id, &source_name, content_id)?;
+            if !same {
                 let json = self.read_json(id)?;
                 let rows = tab_rows(&json).unwrap_or_default();
-                insert_tab_rows(&tx, &path, id, &rows)?;
-                done_contents.insert(content_id, !rows.is_empty());
+                insert_tab_rows(&tx, &path, id, &source_name, &rows)?;
             }
+            last_content.insert(source_name, content_id);
             report.snapshots += 1;
             progress(n as u64 + 1, total);
         }
-        let (tabs, entries): (i64, i64) = tx
+        let (runs, entries): (i64, i64) = tx
             .query_row(
-                "SELECT (SELECT count(*) FROM snapshot_tabs), (SELECT count(*) FROM tab_entries)",
+                "SELECT (SELECT count(*) FROM tab_runs), (SELECT count(*) FROM tab_entries)",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(err)?;
         tx.commit().map_err(err)?;
-        report.tabs = u64::try_from(tabs).unwrap_or(0);
+        report.runs = u64::try_from(runs).unwrap_or(0);
         report.entries = u64::try_from(entries).unwrap_or(0);
         Ok(report)
     }
