@@ -452,3 +452,20 @@ impl Drop for FcntlLockHolder {
         let _ = self.0.wait();
     }
 }
+
+/// Every file (not folder) under `dir`, recursively; empty if `dir` is missing.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -19,6 +19,17 @@ use std::time::Duration;
 
 use crate::error::{IoResultExt, PathError};
 
+/// Name prefix of the temporary files `write_atomic` creates.
+pub const TEMP_PREFIX: &str = ".ffsession-";
+/// Name suffix of the temporary files `write_atomic` creates.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// True if `name` is one of `write_atomic`'s temporary files (left behind only
+/// by a crash; never a finished file).
+pub fn is_temp_file_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
+}
+
 /// Atomically replace (or create) `path` with what `write` produces.
 pub fn write_atomic(
     path: &Path,
@@ -29,8 +40,8 @@ pub fn write_atomic(
         _ => Path::new("."),
     };
     let mut tmp = tempfile::Builder::new()
-        .prefix(".ffsession-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)
         .with_path(dir)?;
     let hook = test_hook();

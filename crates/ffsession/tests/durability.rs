@@ -76,32 +76,20 @@ fn source(file_name: &str, bytes: &[u8]) -> SnapshotSource {
     }
 }
 
-/// Every file under `dir`, recursively.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 fn is_temp(p: &Path) -> bool {
-    let name = p.file_name().unwrap().to_string_lossy();
-    name.starts_with(".ffsession-") && name.ends_with(".tmp")
+    ffsession::fs_util::is_temp_file_name(&p.file_name().unwrap().to_string_lossy())
 }
 
 fn temp_files(dir: &Path) -> Vec<PathBuf> {
-    walk(dir).into_iter().filter(|p| is_temp(p)).collect()
+    ffsession_gen::files_under(dir)
+        .into_iter()
+        .filter(|p| is_temp(p))
+        .collect()
 }
 
 /// Chunk files on disk, by name.
 fn chunk_files(store: &Path) -> BTreeSet<String> {
-    walk(&store.join("chunks"))
+    ffsession_gen::files_under(&store.join("chunks"))
         .into_iter()
         .filter(|p| !is_temp(p))
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

@@ -171,34 +171,19 @@ fn backup_ok(env: &TestEnv, profile: &Path, store: &Path) -> Duration {
     took
 }
 
-/// Every file under `dir`, recursively.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 fn is_temp(p: &Path) -> bool {
-    let name = p.file_name().unwrap().to_string_lossy();
-    name.starts_with(".ffsession-") && name.ends_with(".tmp")
+    ffsession::fs_util::is_temp_file_name(&p.file_name().unwrap().to_string_lossy())
 }
 
 fn temp_files(store: &Path) -> usize {
-    walk(store).iter().filter(|p| is_temp(p)).count()
+    ffsession_gen::files_under(store)
+        .iter()
+        .filter(|p| is_temp(p))
+        .count()
 }
 
 fn chunk_files(store: &Path) -> BTreeSet<String> {
-    walk(&store.join("chunks"))
+    ffsession_gen::files_under(&store.join("chunks"))
         .iter()
         .filter(|p| !is_temp(p))
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

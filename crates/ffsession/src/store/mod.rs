@@ -774,10 +774,9 @@ impl Store {
     fn scan_chunk_files(&self) -> Result<(Vec<(Digest, PathBuf, u64)>, Vec<PathBuf>), StoreError> {
         let mut files = Vec::new();
         let mut temps = Vec::new();
-        let is_temp = |name: &str| name.starts_with(".ffsession-") && name.ends_with(".tmp");
         for entry in fs::read_dir(&self.dir).with_path(&self.dir)? {
             let entry = entry.with_path(&self.dir)?;
-            if is_temp(&entry.file_name().to_string_lossy()) {
+            if crate::fs_util::is_temp_file_name(&entry.file_name().to_string_lossy()) {
                 temps.push(entry.path());
             }
         }
@@ -803,7 +802,7 @@ impl Store {
                 let entry = entry.with_path(&sub_path)?;
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let path = entry.path();
-                if is_temp(&name) {
+                if crate::fs_util::is_temp_file_name(&name) {
                     temps.push(path);
                 } else if let Some(d) = chunk::digest_of_file_name(&name) {
                     if d.to_hex()[..2] == prefix {
