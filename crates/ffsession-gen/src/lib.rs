@@ -296,7 +296,53 @@ pub fn generate(spec: &Spec) -> String {
         "savedGroups": [{"id": "saved-1", "name": "Saved \"for later\"", "color": "red", "collapsed": true,
                          "tabs": [saved_tab], "closedAt": spec.last_update.saturating_sub(10_000)}]
     });
-    serde_json::to_string(&session).expect("serializing a Value cannot fail")
+    firefox_json(&session)
+}
+
+/// Serialize session JSON compactly with keys in the order Firefox writes the
+/// ones that matter (see [`FIRST_KEYS`]), for tests that edit generated sessions.
+pub fn firefox_json(session: &Value) -> String {
+    let mut out = String::with_capacity(1 << 20);
+    write_firefox_order(session, &mut out);
+    out
+}
+
+/// Keys Firefox writes first in their objects (`JSON.stringify` keeps the order
+/// SessionStore builds them in): a window starts with `tabs`, a tab with
+/// `entries`. Other keys follow in sorted order.
+const FIRST_KEYS: [&str; 2] = ["tabs", "entries"];
+
+/// Serialize `value` compactly, with [`FIRST_KEYS`] leading their objects.
+fn write_firefox_order(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let first = FIRST_KEYS.iter().filter_map(|k| map.get_key_value(*k));
+            let rest = map
+                .iter()
+                .filter(|(k, _)| !FIRST_KEYS.contains(&k.as_str()));
+            out.push('{');
+            for (i, (key, v)) in first.chain(rest).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_firefox_order(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_firefox_order(v, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }
 
 /// Wrap JSON in the mozlz4 container (`mozLz40\0`, u32 LE size, LZ4 block).

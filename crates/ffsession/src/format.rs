@@ -182,7 +182,7 @@ impl SessionData {
     /// Read and, if needed, decompress the session file at `path`.
     pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
-        let bytes = Buffer::read_file(path).with_path(path)?;
+        let bytes = Buffer::map_file(path).with_path(path)?;
         Self::from_buffer(path, bytes)
     }
 

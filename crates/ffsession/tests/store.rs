@@ -45,7 +45,7 @@ fn edited(json: &str, tabs: &[usize], last_update: u64) -> String {
         entry["title"] = Value::from(format!("Changed tab {t}"));
     }
     v["session"]["lastUpdate"] = Value::from(last_update);
-    serde_json::to_string(&v).unwrap()
+    ffsession_gen::firefox_json(&v)
 }
 
 fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
@@ -634,7 +634,7 @@ fn with_tabs(seed: u64, tabs: &[(&str, &str)]) -> Vec<u8> {
         .iter()
         .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
         .collect();
-    mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+    mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
 }
 
 fn search(store: &Store, query: &str) -> Vec<ffsession::store::SearchHit> {
@@ -822,7 +822,7 @@ fn with_windows(seed: u64, first: &[(&str, &str)], second: &[(&str, &str)]) -> V
         .iter()
         .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
         .collect();
-    mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+    mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
 }
 
 /// `(tab_runs, tab_entries)` rows in the catalog of `dir`.

@@ -22,7 +22,7 @@ fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
             serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1})
         })
         .collect();
-    ffsession_gen::mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+    ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
 }
 
 struct Fixture {

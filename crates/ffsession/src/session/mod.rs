@@ -14,6 +14,7 @@
 //! `{"windows": []}` is a valid, empty session.
 
 mod de;
+mod parallel;
 mod records;
 mod summary;
 
@@ -264,7 +265,23 @@ impl<'a> Session<'a> {
     /// stack. (sonic-rs parses faster but skips ignored values recursively with
     /// no depth limit, cloudwego/sonic-rs#232: a 10,000-deep array aborts the
     /// process. The tests below hold any parser to that.)
+    ///
+    /// Large documents are parsed on two threads when the machine has two cores
+    /// (see `parallel.rs`); the result is the same as [`Session::from_json_serial`].
     pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
+        if json.len() >= parallel::PARALLEL_MIN_BYTES && parallel::two_cores() {
+            if let Some(split) = parallel::split_point(json) {
+                if let Ok(session) = parallel::parse_split(json, split) {
+                    return Ok(session);
+                }
+            }
+        }
+        Self::from_json_serial(json)
+    }
+
+    /// Parse session JSON on the calling thread only, with serde_json and the
+    /// model's derived `Deserialize`: the reference for [`Session::from_json`].
+    pub fn from_json_serial(json: &'a [u8]) -> Result<Self, ParseError> {
         Ok(serde_json::from_str::<Session<'a>>(utf8(json)?)?)
     }
 

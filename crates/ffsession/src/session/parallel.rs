@@ -1,0 +1,625 @@
+//! Parsing one session on two threads.
+//!
+//! serde_json reads a session at 1.5-2 GB/s on one core; the derived
+//! `Deserialize` of [`Session`] is the reference parser and stays the only one
+//! for small files. Large files are split in two at a tab boundary found by
+//! pattern: Firefox writes every tab of a window's `tabs` array as
+//! `{"entries":[...`, and in valid JSON the bytes `,{"entries":[` can only be
+//! the start of an object that is a later element of an array (a `"` inside a
+//! string is escaped, and `,` inside an object is followed by a key). A helper
+//! thread parses from there as if it stood at a tab of a window: the rest of
+//! that `tabs` array, the rest of the window, then the following windows up to
+//! the end of their array. Meanwhile this thread walks the document from the
+//! start, one value at a time, so it knows byte offsets; when it reaches the
+//! same offset at the start of a tab in a window's `tabs`, the helper's guess
+//! was right by construction and its result is adopted.
+//!
+//! Anything unexpected (the split is not where this thread finds a tab, a
+//! syntax or shape error, a duplicate field, invalid UTF-8) gives up the fast
+//! path and runs the reference parser on the whole document, which also words
+//! the error. Only the top level and the window objects are walked here; every
+//! value inside them (tabs, closed tabs, groups, numbers) is read by serde_json
+//! through the model's own `Deserialize` impls.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, ScopedJoinHandle};
+
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
+
+use super::{de, ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
+
+/// The bytes before the `{` of a tab that is not the first in its window.
+const TAB_START: &[u8] = b",{\"entries\":[";
+
+/// Documents smaller than this are parsed on one thread: below it, starting a
+/// thread costs more than it saves.
+pub(crate) const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
+/// Whether a second thread can run at the same time (checked once).
+pub(crate) fn two_cores() -> bool {
+    static TWO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TWO.get_or_init(|| thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+}
+
+/// The fast path gave up; the reference parser decides (and words the error).
+#[derive(Debug)]
+pub(crate) struct GiveUp;
+
+type Result<T> = std::result::Result<T, GiveUp>;
+
+/// Where the helper thread should start: the `{` of the first tab that begins
+/// at or after the middle of `json`.
+pub(crate) fn split_point(json: &[u8]) -> Option<usize> {
+    let middle = json.len() / 2;
+    memchr::memmem::find(&json[middle..], TAB_START).map(|i| middle + i + 1)
+}
+
+/// Parse `json` with a helper thread starting at `split` (the `{` of a tab).
+pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
+    let cancel = AtomicBool::new(false);
+    thread::scope(|scope| {
+        let helper = scope.spawn(|| speculate(&json[split..], split, &cancel));
+        let result = walk_prefix(json, split, helper);
+        // Tell a helper that was not adopted to stop early; the scope joins it.
+        cancel.store(true, Ordering::Relaxed);
+        result
+    })
+}
+
+fn walk_prefix<'a>(
+    json: &'a [u8],
+    split: usize,
+    helper: ScopedJoinHandle<'_, Result<Speculation<'a>>>,
+) -> Result<Session<'a>> {
+    let text = simdutf8::basic::from_utf8(&json[..split]).map_err(|_| GiveUp)?;
+    let mut cursor = Cursor {
+        text,
+        base: 0,
+        pos: 0,
+    };
+    let mut pending = Some(Pending {
+        start: split,
+        helper,
+    });
+    let session = session(&mut cursor, &mut pending)?;
+    if pending.is_some() {
+        // The walk never met the helper's starting point.
+        return Err(GiveUp);
+    }
+    Ok(session)
+}
+
+/// What the helper read, starting at a tab.
+struct Speculation<'a> {
+    /// The rest of the document, validated, starting at the split...
+    text: &'a str,
+    /// ...which is this offset in the document.
+    base: usize,
+    /// Tabs from the split to the end of that window's `tabs`.
+    tabs: Vec<Tab<'a>>,
+    /// Fields of that window written after its `tabs`.
+    window_rest: WindowFields<'a>,
+    /// The windows after it, up to the end of their array.
+    windows: Vec<Window<'a>>,
+    /// Offset just past the `]` that ends the array of windows.
+    end: usize,
+}
+
+/// The helper thread, not yet adopted.
+struct Pending<'scope, 'a> {
+    start: usize,
+    helper: ScopedJoinHandle<'scope, Result<Speculation<'a>>>,
+}
+
+/// The helper: validate the rest of the document and read it as if `text`
+/// started at a tab that is not the first of a window.
+fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Speculation<'a>> {
+    let text = simdutf8::basic::from_utf8(bytes).map_err(|_| GiveUp)?;
+    let mut cursor = Cursor {
+        text,
+        base,
+        pos: base,
+    };
+    let cursor = &mut cursor;
+    let mut tabs = Vec::new();
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(GiveUp);
+        }
+        tabs.push(cursor.value::<Tab>()?);
+        if cursor.array_next()? {
+            break;
+        }
+    }
+    let mut window_rest = WindowFields::default();
+    while cursor.object_next()? {
+        let key = cursor.key()?;
+        if key == "tabs" {
+            return Err(GiveUp);
+        }
+        window_rest.read(&key, cursor)?;
+    }
+    let mut windows = Vec::new();
+    while !cursor.array_next()? {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(GiveUp);
+        }
+        windows.push(window(cursor, &mut None)?.0);
+    }
+    Ok(Speculation {
+        text,
+        base,
+        tabs,
+        window_rest,
+        windows,
+        end: cursor.pos,
+    })
+}
+
+/// A position in the document, over the validated piece of it this thread has.
+struct Cursor<'a> {
+    text: &'a str,
+    /// Offset of `text` in the document.
+    base: usize,
+    /// Offset in the document.
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn rest(&self) -> &'a str {
+        &self.text[self.pos - self.base..]
+    }
+
+    /// Skip whitespace and return the next byte.
+    fn peek(&mut self) -> Result<u8> {
+        let rest = self.rest().as_bytes();
+        let n = rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+            .ok_or(GiveUp)?;
+        self.pos += n;
+        Ok(rest[n])
+    }
+
+    fn eat(&mut self, byte: u8) -> Result<()> {
+        if self.peek()? != byte {
+            return Err(GiveUp);
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// One JSON value read by serde_json, borrowing from the document.
+    fn value<T: Deserialize<'a>>(&mut self) -> Result<T> {
+        let mut values = serde_json::Deserializer::from_str(self.rest()).into_iter::<T>();
+        match values.next() {
+            Some(Ok(value)) => {
+                self.pos += values.byte_offset();
+                Ok(value)
+            }
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// An object key and its `:`.
+    fn key(&mut self) -> Result<Cow<'a, str>> {
+        let Key(key) = self.value()?;
+        self.eat(b':')?;
+        Ok(key)
+    }
+
+    /// Open an object (`{`): true if it has a first key.
+    fn object_start(&mut self) -> Result<bool> {
+        self.eat(b'{')?;
+        self.object_more()
+    }
+
+    /// After a value in an object: true if another key follows (`,`), false at `}`.
+    fn object_next(&mut self) -> Result<bool> {
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Ok(true)
+            }
+            b'}' => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(GiveUp),
+        }
+    }
+
+    fn object_more(&mut self) -> Result<bool> {
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Open an array (`[`): true if it has a first element.
+    fn array_start(&mut self) -> Result<bool> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// After an element: false if another follows (`,`), true at the closing `]`.
+    fn array_next(&mut self) -> Result<bool> {
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Ok(false)
+            }
+            b']' => {
+                self.pos += 1;
+                Ok(true)
+            }
+            _ => Err(GiveUp),
+        }
+    }
+}
+
+/// The top-level object, read field by field.
+fn session<'a>(
+    cursor: &mut Cursor<'a>,
+    pending: &mut Option<Pending<'_, 'a>>,
+) -> Result<Session<'a>> {
+    let mut windows = None;
+    let mut closed_windows = None;
+    let mut selected_window = None;
+    let mut saved_groups = None;
+    let mut timestamps = None;
+    let mut more = cursor.object_start()?;
+    while more {
+        let key = cursor.key()?;
+        match &*key {
+            "windows" => once(&mut windows, windows_array(cursor, pending)?)?,
+            "_closedWindows" => once(&mut closed_windows, windows_array(cursor, pending)?)?,
+            "selectedWindow" => once(&mut selected_window, cursor.value::<OptU64>()?.0)?,
+            "savedGroups" => once(&mut saved_groups, cursor.value::<Vec<TabGroup>>()?)?,
+            "session" => once(&mut timestamps, cursor.value::<Timestamps>()?)?,
+            _ => {
+                cursor.value::<IgnoredAny>()?;
+            }
+        }
+        more = cursor.object_next()?;
+    }
+    // Only whitespace may follow (the piece may already be used up).
+    if cursor.rest().bytes().any(|b| !b.is_ascii_whitespace()) {
+        return Err(GiveUp);
+    }
+    Ok(Session {
+        windows: windows.ok_or(GiveUp)?,
+        closed_windows: closed_windows.unwrap_or_default(),
+        selected_window: selected_window.flatten(),
+        saved_groups: saved_groups.unwrap_or_default(),
+        session: timestamps.unwrap_or_default(),
+    })
+}
+
+/// Set a field seen for the first time (serde rejects duplicate fields too).
+fn once<T>(slot: &mut Option<T>, value: T) -> Result<()> {
+    if slot.replace(value).is_some() {
+        return Err(GiveUp);
+    }
+    Ok(())
+}
+
+/// `windows` or `_closedWindows`.
+fn windows_array<'a>(
+    cursor: &mut Cursor<'a>,
+    pending: &mut Option<Pending<'_, 'a>>,
+) -> Result<Vec<Window<'a>>> {
+    let mut windows = Vec::new();
+    if !cursor.array_start()? {
+        return Ok(windows);
+    }
+    loop {
+        let (window, adopted) = window(cursor, pending)?;
+        windows.push(window);
+        if let Some(rest) = adopted {
+            // The helper read the remaining windows and the closing `]`.
+            windows.extend(rest);
+            return Ok(windows);
+        }
+        if cursor.array_next()? {
+            return Ok(windows);
+        }
+    }
+}
+
+/// One window object. When the helper's result is adopted inside it, also
+/// returns the windows the helper read after it.
+#[allow(clippy::type_complexity)]
+fn window<'a>(
+    cursor: &mut Cursor<'a>,
+    pending: &mut Option<Pending<'_, 'a>>,
+) -> Result<(Window<'a>, Option<Vec<Window<'a>>>)> {
+    let mut fields = WindowFields::default();
+    let mut more = cursor.object_start()?;
+    while more {
+        let key = cursor.key()?;
+        if key == "tabs" {
+            if fields.tabs.is_some() {
+                return Err(GiveUp);
+            }
+            let mut tabs = Vec::new();
+            let adopted = tabs_array(cursor, &mut tabs, pending)?;
+            fields.tabs = Some(tabs);
+            if let Some(speculation) = adopted {
+                let tabs = fields.tabs.as_mut().ok_or(GiveUp)?;
+                tabs.extend(speculation.tabs);
+                fields.merge(speculation.window_rest)?;
+                *cursor = Cursor {
+                    text: speculation.text,
+                    base: speculation.base,
+                    pos: speculation.end,
+                };
+                return Ok((fields.into_window(), Some(speculation.windows)));
+            }
+        } else {
+            fields.read(&key, cursor)?;
+        }
+        more = cursor.object_next()?;
+    }
+    Ok((fields.into_window(), None))
+}
+
+/// A window's `tabs`, with the helper adopted if this thread reaches its start.
+fn tabs_array<'a>(
+    cursor: &mut Cursor<'a>,
+    tabs: &mut Vec<Tab<'a>>,
+    pending: &mut Option<Pending<'_, 'a>>,
+) -> Result<Option<Speculation<'a>>> {
+    if !cursor.array_start()? {
+        return Ok(None);
+    }
+    loop {
+        if let Some(p) = pending.as_ref() {
+            if cursor.pos >= p.start {
+                let p = pending.take().ok_or(GiveUp)?;
+                if cursor.pos > p.start {
+                    return Err(GiveUp);
+                }
+                return p.helper.join().map_err(|_| GiveUp)?.map(Some);
+            }
+        }
+        tabs.push(cursor.value::<Tab>()?);
+        if cursor.array_next()? {
+            return Ok(None);
+        }
+    }
+}
+
+/// The fields of a window other than `tabs`, as the derived `Deserialize` of
+/// [`Window`] reads them.
+#[derive(Default)]
+struct WindowFields<'a> {
+    tabs: Option<Vec<Tab<'a>>>,
+    selected: Option<Option<u64>>,
+    closed_tabs: Option<Vec<ClosedTab<'a>>>,
+    groups: Option<Vec<TabGroup<'a>>>,
+    width: Option<Option<i64>>,
+    height: Option<Option<i64>>,
+    screen_x: Option<Option<i64>>,
+    screen_y: Option<Option<i64>>,
+    sizemode: Option<Option<Cow<'a, str>>>,
+    title: Option<Option<Cow<'a, str>>>,
+    closed_at: Option<Option<u64>>,
+}
+
+impl<'a> WindowFields<'a> {
+    fn read(&mut self, key: &str, cursor: &mut Cursor<'a>) -> Result<()> {
+        match key {
+            "selected" => once(&mut self.selected, cursor.value::<OptU64>()?.0),
+            "_closedTabs" => once(&mut self.closed_tabs, cursor.value()?),
+            "groups" => once(&mut self.groups, cursor.value()?),
+            "width" => once(&mut self.width, cursor.value::<OptI64>()?.0),
+            "height" => once(&mut self.height, cursor.value::<OptI64>()?.0),
+            "screenX" => once(&mut self.screen_x, cursor.value::<OptI64>()?.0),
+            "screenY" => once(&mut self.screen_y, cursor.value::<OptI64>()?.0),
+            "sizemode" => once(&mut self.sizemode, cursor.value::<OptStr>()?.0),
+            "title" => once(&mut self.title, cursor.value::<OptStr>()?.0),
+            "closedAt" => once(&mut self.closed_at, cursor.value::<OptU64>()?.0),
+            _ => cursor.value::<IgnoredAny>().map(drop),
+        }
+    }
+
+    /// Add the fields the helper read after `tabs`.
+    fn merge(&mut self, later: WindowFields<'a>) -> Result<()> {
+        fn join<T>(slot: &mut Option<T>, later: Option<T>) -> Result<()> {
+            match later {
+                Some(value) => once(slot, value),
+                None => Ok(()),
+            }
+        }
+        join(&mut self.tabs, later.tabs)?;
+        join(&mut self.selected, later.selected)?;
+        join(&mut self.closed_tabs, later.closed_tabs)?;
+        join(&mut self.groups, later.groups)?;
+        join(&mut self.width, later.width)?;
+        join(&mut self.height, later.height)?;
+        join(&mut self.screen_x, later.screen_x)?;
+        join(&mut self.screen_y, later.screen_y)?;
+        join(&mut self.sizemode, later.sizemode)?;
+        join(&mut self.title, later.title)?;
+        join(&mut self.closed_at, later.closed_at)
+    }
+
+    fn into_window(self) -> Window<'a> {
+        Window {
+            tabs: self.tabs.unwrap_or_default(),
+            selected: self.selected.flatten(),
+            closed_tabs: self.closed_tabs.unwrap_or_default(),
+            groups: self.groups.unwrap_or_default(),
+            width: self.width.flatten(),
+            height: self.height.flatten(),
+            screen_x: self.screen_x.flatten(),
+            screen_y: self.screen_y.flatten(),
+            sizemode: self.sizemode.flatten(),
+            title: self.title.flatten(),
+            closed_at: self.closed_at.flatten(),
+        }
+    }
+}
+
+/// An object key, borrowed unless escaped.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match de::opt_str(d)? {
+            Some(key) => Ok(Key(key)),
+            None => Err(serde::de::Error::custom("null is not an object key")),
+        }
+    }
+}
+
+/// The field readers of the model, as standalone values.
+macro_rules! field_type {
+    ($name:ident, $ty:ty, $read:path) => {
+        struct $name<'a>($ty, std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                Ok($name($read(d)?, std::marker::PhantomData))
+            }
+        }
+    };
+}
+field_type!(OptU64, Option<u64>, de::opt_u64);
+field_type!(OptI64, Option<i64>, de::opt_i64);
+field_type!(OptStr, Option<Cow<'a, str>>, de::opt_str);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ffsession_gen::{generate, Spec};
+
+    fn same(json: &[u8], split: usize) {
+        let fast = parse_split(json, split).expect("the split was adopted");
+        let reference = Session::from_json_serial(json).unwrap();
+        assert_eq!(
+            format!("{fast:?}"),
+            format!("{reference:?}"),
+            "split at {split}"
+        );
+    }
+
+    #[test]
+    fn every_tab_boundary_gives_the_reference_result() {
+        let json = generate(&Spec {
+            tabs: 40,
+            windows: 4,
+            closed_windows: 2,
+            ..Spec::default()
+        });
+        let splits: Vec<usize> = memchr::memmem::find_iter(json.as_bytes(), TAB_START)
+            .map(|i| i + 1)
+            .collect();
+        assert!(splits.len() > 30, "{}", splits.len());
+        for split in splits {
+            same(json.as_bytes(), split);
+        }
+    }
+
+    /// A session large enough for two threads, in one window or several.
+    fn large(windows: usize) -> String {
+        let json = generate(&Spec {
+            windows,
+            ..Spec::sized(2_000_000)
+        });
+        assert!(json.len() >= PARALLEL_MIN_BYTES);
+        json
+    }
+
+    /// `from_json` (two threads where it can) gives exactly what the serial
+    /// reference gives, result or error.
+    fn same_as_reference(json: &[u8]) {
+        let fast = Session::from_json(json).map(|s| format!("{s:?}"));
+        let reference = Session::from_json_serial(json).map(|s| format!("{s:?}"));
+        assert_eq!(fast, reference);
+    }
+
+    #[test]
+    fn damage_after_the_split_gives_the_reference_error() {
+        for windows in [1, 7] {
+            let json = large(windows);
+            let split = split_point(json.as_bytes()).unwrap();
+            let after = |needle: &str| split + json[split..].find(needle).unwrap();
+            // (what, document, valid)
+            let mut cases: Vec<(&str, Vec<u8>, bool)> = Vec::new();
+            for (what, at) in [
+                ("bad UTF-8 after", split + 1000),
+                ("bad UTF-8 before", split / 2),
+            ] {
+                let mut bad = json.clone().into_bytes();
+                bad[at] = 0xff;
+                cases.push((what, bad, false));
+            }
+            let truncated = json.as_bytes()[..split + (json.len() - split) / 2].to_vec();
+            cases.push(("truncated", truncated, false));
+            let mut bad = json.clone();
+            let at = after("\"lastAccessed\":");
+            bad.replace_range(at..at + 1, "{");
+            cases.push(("syntax error in a tab", bad.into_bytes(), false));
+            let mut dup = json.clone();
+            dup.insert_str(after("\"selected\":"), "\"selected\":1,");
+            cases.push(("duplicate field", dup.into_bytes(), false));
+            // Deep nesting in a field the model ignores is valid: serde_json
+            // skips it without recursion, in a tab read by either thread.
+            let mut deep = json.clone();
+            let at = after("\"extData\":") + "\"extData\":".len();
+            deep.insert_str(
+                at,
+                &format!("{}0{},\"x\":", "[".repeat(500), "]".repeat(500)),
+            );
+            cases.push(("deep nesting in an ignored field", deep.into_bytes(), true));
+            if let Some(i) = json[split..].find("{\"tabs\":[") {
+                let mut wrong = json.clone();
+                wrong.replace_range(split + i + 8..split + i + 9, "7,\"x\":[");
+                cases.push(("tabs of the wrong type", wrong.into_bytes(), false));
+            }
+            for (what, case, valid) in &cases {
+                let case = &case[..];
+                assert_eq!(Session::from_json_serial(case).is_ok(), *valid, "{what}");
+                if let Some(split) = split_point(case) {
+                    assert_eq!(parse_split(case, split).is_ok(), *valid, "{what}");
+                }
+                same_as_reference(case);
+            }
+        }
+    }
+
+    #[test]
+    fn undamaged_large_sessions_match_the_reference() {
+        for windows in [1, 2, 7, 25] {
+            let json = large(windows);
+            let split = split_point(json.as_bytes()).unwrap();
+            assert!(
+                parse_split(json.as_bytes(), split).is_ok(),
+                "{windows} windows"
+            );
+            same_as_reference(json.as_bytes());
+        }
+        // Whitespace between tokens (and in strings, which stay valid).
+        let spaced = large(3).replace(",\"", ",\n \"").replace("[{", "[ {");
+        let split = split_point(spaced.as_bytes()).unwrap();
+        assert!(parse_split(spaced.as_bytes(), split).is_ok());
+        same_as_reference(spaced.as_bytes());
+    }
+
+    #[test]
+    fn generated_sessions_split_in_the_middle() {
+        for mb in [1, 4] {
+            let json = generate(&Spec::sized(mb * 1_000_000));
+            let split = split_point(json.as_bytes()).unwrap();
+            same(json.as_bytes(), split);
+        }
+    }
+}
