@@ -6,7 +6,10 @@
 //! - `floor_decompress`: LZ4 decompression alone;
 //! - `floor_decompress_scan`: decompression plus one memchr pass over the JSON
 //!   (the least any reader that looks at every byte must do);
-//! - `summary`: decompress + parse + count (`ffsession info`);
+//! - `summary_serial`: decompress + parse on this thread only + count (the
+//!   reference parser, `Session::from_json_serial`);
+//! - `summary`: decompress + parse + count (`ffsession info`; documents of 2 MiB
+//!   and more are parsed on two threads);
 //! - `tab_list`: decompress + parse + every tab rendered as JSON (`ffsession tabs`).
 //!
 //! Throughput is JSON bytes per second. After criterion's own report, a table
@@ -25,9 +28,10 @@ use ffsession::session::{Session, TabFilter};
 use ffsession_gen::{generate, mozlz4, Spec};
 
 const SIZES_MB: [usize; 3] = [1, 4, 40];
-const BENCHES: [&str; 4] = [
+const BENCHES: [&str; 5] = [
     "floor_decompress",
     "floor_decompress_scan",
+    "summary_serial",
     "summary",
     "tab_list",
 ];
@@ -57,10 +61,16 @@ fn bench_size(c: &mut Criterion, mb: usize) -> (usize, usize) {
     group.bench_function(BENCHES[2], |b| {
         b.iter(|| {
             let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
-            Session::from_json(&json).unwrap().summary()
+            Session::from_json_serial(&json).unwrap().summary()
         })
     });
     group.bench_function(BENCHES[3], |b| {
+        b.iter(|| {
+            let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
+            Session::from_json(&json).unwrap().summary()
+        })
+    });
+    group.bench_function(BENCHES[4], |b| {
         b.iter(|| {
             let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
             let session = Session::from_json(&json).unwrap();

@@ -25,6 +25,8 @@ use serde::Deserialize;
 
 use crate::error::ParseError;
 
+#[doc(hidden)]
+pub use parallel::assert_splits_match_reference;
 pub use records::{TabFilter, TabRecord, TabState};
 
 // Every model type reads only from a JSON object: serde's derive alone would
