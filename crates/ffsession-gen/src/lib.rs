@@ -300,7 +300,8 @@ pub fn generate(spec: &Spec) -> String {
 }
 
 /// Serialize session JSON compactly with keys in the order Firefox writes the
-/// ones that matter (see [`FIRST_KEYS`]), for tests that edit generated sessions.
+/// ones that matter (a window starts with `tabs`, a tab with `entries`), for
+/// tests that edit generated sessions.
 pub fn firefox_json(session: &Value) -> String {
     let mut out = String::with_capacity(1 << 20);
     write_firefox_order(session, &mut out);
