@@ -61,18 +61,27 @@ pub(crate) fn split_point(json: &[u8]) -> Option<usize> {
 pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
     let cancel = AtomicBool::new(false);
     thread::scope(|scope| {
-        let helper = scope.spawn(|| speculate(&json[split..], split, &cancel));
-        let result = walk_prefix(json, split, helper);
-        // Tell a helper that was not adopted to stop early; the scope joins it.
-        cancel.store(true, Ordering::Relaxed);
+        let mut pending = Some(Pending {
+            start: split,
+            helper: scope.spawn(|| speculate(&json[split..], split, &cancel)),
+        });
+        let result = walk_prefix(json, split, &mut pending);
+        if let Some(unused) = pending {
+            // Not adopted: stop the helper early, and join it here so that its
+            // thread has ended when this returns.
+            cancel.store(true, Ordering::Relaxed);
+            let _ = unused.helper.join();
+            return Err(GiveUp);
+        }
         result
     })
 }
 
+/// This thread's part: validate the text before the split and walk it.
 fn walk_prefix<'a>(
     json: &'a [u8],
     split: usize,
-    helper: ScopedJoinHandle<'_, Result<Speculation<'a>>>,
+    pending: &mut Option<Pending<'_, 'a>>,
 ) -> Result<Session<'a>> {
     let text = simdutf8::basic::from_utf8(&json[..split]).map_err(|_| GiveUp)?;
     let mut cursor = Cursor {
@@ -80,16 +89,7 @@ fn walk_prefix<'a>(
         base: 0,
         pos: 0,
     };
-    let mut pending = Some(Pending {
-        start: split,
-        helper,
-    });
-    let session = session(&mut cursor, &mut pending)?;
-    if pending.is_some() {
-        // The walk never met the helper's starting point.
-        return Err(GiveUp);
-    }
-    Ok(session)
+    session(&mut cursor, pending)
 }
 
 /// What the helper read, starting at a tab.
