@@ -130,12 +130,12 @@ fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Sp
             return Err(GiveUp);
         }
         tabs.push(cursor.value::<Tab>()?);
-        if cursor.array_next()? {
+        if !cursor.more(b']')? {
             break;
         }
     }
     let mut window_rest = WindowFields::default();
-    while cursor.object_next()? {
+    while cursor.more(b'}')? {
         let key = cursor.key()?;
         if key == "tabs" {
             return Err(GiveUp);
@@ -143,7 +143,7 @@ fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Sp
         window_rest.read(&key, cursor)?;
     }
     let mut windows = Vec::new();
-    while !cursor.array_next()? {
+    while cursor.more(b']')? {
         if cancel.load(Ordering::Relaxed) {
             return Err(GiveUp);
         }
@@ -213,51 +213,28 @@ impl<'a> Cursor<'a> {
         Ok(key)
     }
 
-    /// Open an object (`{`): true if it has a first key.
-    fn object_start(&mut self) -> Result<bool> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
+    /// Open an object or array with `open`: true if a first key or element
+    /// follows, false if `close` comes at once.
+    fn open(&mut self, open: u8, close: u8) -> Result<bool> {
+        self.eat(open)?;
+        if self.peek()? == close {
             self.pos += 1;
             return Ok(false);
         }
         Ok(true)
     }
 
-    /// After a value in an object: true if another key follows (`,`), false at `}`.
-    fn object_next(&mut self) -> Result<bool> {
+    /// After a value in an object or array: true if another follows (`,`),
+    /// false at `close`.
+    fn more(&mut self, close: u8) -> Result<bool> {
         match self.peek()? {
             b',' => {
                 self.pos += 1;
                 Ok(true)
             }
-            b'}' => {
+            b if b == close => {
                 self.pos += 1;
                 Ok(false)
-            }
-            _ => Err(GiveUp),
-        }
-    }
-
-    /// Open an array (`[`): true if it has a first element.
-    fn array_start(&mut self) -> Result<bool> {
-        self.eat(b'[')?;
-        if self.peek()? == b']' {
-            self.pos += 1;
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    /// After an element: false if another follows (`,`), true at the closing `]`.
-    fn array_next(&mut self) -> Result<bool> {
-        match self.peek()? {
-            b',' => {
-                self.pos += 1;
-                Ok(false)
-            }
-            b']' => {
-                self.pos += 1;
-                Ok(true)
             }
             _ => Err(GiveUp),
         }
@@ -274,7 +251,7 @@ fn session<'a>(
     let mut selected_window = None;
     let mut saved_groups = None;
     let mut timestamps = None;
-    let mut more = cursor.object_start()?;
+    let mut more = cursor.open(b'{', b'}')?;
     while more {
         let key = cursor.key()?;
         match &*key {
@@ -287,7 +264,7 @@ fn session<'a>(
                 cursor.value::<IgnoredAny>()?;
             }
         }
-        more = cursor.object_next()?;
+        more = cursor.more(b'}')?;
     }
     // Only whitespace may follow.
     if !cursor.rest().bytes().all(is_space) {
@@ -316,7 +293,7 @@ fn windows_array<'a>(
     pending: &mut Option<Pending<'_, 'a>>,
 ) -> Result<Vec<Window<'a>>> {
     let mut windows = Vec::new();
-    if !cursor.array_start()? {
+    if !cursor.open(b'[', b']')? {
         return Ok(windows);
     }
     loop {
@@ -327,7 +304,7 @@ fn windows_array<'a>(
             windows.extend(rest);
             return Ok(windows);
         }
-        if cursor.array_next()? {
+        if !cursor.more(b']')? {
             return Ok(windows);
         }
     }
@@ -341,7 +318,7 @@ fn window<'a>(
     pending: &mut Option<Pending<'_, 'a>>,
 ) -> Result<(Window<'a>, Option<Vec<Window<'a>>>)> {
     let mut fields = WindowFields::default();
-    let mut more = cursor.object_start()?;
+    let mut more = cursor.open(b'{', b'}')?;
     while more {
         let key = cursor.key()?;
         if key == "tabs" {
@@ -365,7 +342,7 @@ fn window<'a>(
         } else {
             fields.read(&key, cursor)?;
         }
-        more = cursor.object_next()?;
+        more = cursor.more(b'}')?;
     }
     Ok((fields.into_window(), None))
 }
@@ -376,7 +353,7 @@ fn tabs_array<'a>(
     tabs: &mut Vec<Tab<'a>>,
     pending: &mut Option<Pending<'_, 'a>>,
 ) -> Result<Option<Speculation<'a>>> {
-    if !cursor.array_start()? {
+    if !cursor.open(b'[', b']')? {
         return Ok(None);
     }
     loop {
@@ -390,7 +367,7 @@ fn tabs_array<'a>(
             }
         }
         tabs.push(cursor.value::<Tab>()?);
-        if cursor.array_next()? {
+        if !cursor.more(b']')? {
             return Ok(None);
         }
     }
