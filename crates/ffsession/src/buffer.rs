@@ -51,11 +51,12 @@ impl Buffer {
         Buffer(Inner::Heap(vec![0; len]))
     }
 
-    /// A whole file: mapped when it is 2 MiB or more, else read into memory. See the module documentation for why mapping is safe here.
+    /// A whole file: mapped when it is a regular file of 2 MiB or more, else
+    /// read into memory. The module documentation says why mapping is sound here.
     pub fn map_file(path: &Path) -> io::Result<Buffer> {
         let file = File::open(path)?;
-        let len = file.metadata()?.len();
-        if len < HUGE_PAGE_MIN as u64 || !file.metadata()?.is_file() {
+        let meta = file.metadata()?;
+        if meta.len() < HUGE_PAGE_MIN as u64 || !meta.is_file() {
             return Buffer::read_file(path);
         }
         // SAFETY: session files are replaced by rename, never rewritten or
