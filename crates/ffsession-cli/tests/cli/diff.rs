@@ -12,6 +12,20 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `ffsession diff A B [EXTRA...]` on two fixtures; must succeed.
+fn diff_files(env: &TestEnv, a: &str, b: &str, extra: &[&str]) -> std::process::Output {
+    let out = env
+        .cmd()
+        .arg("diff")
+        .arg(fixture(a))
+        .arg(fixture(b))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
 /// Firefox's own list of open tab URLs for a fixture (its `.expected.json`).
 fn expected_urls(stem: &str) -> Vec<String> {
     let text = fs::read_to_string(fixture(&format!("{stem}.expected.json"))).unwrap();
@@ -97,15 +111,12 @@ fn one_line_error(out: &std::process::Output) -> String {
 fn diff_of_two_real_files_matches_firefoxs_own_tab_lists() {
     let env = TestEnv::new();
     let (s1, s2) = (expected_urls("s1-recovery"), expected_urls("s2-recovery"));
-    let out = env
-        .cmd()
-        .arg("diff")
-        .arg(fixture("s1-recovery.jsonlz4"))
-        .arg(fixture("s2-recovery.jsonlz4"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = diff_files(
+        &env,
+        "s1-recovery.jsonlz4",
+        "s2-recovery.jsonlz4",
+        &["--json"],
+    );
     let d = stdout_json(&out);
     assert_eq!(urls_of(&d["removed"]), minus(&s1, &s2));
     assert_eq!(urls_of(&d["added"]), minus(&s2, &s1));
@@ -134,15 +145,12 @@ fn diff_of_two_real_files_matches_firefoxs_own_tab_lists() {
         .ends_with("s1-recovery.jsonlz4"));
 
     // --urls: exactly the removed URLs, one per line, in a's order.
-    let out = env
-        .cmd()
-        .arg("diff")
-        .arg(fixture("s1-recovery.jsonlz4"))
-        .arg(fixture("s2-recovery.jsonlz4"))
-        .arg("--urls")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = diff_files(
+        &env,
+        "s1-recovery.jsonlz4",
+        "s2-recovery.jsonlz4",
+        &["--urls"],
+    );
     let mut lines: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -152,13 +160,7 @@ fn diff_of_two_real_files_matches_firefoxs_own_tab_lists() {
     assert_eq!(lines, minus(&s1, &s2));
 
     // Text: a summary line, then sections.
-    let out = env
-        .cmd()
-        .arg("diff")
-        .arg(fixture("s1-recovery.jsonlz4"))
-        .arg(fixture("s2-recovery.jsonlz4"))
-        .output()
-        .unwrap();
+    let out = diff_files(&env, "s1-recovery.jsonlz4", "s2-recovery.jsonlz4", &[]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.lines().nth(2).unwrap().contains(&format!(
@@ -180,15 +182,12 @@ fn fmt_tabs(n: usize) -> String {
 #[test]
 fn diff_of_the_running_and_the_quit_file_has_no_tab_changes() {
     let env = TestEnv::new();
-    let out = env
-        .cmd()
-        .arg("diff")
-        .arg(fixture("s2-recovery.jsonlz4"))
-        .arg(fixture("s2-sessionstore.jsonlz4"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = diff_files(
+        &env,
+        "s2-recovery.jsonlz4",
+        "s2-sessionstore.jsonlz4",
+        &["--json"],
+    );
     let d = stdout_json(&out);
     let (a, b) = (
         expected_urls("s2-recovery"),
@@ -224,14 +223,12 @@ fn diff_between_snapshots_and_current_equals_the_file_diff() {
         o.remove("b_source");
         v
     };
-    let files = env
-        .cmd()
-        .arg("diff")
-        .arg(fixture("s1-recovery.jsonlz4"))
-        .arg(fixture("s2-recovery.jsonlz4"))
-        .arg("--json")
-        .output()
-        .unwrap();
+    let files = diff_files(
+        &env,
+        "s1-recovery.jsonlz4",
+        "s2-recovery.jsonlz4",
+        &["--json"],
+    );
     let want = strip(stdout_json(&files));
 
     let out = cmd(&env, &profile)
