@@ -47,6 +47,29 @@ impl TestEnv {
         cmd
     }
 
+    /// A profile folder (`profile/` in the test directory) holding `files`
+    /// (paths relative to the profile).
+    pub fn profile_with(&self, files: &[(&str, &[u8])]) -> PathBuf {
+        let profile = self.path().join("profile");
+        for (name, bytes) in files {
+            let path = profile.join(name);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, bytes).unwrap();
+        }
+        fs::create_dir_all(&profile).unwrap();
+        profile
+    }
+
+    /// `ffsession --profile PROFILE --store <test dir>/store`.
+    pub fn store_cmd(&self, profile: &Path) -> Command {
+        let mut c = self.cmd();
+        c.arg("--profile")
+            .arg(profile)
+            .arg("--store")
+            .arg(self.path().join("store"));
+        c
+    }
+
     /// Write a file under the test directory.
     pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.path().join(name);

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::common::{stderr, stdout_json, TestEnv};
 
@@ -72,20 +72,11 @@ fn urls_of(v: &serde_json::Value) -> Vec<String> {
 }
 
 fn profile_with(env: &TestEnv, recovery: &[u8]) -> PathBuf {
-    let profile = env.path().join("profile");
-    let path = profile.join("sessionstore-backups/recovery.jsonlz4");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, recovery).unwrap();
-    profile
+    env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", recovery)])
 }
 
-fn cmd(env: &TestEnv, profile: &PathBuf) -> assert_cmd::Command {
-    let mut c = env.cmd();
-    c.arg("--profile")
-        .arg(profile)
-        .arg("--store")
-        .arg(env.path().join("store"));
-    c
+fn cmd(env: &TestEnv, profile: &Path) -> assert_cmd::Command {
+    env.store_cmd(profile)
 }
 
 /// Two snapshots: s1's recovery file, then s2's; the profile is left with s2.

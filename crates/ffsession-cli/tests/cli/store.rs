@@ -1,22 +1,11 @@
 //! `backup`, `list` and `prune` on a store in a temp folder.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ffsession_gen::Spec;
 
 use crate::common::{session, stderr, stdout_json, TestEnv};
-
-fn profile_with(env: &TestEnv, files: &[(&str, Vec<u8>)]) -> PathBuf {
-    let profile = env.path().join("profile");
-    for (name, bytes) in files {
-        let path = profile.join(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, bytes).unwrap();
-    }
-    fs::create_dir_all(&profile).unwrap();
-    profile
-}
 
 fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
     session(Spec {
@@ -27,25 +16,17 @@ fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
     .packed
 }
 
-fn cmd(env: &TestEnv, profile: &PathBuf) -> assert_cmd::Command {
-    let mut c = env.cmd();
-    c.arg("--profile")
-        .arg(profile)
-        .arg("--store")
-        .arg(env.path().join("store"));
-    c
+fn cmd(env: &TestEnv, profile: &Path) -> assert_cmd::Command {
+    env.store_cmd(profile)
 }
 
 #[test]
 fn backup_then_list_then_backup_again_stores_nothing_new() {
     let env = TestEnv::new();
-    let profile = profile_with(
-        &env,
-        &[
-            ("sessionstore-backups/recovery.jsonlz4", packed(20, 2_000)),
-            ("sessionstore-backups/previous.jsonlz4", packed(18, 1_000)),
-        ],
-    );
+    let profile = env.profile_with(&[
+        ("sessionstore-backups/recovery.jsonlz4", &packed(20, 2_000)),
+        ("sessionstore-backups/previous.jsonlz4", &packed(18, 1_000)),
+    ]);
     let out = cmd(&env, &profile)
         .args(["backup", "--json"])
         .output()
@@ -118,10 +99,7 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
     let env = TestEnv::new();
     let good = packed(40, 1_000);
-    let profile = profile_with(
-        &env,
-        &[("sessionstore-backups/recovery.jsonlz4", good.clone())],
-    );
+    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &good)]);
     cmd(&env, &profile).arg("backup").assert().success();
 
     fs::write(
@@ -171,7 +149,7 @@ fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
 #[test]
 fn prune_shows_its_plan_and_keeps_what_it_must() {
     let env = TestEnv::new();
-    let profile = profile_with(&env, &[]);
+    let profile = env.profile_with(&[]);
     let recovery = profile.join("sessionstore-backups/recovery.jsonlz4");
     fs::create_dir_all(recovery.parent().unwrap()).unwrap();
     for (i, tabs) in [30, 31, 32, 5, 6].into_iter().enumerate() {
@@ -253,7 +231,7 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
 #[test]
 fn a_store_that_is_not_a_store_is_a_clear_error() {
     let env = TestEnv::new();
-    let profile = profile_with(&env, &[("sessionstore.jsonlz4", packed(3, 1))]);
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &packed(3, 1))]);
     fs::create_dir_all(env.path().join("store")).unwrap();
     fs::write(
         env.path().join("store/catalog.sqlite"),
@@ -295,10 +273,7 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
         last_update: 1_000,
         ..Spec::default()
     });
-    let profile = profile_with(
-        &env,
-        &[("sessionstore-backups/recovery.jsonlz4", old.packed.clone())],
-    );
+    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &old.packed)]);
     fs::write(profile.join("prefs.js"), "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resuming_after_os_restart\", true);\n").unwrap();
     cmd(&env, &profile).arg("backup").assert().success();
     // The session moves on: another recovery file and a previous one.
@@ -384,10 +359,7 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
 fn restore_refuses_bad_snapshots_and_a_running_firefox() {
     let env = TestEnv::new();
     let good = packed(10, 1_000);
-    let profile = profile_with(
-        &env,
-        &[("sessionstore-backups/recovery.jsonlz4", good.clone())],
-    );
+    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &good)]);
     cmd(&env, &profile).arg("backup").assert().success();
     fs::write(
         profile.join("sessionstore-backups/recovery.jsonlz4"),
@@ -439,10 +411,7 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
 #[test]
 fn watch_backs_up_on_change_and_stops_on_interrupt() {
     let env = TestEnv::new();
-    let profile = profile_with(
-        &env,
-        &[("sessionstore-backups/recovery.jsonlz4", packed(5, 1_000))],
-    );
+    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &packed(5, 1_000))]);
     let child = env
         .std_cmd()
         .arg("--profile")
@@ -502,7 +471,7 @@ fn watch_backs_up_on_change_and_stops_on_interrupt() {
 #[test]
 fn service_install_writes_a_systemd_user_unit() {
     let env = TestEnv::new();
-    let profile = profile_with(&env, &[]);
+    let profile = env.profile_with(&[]);
     let out = cmd(&env, &profile)
         .args(["service", "install", "--no-enable"])
         .output()
