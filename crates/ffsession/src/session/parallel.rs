@@ -613,6 +613,25 @@ mod tests {
     }
 
     #[test]
+    fn real_firefox_files_split_at_every_tab() {
+        // Written by Firefox ESR (e2e/run.py --save-fixtures): its own key order.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/firefox");
+        let mut splits = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonlz4") {
+                continue;
+            }
+            let json = crate::format::decompress(&std::fs::read(&path).unwrap()).unwrap();
+            for at in memchr::memmem::find_iter(&json, TAB_START) {
+                same(&json, at + 1);
+                splits += 1;
+            }
+        }
+        assert!(splits >= 20, "only {splits} tab boundaries in the fixtures");
+    }
+
+    #[test]
     fn generated_sessions_split_in_the_middle() {
         for mb in [1, 4] {
             let json = generate(&Spec::sized(mb * 1_000_000));
