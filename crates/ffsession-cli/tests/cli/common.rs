@@ -89,6 +89,13 @@ impl TestEnv {
     }
 }
 
+/// Run `cmd`, check it succeeded (showing its stderr if not) and parse its stdout as JSON.
+pub fn ok_json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout_json(&out)
+}
+
 /// A generated session: its spec, JSON and mozlz4 bytes.
 pub struct Generated {
     pub spec: Spec,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{stderr, stdout_json, TestEnv};
+use crate::common::{ok_json, stderr, stdout_json, TestEnv};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -222,12 +222,7 @@ fn diff_between_snapshots_and_current_equals_the_file_diff() {
     );
     let want = strip(stdout_json(&files));
 
-    let out = cmd(&env, &profile)
-        .args(["diff", "1", "2", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let got = stdout_json(&out);
+    let got = ok_json(cmd(&env, &profile).args(["diff", "1", "2", "--json"]));
     assert_eq!(got["a_source"], "snapshot #1");
     assert_eq!(strip(got), want);
 
@@ -319,12 +314,7 @@ fn stats_counts_equal_list_and_the_plot_marks_corrupt_snapshots() {
             .output()
             .unwrap(),
     );
-    let out = cmd(&env, &profile)
-        .args(["stats", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let stats = stdout_json(&out);
+    let stats = ok_json(cmd(&env, &profile).args(["stats", "--json"]));
     let rows = stats["snapshots"].as_array().unwrap();
     let mut listed: Vec<&serde_json::Value> = list.as_array().unwrap().iter().collect();
     listed.reverse();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use ffsession_gen::Spec;
 
-use crate::common::{session, stderr, stdout_json, TestEnv};
+use crate::common::{ok_json, session, stderr, stdout_json, TestEnv};
 
 fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
     session(Spec {
@@ -27,12 +27,7 @@ fn backup_then_list_then_backup_again_stores_nothing_new() {
         ("sessionstore-backups/recovery.jsonlz4", &packed(20, 2_000)),
         ("sessionstore-backups/previous.jsonlz4", &packed(18, 1_000)),
     ]);
-    let out = cmd(&env, &profile)
-        .args(["backup", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = stdout_json(&out);
+    let report = ok_json(cmd(&env, &profile).args(["backup", "--json"]));
     let snaps = report["snapshots"].as_array().unwrap();
     assert_eq!(snaps.len(), 2);
     assert!(snaps.iter().all(|s| s["status"] == "ok"));
@@ -171,14 +166,12 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
         "--keep-yearly",
         "0",
     ];
-    let out = cmd(&env, &profile)
-        .arg("prune")
-        .args(none)
-        .args(["--dry-run", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let plan = stdout_json(&out);
+    let plan = ok_json(
+        cmd(&env, &profile)
+            .arg("prune")
+            .args(none)
+            .args(["--dry-run", "--json"]),
+    );
     let kept: Vec<i64> = plan["decisions"]
         .as_array()
         .unwrap()
