@@ -97,10 +97,11 @@ pub fn session(data: &[u8]) {
 }
 
 /// The `session_json` target: `Session::from_json` on the bytes, then the
-/// summary, tab listing and every export of what it accepts; and the two-thread
-/// parser split at every tab it finds must agree with the serial one.
+/// summary, tab listing and every export of what it accepts; and the fast paths
+/// (one thread, and two threads split at every tab it finds) must agree with
+/// the serial reference.
 pub fn session_json(data: &[u8]) {
-    ffsession::session::assert_splits_match_reference(data);
+    ffsession::session::assert_fast_paths_match_reference(data);
     let meta = SessionMeta::from_json(data);
     if let Ok(session) = Session::from_json(data) {
         let meta = meta

@@ -3,11 +3,83 @@
 //! Firefox versions differ in small ways (a number written as a float, a field
 //! set to `null`), so numbers accept any JSON number and every optional field
 //! accepts `null`. Strings borrow from the input unless an escape forces a copy.
+//!
+//! It also owns the one difference between the reference parse and a *fast
+//! attempt* (see [`fast_attempt`]): how long unused strings are skipped.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
-use serde::de::{Deserializer, Error, Visitor};
+use serde::de::{Deserializer, Error, IgnoredAny, Visitor};
+
+thread_local! {
+    /// Set while this thread runs a fast attempt: a parse whose every error
+    /// sends the whole document to the reference parser.
+    static FAST_ATTEMPT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` as a fast attempt on this thread: [`unused_blob`] fields are then
+/// skipped in a way that is exact for the strings Firefox writes there and
+/// fails (so the caller must fall back to the reference parser) on anything else.
+pub(crate) fn fast_attempt<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FAST_ATTEMPT.set(self.0);
+        }
+    }
+    let _restore = Restore(FAST_ATTEMPT.replace(true));
+    f()
+}
+
+/// What [`unused_blob`] keeps of a field: nothing.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Skipped;
+
+/// A long string the model does not use: a favicon's `data:` URI, base64 CSP,
+/// referrer info or clone state. Most of a session's bytes are such strings.
+///
+/// The reference parse skips it like any unknown field (serde's `IgnoredAny`:
+/// any JSON value; serde_json scans strings 8 bytes at a time for the closing
+/// quote, escapes and control characters). A fast attempt asks serde_json for
+/// the string's raw bytes instead, which finds the closing quote and escapes
+/// with memchr (SIMD) but lets control characters through, so they are checked
+/// here, on bytes still in cache. Only unescaped strings are checked that way:
+/// an escaped one (never written by Firefox in these fields) or a value that is
+/// not a string or null fails the attempt.
+pub(crate) fn unused_blob<'de, D: Deserializer<'de>>(d: D) -> Result<Skipped, D::Error> {
+    struct RawString;
+    impl<'de> Visitor<'de> for RawString {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an unescaped string or null")
+        }
+        fn visit_none<E: Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E: Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_bytes(self)
+        }
+        fn visit_borrowed_bytes<E: Error>(self, v: &'de [u8]) -> Result<(), E> {
+            // JSON forbids the bytes below 0x20 in strings. The smallest byte
+            // is found with vector instructions; `any` would test byte by byte.
+            match v.iter().fold(u8::MAX, |low, &b| low.min(b)) {
+                0..0x20 => Err(E::custom("control character in a string")),
+                _ => Ok(()),
+            }
+        }
+    }
+    if FAST_ATTEMPT.get() {
+        d.deserialize_option(RawString)?;
+    } else {
+        d.deserialize_ignored_any(IgnoredAny)?;
+    }
+    Ok(Skipped)
+}
 
 struct CowVisitor;
 

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use crate::error::ParseError;
 
 #[doc(hidden)]
-pub use parallel::assert_splits_match_reference;
+pub use parallel::assert_fast_paths_match_reference;
 pub use records::{TabFilter, TabRecord, TabState};
 
 // Every model type reads only from a JSON object: serde's derive alone would
@@ -203,6 +203,10 @@ pub struct Tab<'a> {
         deserialize_with = "de::opt_str"
     )]
     pub user_typed_value: Option<Cow<'a, str>>,
+    /// The favicon, often a `data:` URI of several KB: skipped, not kept.
+    #[serde(default, deserialize_with = "de::unused_blob")]
+    #[allow(dead_code)]
+    image: de::Skipped,
 }
 
 /// One page in a tab's back/forward history.
@@ -215,6 +219,20 @@ pub struct Entry<'a> {
     /// The page's title.
     #[serde(default, borrow, deserialize_with = "de::opt_str")]
     pub title: Option<Cow<'a, str>>,
+    // Long base64 strings of every entry: skipped, not kept.
+    #[serde(default, deserialize_with = "de::unused_blob")]
+    #[allow(dead_code)]
+    csp: de::Skipped,
+    #[serde(default, rename = "referrerInfo", deserialize_with = "de::unused_blob")]
+    #[allow(dead_code)]
+    referrer_info: de::Skipped,
+    #[serde(
+        default,
+        rename = "structuredCloneState",
+        deserialize_with = "de::unused_blob"
+    )]
+    #[allow(dead_code)]
+    structured_clone_state: de::Skipped,
 }
 
 /// A recently closed tab, with where and when it was closed.
@@ -271,14 +289,23 @@ impl<'a> Session<'a> {
     /// Large documents are parsed on two threads when the machine has two cores
     /// (see `parallel.rs`); the result is the same as [`Session::from_json_serial`].
     pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
+        match Self::from_json_fast(json) {
+            Some(session) => Ok(session),
+            None => Self::from_json_serial(json),
+        }
+    }
+
+    /// The fast paths, `None` where the reference parser must decide: two
+    /// threads for large documents, else one fast attempt (`de::fast_attempt`)
+    /// on this thread.
+    fn from_json_fast(json: &'a [u8]) -> Option<Self> {
         if json.len() >= parallel::PARALLEL_MIN_BYTES && parallel::two_cores() {
             if let Some(split) = parallel::split_point(json) {
-                if let Ok(session) = parallel::parse_split(json, split) {
-                    return Ok(session);
-                }
+                return parallel::parse_split(json, split).ok();
             }
         }
-        Self::from_json_serial(json)
+        let text = simdutf8::basic::from_utf8(json).ok()?;
+        de::fast_attempt(|| serde_json::from_str(text)).ok()
     }
 
     /// Parse session JSON on the calling thread only, with serde_json and the
@@ -406,6 +433,67 @@ mod tests {
         assert_eq!(t.group_id.as_deref(), Some("7"));
         assert_eq!(t.container(), 2);
         assert_eq!(s.session.last_update, Some(12));
+    }
+
+    /// A one-tab session with `image` and the entry's `csp` set to `value`.
+    fn with_blobs(value: &str) -> Vec<u8> {
+        format!(
+            r#"{{"windows":[{{"tabs":[{{"entries":[{{"url":"u","csp":{value},"title":"t"}}],"image":{value},"index":1}}]}}]}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn unused_blobs_may_hold_any_value() {
+        // The fast attempt skips these fields as raw strings and vouches only
+        // for unescaped ones or null; other values go to the reference parser,
+        // which takes any JSON value there, as for every field it ignores.
+        let cases = [
+            (r#""data:image/png;base64,iVBORw0KGgo=""#, true),
+            ("null", true),
+            (r#""""#, true),
+            ("5", false),
+            (r#"{"a":[1,"b"]}"#, false),
+            (r#"["x"]"#, false),
+            (r#""say \"hi\" \u00e9""#, false),
+        ];
+        for (value, fast) in cases {
+            let json = with_blobs(value);
+            assert_eq!(Session::from_json_fast(&json).is_some(), fast, "{value}");
+            let s = Session::from_json(&json).unwrap();
+            assert_eq!(
+                (s.windows[0].tabs[0].url(), s.windows[0].tabs[0].title()),
+                (Some("u"), Some("t"))
+            );
+        }
+    }
+
+    #[test]
+    fn a_control_character_in_an_unused_blob_is_the_reference_error() {
+        for value in ["\"a\u{1}b\"", "\"line\nbreak\"", "\"\t\""] {
+            let json = with_blobs(value);
+            assert!(Session::from_json_fast(&json).is_none(), "{value:?}");
+            let err = Session::from_json(&json).unwrap_err().to_string();
+            assert!(err.contains("control character"), "{err}");
+            assert_eq!(
+                err,
+                Session::from_json_serial(&json).unwrap_err().to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn the_fast_attempt_reads_generated_sessions_as_the_reference_does() {
+        for seed in 0..4 {
+            let json = ffsession_gen::generate(&ffsession_gen::Spec {
+                tabs: 40,
+                seed,
+                ..ffsession_gen::Spec::default()
+            });
+            let fast = Session::from_json_fast(json.as_bytes()).expect("fast attempt");
+            let reference = Session::from_json_serial(json.as_bytes()).unwrap();
+            assert_eq!(format!("{fast:?}"), format!("{reference:?}"));
+        }
     }
 
     fn nested(prefix: &str, depth: usize, suffix: &str) -> Vec<u8> {

@@ -15,9 +15,9 @@
 //! was right by construction and its result is adopted.
 //!
 //! Anything unexpected (the split is not where this thread finds a tab, a
-//! syntax or shape error, a duplicate field, invalid UTF-8) gives up the fast
-//! path and runs the reference parser on the whole document, which also words
-//! the error. Only the top level and the window objects are walked here; every
+//! syntax or shape error, a duplicate field, invalid UTF-8, or whatever fails a
+//! fast attempt, `de::fast_attempt`) gives up the fast path and runs the
+//! reference parser on the whole document, which also words the error. Only the top level and the window objects are walked here; every
 //! value inside them (tabs, closed tabs, groups, numbers) is read by serde_json
 //! through the model's own `Deserialize` impls.
 
@@ -63,9 +63,9 @@ pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
     thread::scope(|scope| {
         let mut pending = Some(Pending {
             start: split,
-            helper: scope.spawn(|| speculate(&json[split..], split, &cancel)),
+            helper: scope.spawn(|| de::fast_attempt(|| speculate(&json[split..], split, &cancel))),
         });
-        let result = walk_prefix(json, split, &mut pending);
+        let result = de::fast_attempt(|| walk_prefix(json, split, &mut pending));
         if let Some(unused) = pending {
             // Not adopted: stop the helper early, and join it here so that its
             // thread has ended when this returns.
@@ -472,12 +472,22 @@ field_type!(OptU64, Option<u64>, de::opt_u64);
 field_type!(OptI64, Option<i64>, de::opt_i64);
 field_type!(OptStr, Option<Cow<'a, str>>, de::opt_str);
 
-/// For fuzzing: parse `json` split at each of its first eight tab boundaries
-/// (whatever its size) and panic if a split parse accepts a document the serial
-/// reference rejects, or reads it differently.
+/// For fuzzing: panic if a fast path accepts a document the serial reference
+/// rejects, or reads it differently. Checks the fast attempt on one thread and
+/// `json` split at each of its first eight tab boundaries (whatever its size).
 #[doc(hidden)]
-pub fn assert_splits_match_reference(json: &[u8]) {
+pub fn assert_fast_paths_match_reference(json: &[u8]) {
     let reference = Session::from_json_serial(json).map(|s| format!("{s:?}"));
+    let one_thread = simdutf8::basic::from_utf8(json)
+        .ok()
+        .and_then(|text| de::fast_attempt(|| serde_json::from_str::<Session>(text)).ok());
+    if let Some(fast) = one_thread {
+        assert_eq!(
+            reference.as_deref(),
+            Ok(format!("{fast:?}").as_str()),
+            "the one-thread fast attempt disagrees with the serial parser"
+        );
+    }
     for at in memchr::memmem::find_iter(json, TAB_START).take(8) {
         if let Ok(split) = parse_split(json, at + 1) {
             assert_eq!(
