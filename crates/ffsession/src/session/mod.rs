@@ -287,7 +287,14 @@ impl<'a> Session<'a> {
     /// process. The tests below hold any parser to that.)
     ///
     /// Large documents are parsed on two threads when the machine has two cores
-    /// (see `parallel.rs`); the result is the same as [`Session::from_json_serial`].
+    /// (see `parallel.rs`), and every parse is first a fast attempt that skips
+    /// favicons and base64 fields faster (`de::fast_attempt`); the result is
+    /// the same as [`Session::from_json_serial`], which reads the document
+    /// whenever a fast path is in doubt.
+    ///
+    /// The fields skipped that way are named in the model, so a duplicate of
+    /// one (`image` twice in a tab, say) is an error as for any named field;
+    /// Firefox never writes duplicate keys.
     pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
         match Self::from_json_fast(json) {
             Some(session) => Ok(session),
