@@ -45,15 +45,18 @@ pub(crate) struct Skipped;
 /// quote, escapes and control characters). A fast attempt asks serde_json for
 /// the string's raw bytes instead, which finds the closing quote and escapes
 /// with memchr (SIMD) but lets control characters through, so they are checked
-/// here, on bytes still in cache. Only unescaped strings are checked that way:
-/// an escaped one (never written by Firefox in these fields) or a value that is
-/// not a string or null fails the attempt.
+/// here, on bytes still in cache. Raw control characters survive unescaping,
+/// so a string whose (unescaped) bytes have none had none; one that has some
+/// (an escaped `\n`, or a raw one) fails the attempt, as does a value that is
+/// not a string or null. An escaped string is unescaped into serde_json's
+/// scratch buffer, which may grow: Firefox writes base64 and URLs in these
+/// fields, so escapes are rare there.
 pub(crate) fn unused_blob<'de, D: Deserializer<'de>>(d: D) -> Result<Skipped, D::Error> {
     struct RawString;
     impl<'de> Visitor<'de> for RawString {
         type Value = ();
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an unescaped string or null")
+            f.write_str("a string without control characters, or null")
         }
         fn visit_none<E: Error>(self) -> Result<(), E> {
             Ok(())
@@ -64,9 +67,9 @@ pub(crate) fn unused_blob<'de, D: Deserializer<'de>>(d: D) -> Result<Skipped, D:
         fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
             d.deserialize_bytes(self)
         }
-        fn visit_borrowed_bytes<E: Error>(self, v: &'de [u8]) -> Result<(), E> {
-            // JSON forbids the bytes below 0x20 in strings. The smallest byte
-            // is found with vector instructions; `any` would test byte by byte.
+        fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<(), E> {
+            // The smallest byte, found with vector instructions (`any` would
+            // test byte by byte). JSON forbids raw bytes below 0x20 in strings.
             match v.iter().fold(u8::MAX, |low, &b| low.min(b)) {
                 0..0x20 => Err(E::custom("control character in a string")),
                 _ => Ok(()),
