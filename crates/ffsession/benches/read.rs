@@ -6,10 +6,12 @@
 //! - `floor_decompress`: LZ4 decompression alone;
 //! - `floor_decompress_scan`: decompression plus one memchr pass over the JSON
 //!   (the least any reader that looks at every byte must do);
-//! - `summary_serial`: decompress + parse on this thread only + count (the
-//!   reference parser, `Session::from_json_serial`);
-//! - `summary`: decompress + parse + count (`ffsession info`; documents of 2 MiB
-//!   and more are parsed on two threads);
+//! - `summary_reference`: decompress + parse with the reference parser
+//!   (`Session::from_json_serial`, one thread) + count;
+//! - `summary_one_thread`: the same with the fast attempt that skips favicons
+//!   and base64 fields faster, still on one thread;
+//! - `summary`: decompress + parse + count (`ffsession info`: the fast attempt,
+//!   and documents of 2 MiB and more on two threads);
 //! - `tab_list`: decompress + parse + every tab rendered as JSON (`ffsession tabs`).
 //!
 //! Throughput is JSON bytes per second. After criterion's own report, a table
@@ -28,10 +30,11 @@ use ffsession::session::{Session, TabFilter};
 use ffsession_gen::{generate, mozlz4, Spec};
 
 const SIZES_MB: [usize; 3] = [1, 4, 40];
-const BENCHES: [&str; 5] = [
+const BENCHES: [&str; 6] = [
     "floor_decompress",
     "floor_decompress_scan",
-    "summary_serial",
+    "summary_reference",
+    "summary_one_thread",
     "summary",
     "tab_list",
 ];
@@ -67,10 +70,16 @@ fn bench_size(c: &mut Criterion, mb: usize) -> (usize, usize) {
     group.bench_function(BENCHES[3], |b| {
         b.iter(|| {
             let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
-            Session::from_json(&json).unwrap().summary()
+            Session::from_json_one_thread(&json).unwrap().summary()
         })
     });
     group.bench_function(BENCHES[4], |b| {
+        b.iter(|| {
+            let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
+            Session::from_json(&json).unwrap().summary()
+        })
+    });
+    group.bench_function(BENCHES[5], |b| {
         b.iter(|| {
             let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
             let session = Session::from_json(&json).unwrap();

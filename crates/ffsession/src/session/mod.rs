@@ -311,8 +311,23 @@ impl<'a> Session<'a> {
                 return parallel::parse_split(json, split).ok();
             }
         }
+        Self::fast_attempt(json)
+    }
+
+    /// One fast attempt on this thread, `None` where the reference must decide.
+    fn fast_attempt(json: &'a [u8]) -> Option<Self> {
         let text = simdutf8::basic::from_utf8(json).ok()?;
         de::fast_attempt(|| serde_json::from_str(text)).ok()
+    }
+
+    /// [`Session::from_json`] without the helper thread: the fast attempt on
+    /// this thread, then the reference parser if in doubt. For benchmarks.
+    #[doc(hidden)]
+    pub fn from_json_one_thread(json: &'a [u8]) -> Result<Self, ParseError> {
+        match Self::fast_attempt(json) {
+            Some(session) => Ok(session),
+            None => Self::from_json_serial(json),
+        }
     }
 
     /// Parse session JSON on the calling thread only, with serde_json and the

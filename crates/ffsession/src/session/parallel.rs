@@ -478,10 +478,7 @@ field_type!(OptStr, Option<Cow<'a, str>>, de::opt_str);
 #[doc(hidden)]
 pub fn assert_fast_paths_match_reference(json: &[u8]) {
     let reference = Session::from_json_serial(json).map(|s| format!("{s:?}"));
-    let one_thread = simdutf8::basic::from_utf8(json)
-        .ok()
-        .and_then(|text| de::fast_attempt(|| serde_json::from_str::<Session>(text)).ok());
-    if let Some(fast) = one_thread {
+    if let Some(fast) = Session::fast_attempt(json) {
         assert_eq!(
             reference.as_deref(),
             Ok(format!("{fast:?}").as_str()),
