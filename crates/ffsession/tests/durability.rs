@@ -76,6 +76,25 @@ fn source(file_name: &str, bytes: &[u8]) -> SnapshotSource {
     }
 }
 
+/// A temporary folder holding a profile with an empty `sessionstore-backups/`
+/// (`profile/`) and a new store (`store/`); returns the folder (removed when
+/// dropped), the profile and the store.
+fn profile_and_store() -> (tempfile::TempDir, PathBuf, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile");
+    fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+    let store = Store::create_or_open(dir.path().join("store")).unwrap();
+    (dir, profile, store)
+}
+
+/// Each version's JSON by its digest, to tell which version a snapshot holds.
+fn by_content_hash(versions: &[Session]) -> HashMap<Digest, &[u8]> {
+    versions
+        .iter()
+        .map(|v| (Digest::of(&v.json), &v.json[..]))
+        .collect()
+}
+
 fn is_temp(p: &Path) -> bool {
     ffsession::fs_util::is_temp_file_name(&p.file_name().unwrap().to_string_lossy())
 }
@@ -252,12 +271,9 @@ fn a_full_disk_while_adding_a_snapshot_leaves_the_store_as_it_was() {
 #[test]
 fn a_full_disk_midway_through_a_backup_leaves_the_catalog_as_it_was() {
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
+    let (_dir, profile, mut store) = profile_and_store();
     let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
-    let store_dir = dir.path().join("store");
-    let mut store = Store::create_or_open(&store_dir).unwrap();
+    let store_dir = store.dir().to_path_buf();
 
     let old = session(10, 10);
     fs::write(backups.join("recovery.jsonlz4"), &old.packed).unwrap();
@@ -329,19 +345,16 @@ fn rewrite_loop(path: &Path, versions: &[Vec<u8>], in_place: bool, stop: &Atomic
 }
 
 /// Back up the profile `runs` times while another thread rewrites its
-/// recovery file; returns every snapshot taken and the number of rewrites.
+/// recovery file, and check that the file changed at least once per backup;
+/// returns every snapshot taken and the number of rewrites.
 fn backups_during_rewrites(
     versions: &[Session],
     in_place: bool,
     runs: u64,
 ) -> (Store, Vec<SnapshotInfo>, u64, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
-    let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
-    let recovery = backups.join("recovery.jsonlz4");
+    let (dir, profile, mut store) = profile_and_store();
+    let recovery = profile.join("sessionstore-backups/recovery.jsonlz4");
     fs::write(&recovery, &versions[0].packed).unwrap();
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
     let packed: Vec<Vec<u8>> = versions.iter().map(|v| v.packed.clone()).collect();
     let stop = AtomicBool::new(false);
     let (rewrites, snapshots) = std::thread::scope(|scope| {
@@ -354,6 +367,10 @@ fn backups_during_rewrites(
         stop.store(true, Ordering::Relaxed);
         (writer.join().unwrap(), snapshots)
     });
+    assert!(
+        rewrites >= runs,
+        "the file changed during the backups ({rewrites})"
+    );
     (store, snapshots, rewrites, dir)
 }
 
@@ -361,15 +378,8 @@ fn backups_during_rewrites(
 fn a_session_file_replaced_by_rename_while_read_is_never_stored_torn() {
     let _serial = serial();
     let versions = [session(3, 21), session(15, 22), session(40, 23)];
-    let by_hash: HashMap<Digest, &[u8]> = versions
-        .iter()
-        .map(|v| (Digest::of(&v.json), &v.json[..]))
-        .collect();
-    let (store, snapshots, rewrites, _dir) = backups_during_rewrites(&versions, false, 150);
-    assert!(
-        rewrites >= 150,
-        "the file changed during the backups ({rewrites})"
-    );
+    let by_hash = by_content_hash(&versions);
+    let (store, snapshots, _, _dir) = backups_during_rewrites(&versions, false, 150);
     let mut seen = BTreeSet::new();
     for s in &snapshots {
         assert!(s.is_ok(), "{} is {:?}", s.id, s.status);
@@ -396,15 +406,8 @@ fn a_session_file_rewritten_in_place_while_read_is_never_stored_as_a_wrong_ok_se
     // `corrupt` and its raw bytes, never as an `ok` session that was not there.
     let _serial = serial();
     let versions = [session(3, 31), session(15, 32), session(40, 33)];
-    let by_hash: HashMap<Digest, &[u8]> = versions
-        .iter()
-        .map(|v| (Digest::of(&v.json), &v.json[..]))
-        .collect();
+    let by_hash = by_content_hash(&versions);
     let (store, snapshots, rewrites, _dir) = backups_during_rewrites(&versions, true, 150);
-    assert!(
-        rewrites >= 150,
-        "the file changed during the backups ({rewrites})"
-    );
     let (mut ok, mut corrupt) = (0, 0);
     for s in &snapshots {
         let content = store.read_content(s.id).unwrap();
@@ -430,12 +433,8 @@ fn a_session_file_rewritten_in_place_while_read_is_never_stored_as_a_wrong_ok_se
 #[test]
 fn a_corrupt_newest_file_never_gets_the_last_good_snapshot_pruned() {
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
-    let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
-    let recovery = backups.join("recovery.jsonlz4");
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
+    let (_dir, profile, mut store) = profile_and_store();
+    let recovery = profile.join("sessionstore-backups/recovery.jsonlz4");
     let hour = 3_600_000;
     let t0 = 1_795_300_000_000;
 

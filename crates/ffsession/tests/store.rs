@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use ffsession::format::decompress;
 use ffsession::sources::SourceKind;
 use ffsession::store::{
-    ChunkerParams, SnapshotId, SnapshotSource, SnapshotStatus, Store, StoreError, CATALOG_FILE,
-    CHUNKS_DIR, LOCK_FILE,
+    ChunkerParams, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus, Store, StoreError,
+    CATALOG_FILE, CHUNKS_DIR, LOCK_FILE,
 };
 use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
@@ -65,6 +65,11 @@ fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Add `bytes` as the profile's recovery file (see [`source`]), taken at `at`.
+fn add_recovery(store: &mut Store, bytes: Vec<u8>, at: u64) -> SnapshotInfo {
+    store.add_snapshot(source(bytes), at).unwrap()
+}
+
 fn new_store() -> (tempfile::TempDir, PathBuf, Store) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
@@ -77,7 +82,7 @@ fn mozlz4_round_trip_is_byte_identical() {
     let (_tmp, _dir, mut store) = new_store();
     let json = session(1);
     let packed = mozlz4(json.as_bytes());
-    let info = store.add_snapshot(source(packed.clone()), NOW).unwrap();
+    let info = add_recovery(&mut store, packed.clone(), NOW);
 
     let expected = SessionData::from_bytes("x", packed.clone())
         .unwrap()
@@ -137,19 +142,13 @@ fn json_round_trip_keeps_the_file_exactly() {
 fn identical_content_adds_a_row_but_no_chunks() {
     let (_tmp, dir, mut store) = new_store();
     let json = session(3);
-    let first = store
-        .add_snapshot(source(mozlz4(json.as_bytes())), NOW)
-        .unwrap();
+    let first = add_recovery(&mut store, mozlz4(json.as_bytes()), NOW);
     let files = chunk_files(&dir);
     assert!(files.len() > 3, "{} chunks", files.len());
 
     // The same file again, and the same JSON as a plain JSON file.
-    let again = store
-        .add_snapshot(source(mozlz4(json.as_bytes())), NOW + 15_000)
-        .unwrap();
-    let as_json = store
-        .add_snapshot(source(json.clone().into_bytes()), NOW + 30_000)
-        .unwrap();
+    let again = add_recovery(&mut store, mozlz4(json.as_bytes()), NOW + 15_000);
+    let as_json = add_recovery(&mut store, json.clone().into_bytes(), NOW + 30_000);
     assert_eq!(chunk_files(&dir), files);
     for info in [&again, &as_json] {
         assert_eq!(info.stored_size, 0);
@@ -169,16 +168,12 @@ fn identical_content_adds_a_row_but_no_chunks() {
 fn near_identical_sessions_add_only_a_few_chunks() {
     let (_tmp, dir, mut store) = new_store();
     let base = session(4);
-    let first = store
-        .add_snapshot(source(mozlz4(base.as_bytes())), NOW)
-        .unwrap();
+    let first = add_recovery(&mut store, mozlz4(base.as_bytes()), NOW);
     let before = chunk_files(&dir).len();
 
     let next = edited(&base, &[3, 25, 47], 1_795_300_015_000);
     assert_ne!(next, base);
-    let second = store
-        .add_snapshot(source(mozlz4(next.as_bytes())), NOW + 15_000)
-        .unwrap();
+    let second = add_recovery(&mut store, mozlz4(next.as_bytes()), NOW + 15_000);
     let added = chunk_files(&dir).len() - before;
     assert!(
         (1..=8).contains(&added),
@@ -220,7 +215,7 @@ fn corrupt_input_is_kept_and_marked_with_the_reason() {
         ),
     ];
     for (bytes, format, reason) in cases {
-        let info = store.add_snapshot(source(bytes.clone()), NOW).unwrap();
+        let info = add_recovery(&mut store, bytes.clone(), NOW);
         match &info.status {
             SnapshotStatus::Corrupt { reason: why } => {
                 assert!(why.contains(reason), "{why:?} should mention {reason:?}")
@@ -248,9 +243,7 @@ fn folders_are_0700_and_files_0600() {
     let dir = tmp.path().join("nested/store");
     {
         let mut store = Store::create_or_open(&dir).unwrap();
-        store
-            .add_snapshot(source(mozlz4(session(6).as_bytes())), NOW)
-            .unwrap();
+        add_recovery(&mut store, mozlz4(session(6).as_bytes()), NOW);
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&tmp.path().join("nested")), 0o700);
         assert_eq!(mode(&dir.join(CHUNKS_DIR)), 0o700);
@@ -282,9 +275,7 @@ fn folders_are_0700_and_files_0600() {
 #[test]
 fn a_second_writer_gets_the_lock_error() {
     let (_tmp, dir, mut store) = new_store();
-    let info = store
-        .add_snapshot(source(mozlz4(session(7).as_bytes())), NOW)
-        .unwrap();
+    let info = add_recovery(&mut store, mozlz4(session(7).as_bytes()), NOW);
     for second in [Store::open(&dir), Store::create_or_open(&dir)] {
         let err = second.unwrap_err();
         assert!(matches!(err, StoreError::Locked { .. }), "{err}");
@@ -372,9 +363,7 @@ fn another_programs_database_or_a_newer_schema_is_refused() {
 fn a_missing_or_damaged_chunk_is_named_on_read() {
     let (_tmp, dir, mut store) = new_store();
     let json = session(8);
-    let info = store
-        .add_snapshot(source(mozlz4(json.as_bytes())), NOW)
-        .unwrap();
+    let info = add_recovery(&mut store, mozlz4(json.as_bytes()), NOW);
     let files = chunk_files(&dir);
     let victim = &files[files.len() / 2];
     let name = victim.file_stem().unwrap().to_string_lossy().into_owned();
@@ -398,9 +387,7 @@ fn a_missing_or_damaged_chunk_is_named_on_read() {
     assert!(store.export_mozlz4(info.id).is_err());
 
     // Taking the same session again writes the missing chunk back.
-    let again = store
-        .add_snapshot(source(mozlz4(json.as_bytes())), NOW + 1)
-        .unwrap();
+    let again = add_recovery(&mut store, mozlz4(json.as_bytes()), NOW + 1);
     assert!(again.stored_size > 0);
     assert_eq!(store.read_json(info.id).unwrap(), json.as_bytes());
 
@@ -419,9 +406,7 @@ fn a_missing_or_damaged_chunk_is_named_on_read() {
 fn gc_removes_only_unreferenced_chunks() {
     let (tmp, dir, mut store) = new_store();
     let keep_json = session(9);
-    let kept = store
-        .add_snapshot(source(mozlz4(keep_json.as_bytes())), NOW)
-        .unwrap();
+    let kept = add_recovery(&mut store, mozlz4(keep_json.as_bytes()), NOW);
     let kept_files = chunk_files(&dir);
     assert!(store.unreferenced_chunks().unwrap().is_empty());
 
@@ -430,9 +415,7 @@ fn gc_removes_only_unreferenced_chunks() {
     // dropped into this store with no catalog row.
     let other_dir = tmp.path().join("other");
     let mut other = Store::create_or_open(&other_dir).unwrap();
-    other
-        .add_snapshot(source(mozlz4(session(10).as_bytes())), NOW)
-        .unwrap();
+    add_recovery(&mut other, mozlz4(session(10).as_bytes()), NOW);
     drop(other);
     let mut orphans = Vec::new();
     for f in chunk_files(&other_dir) {
@@ -459,9 +442,7 @@ fn gc_removes_only_unreferenced_chunks() {
 
     // A snapshot that shares most chunks with the kept one, then removed.
     let edit = edited(&keep_json, &[10, 40], 1_795_300_099_000);
-    let removed = store
-        .add_snapshot(source(mozlz4(edit.as_bytes())), NOW + 1)
-        .unwrap();
+    let removed = add_recovery(&mut store, mozlz4(edit.as_bytes()), NOW + 1);
     let with_removed = chunk_files(&dir);
     store.remove_snapshot(removed.id).unwrap();
     let err = store.snapshot(removed.id).unwrap_err();
@@ -566,9 +547,7 @@ fn chunker_params_are_recorded_at_creation() {
     let mut store = Store::create_or_open_with(&dir, small).unwrap();
     assert_eq!(store.chunker_params(), small);
     let json = session(11);
-    let info = store
-        .add_snapshot(source(json.clone().into_bytes()), NOW)
-        .unwrap();
+    let info = add_recovery(&mut store, json.clone().into_bytes(), NOW);
     drop(store);
     let store = Store::open(&dir).unwrap();
     assert_eq!(store.chunker_params(), small);
@@ -596,12 +575,7 @@ fn snapshots_are_listed_newest_first() {
     let json = session(12);
     let mut ids = Vec::new();
     for at in [NOW + 20, NOW, NOW + 10] {
-        ids.push(
-            store
-                .add_snapshot(source(json.clone().into_bytes()), at)
-                .unwrap()
-                .id,
-        );
+        ids.push(add_recovery(&mut store, json.clone().into_bytes(), at).id);
     }
     let listed: Vec<(SnapshotId, u64)> = store
         .snapshots()
@@ -648,16 +622,10 @@ fn backups_index_tabs_for_search_with_first_and_last_seen() {
     let (_tmp, _dir, mut store) = new_store();
     let a = ("https://zebra.example/stripes", "Zebrafish husbandry notes");
     let b = ("https://quokka.example/smile", "Quokka selfies");
-    let one = store
-        .add_snapshot(source(with_tabs(1, &[a, b])), NOW)
-        .unwrap();
-    let two = store
-        .add_snapshot(source(with_tabs(1, &[a])), NOW + 1_000)
-        .unwrap();
+    let one = add_recovery(&mut store, with_tabs(1, &[a, b]), NOW);
+    let two = add_recovery(&mut store, with_tabs(1, &[a]), NOW + 1_000);
     // The same content again: it extends the runs, unparsed.
-    let three = store
-        .add_snapshot(source(with_tabs(1, &[a])), NOW + 2_000)
-        .unwrap();
+    let three = add_recovery(&mut store, with_tabs(1, &[a]), NOW + 2_000);
 
     let hits = search(&store, "zebrafish");
     assert_eq!(hits.len(), 1);
@@ -695,15 +663,8 @@ fn backups_index_tabs_for_search_with_first_and_last_seen() {
 #[test]
 fn search_text_is_a_bound_parameter_and_bad_syntax_is_a_typed_error() {
     let (_tmp, dir, mut store) = new_store();
-    store
-        .add_snapshot(
-            source(with_tabs(
-                2,
-                &[("https://x.example/", "Robert'); DROP TABLE snapshots;--")],
-            )),
-            NOW,
-        )
-        .unwrap();
+    let tricky = ("https://x.example/", "Robert'); DROP TABLE snapshots;--");
+    add_recovery(&mut store, with_tabs(2, &[tricky]), NOW);
     assert_eq!(search(&store, "\"DROP TABLE\"").len(), 1);
     let r = store.search_tabs("\"unbalanced", Default::default(), 10);
     assert!(
@@ -729,9 +690,7 @@ fn history_finds_stretches_and_windows() {
         .iter()
         .enumerate()
     {
-        let info = store
-            .add_snapshot(source(with_tabs(3, tabs)), NOW + i as u64 * 1_000)
-            .unwrap();
+        let info = add_recovery(&mut store, with_tabs(3, tabs), NOW + i as u64 * 1_000);
         ids.push(info.id);
     }
     let stretches = store.tab_history(x.0).unwrap();
@@ -753,18 +712,10 @@ fn reindex_matches_the_index_built_at_backup_time() {
     let (_tmp, _dir, mut store) = new_store();
     let a = ("https://alpha.example/", "Alphabet soup recipes");
     let b = ("https://beta.example/", "Beta soup");
-    store
-        .add_snapshot(source(with_tabs(4, &[a, b])), NOW)
-        .unwrap();
-    store
-        .add_snapshot(source(with_tabs(4, &[b])), NOW + 1)
-        .unwrap();
-    store
-        .add_snapshot(source(with_tabs(4, &[b])), NOW + 2)
-        .unwrap();
-    store
-        .add_snapshot(source(b"garbage".to_vec()), NOW + 3)
-        .unwrap();
+    add_recovery(&mut store, with_tabs(4, &[a, b]), NOW);
+    add_recovery(&mut store, with_tabs(4, &[b]), NOW + 1);
+    add_recovery(&mut store, with_tabs(4, &[b]), NOW + 2);
+    add_recovery(&mut store, b"garbage".to_vec(), NOW + 3);
     let before = search(&store, "soup");
     assert_eq!(before.len(), 2);
     let mut calls = Vec::new();
@@ -780,7 +731,7 @@ fn reindex_matches_the_index_built_at_backup_time() {
 fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     let (_tmp, dir, mut store) = new_store();
     let a = ("https://old.example/", "Oldfashioned tab");
-    store.add_snapshot(source(with_tabs(5, &[a])), NOW).unwrap();
+    add_recovery(&mut store, with_tabs(5, &[a]), NOW);
     drop(store);
     {
         let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
@@ -804,9 +755,7 @@ fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     assert!(search(&store, "oldfashioned").is_empty());
     // The same content again after the upgrade: its predecessor has no runs
     // to extend, so it is parsed and indexed.
-    store
-        .add_snapshot(source(with_tabs(5, &[a])), NOW + 1_000)
-        .unwrap();
+    add_recovery(&mut store, with_tabs(5, &[a]), NOW + 1_000);
     assert_eq!(search(&store, "oldfashioned")[0].snapshots, 1);
     store.reindex_tabs(|_, _| {}).unwrap();
     let hits = search(&store, "oldfashioned");
@@ -850,14 +799,10 @@ fn the_index_grows_with_distinct_tabs_not_with_snapshots() {
             1 => vec![c, a, b, a],
             _ => vec![b, c, a],
         };
-        store
-            .add_snapshot(source(with_tabs(6, &tabs)), NOW + i * 1_000)
-            .unwrap();
+        add_recovery(&mut store, with_tabs(6, &tabs), NOW + i * 1_000);
     }
     // The same content again only extends the runs.
-    store
-        .add_snapshot(source(with_tabs(6, &[b, c, a])), NOW + 20_000)
-        .unwrap();
+    add_recovery(&mut store, with_tabs(6, &[b, c, a]), NOW + 20_000);
     // So does a batch whose second file's predecessor is the first.
     store
         .add_snapshots(
@@ -887,20 +832,14 @@ fn runs_break_on_a_move_and_per_source_and_survive_removal() {
     let (_tmp, dir, mut store) = new_store();
     let x = ("https://xiphias.example/", "Xiphias swordfish");
     let y = ("https://yellowtail.example/", "Yellowtail");
-    let one = store
-        .add_snapshot(source(with_windows(7, &[x, y], &[])), NOW)
-        .unwrap();
-    let two = store
-        .add_snapshot(source(with_windows(7, &[y], &[x])), NOW + 1_000)
-        .unwrap();
+    let one = add_recovery(&mut store, with_windows(7, &[x, y], &[]), NOW);
+    let two = add_recovery(&mut store, with_windows(7, &[y], &[x]), NOW + 1_000);
     // Another source with the same tab: its own runs, counted too.
     let mut other = source(with_windows(7, &[x], &[]));
     other.file_name = "sessionstore-backups/previous.jsonlz4".into();
     other.kind = SourceKind::Previous;
     let three = store.add_snapshot(other, NOW + 2_000).unwrap();
-    let four = store
-        .add_snapshot(source(with_windows(7, &[y], &[x])), NOW + 3_000)
-        .unwrap();
+    let four = add_recovery(&mut store, with_windows(7, &[y], &[x]), NOW + 3_000);
     let stretches = store.tab_history(x.0).unwrap();
     assert_eq!(stretches.len(), 1, "{stretches:?}");
     assert_eq!(stretches[0].snapshots, 4);

@@ -1,6 +1,7 @@
 //! A sealed environment for running `ffsession`: cleared environment, a temp
 //! HOME and Firefox root, UTC clock zone.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,13 @@ impl TestEnv {
 
     /// The same as a `std::process::Command`, for tests that stream output.
     pub fn std_cmd(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ffsession"));
+        self.sealed_cmd(assert_cmd::cargo::cargo_bin("ffsession"))
+    }
+
+    /// `program` in the same cleared environment, for running `ffsession`
+    /// under another tool.
+    pub fn sealed_cmd(&self, program: impl AsRef<OsStr>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
         fs::create_dir_all(self.home()).unwrap();
         cmd.env_clear()
             .env("HOME", self.home())
@@ -60,14 +67,58 @@ impl TestEnv {
         profile
     }
 
+    /// A profile folder (`profile/` in the test directory) whose
+    /// `sessionstore-backups/recovery.jsonlz4` holds `recovery` (written over
+    /// the file if the profile is there already).
+    pub fn profile_with_recovery(&self, recovery: &[u8]) -> PathBuf {
+        self.profile_with(&[("sessionstore-backups/recovery.jsonlz4", recovery)])
+    }
+
+    /// Write `recovery` as the recovery file of the profile (as
+    /// [`TestEnv::profile_with_recovery`]) and back it up into the test store;
+    /// the backup must succeed. Returns the profile folder.
+    pub fn back_up_recovery(&self, recovery: &[u8]) -> PathBuf {
+        let profile = self.profile_with_recovery(recovery);
+        ok_output(self.store_cmd(&profile).arg("backup"));
+        profile
+    }
+
+    /// The store the store commands use: `store/` in the test directory.
+    pub fn store_dir(&self) -> PathBuf {
+        self.path().join("store")
+    }
+
     /// `ffsession --profile PROFILE --store <test dir>/store`.
     pub fn store_cmd(&self, profile: &Path) -> Command {
-        let mut c = self.cmd();
-        c.arg("--profile")
-            .arg(profile)
-            .arg("--store")
-            .arg(self.path().join("store"));
-        c
+        self.store_cmd_at(profile, &self.store_dir())
+    }
+
+    /// `ffsession --profile PROFILE --store STORE`.
+    pub fn store_cmd_at(&self, profile: &Path, store: &Path) -> Command {
+        Command::from_std(self.std_store_cmd_at(profile, store))
+    }
+
+    /// The same as a `std::process::Command`, for tests that stream output
+    /// or kill the process.
+    pub fn std_store_cmd_at(&self, profile: &Path, store: &Path) -> std::process::Command {
+        let mut cmd = self.std_cmd();
+        cmd.arg("--profile").arg(profile).arg("--store").arg(store);
+        cmd
+    }
+
+    /// The snapshots `list --json` shows for `profile` and the test store,
+    /// newest first.
+    pub fn list_snapshots(&self, profile: &Path) -> Vec<serde_json::Value> {
+        let list = ok_json(self.store_cmd(profile).args(["list", "--json"]));
+        list.as_array().unwrap().clone()
+    }
+
+    /// The ids of [`TestEnv::list_snapshots`], newest first.
+    pub fn snapshot_ids(&self, profile: &Path) -> Vec<i64> {
+        self.list_snapshots(profile)
+            .iter()
+            .map(|s| s["id"].as_i64().unwrap())
+            .collect()
     }
 
     /// Write a file under the test directory.
@@ -89,11 +140,47 @@ impl TestEnv {
     }
 }
 
-/// Run `cmd`, check it succeeded (showing its stderr if not) and parse its stdout as JSON.
-pub fn ok_json(cmd: &mut Command) -> serde_json::Value {
+/// `ffsession ARGS...` of `cmd`, for failure messages.
+fn command_line(cmd: &Command) -> String {
+    let mut line = String::from("ffsession");
+    for arg in cmd.get_args() {
+        line.push(' ');
+        line.push_str(&arg.to_string_lossy());
+    }
+    line
+}
+
+/// Run `cmd` and check it succeeded (showing its command line, exit status
+/// and stderr if not).
+pub fn ok_output(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout_json(&out)
+    assert!(
+        out.status.success(),
+        "{} failed ({}): {}",
+        command_line(cmd),
+        out.status,
+        stderr(&out)
+    );
+    out
+}
+
+/// Run `cmd`, check it succeeded and return its stdout as text.
+pub fn ok_stdout(cmd: &mut Command) -> String {
+    String::from_utf8(ok_output(cmd).stdout).unwrap()
+}
+
+/// Run `cmd`, check it succeeded and parse its stdout as JSON.
+pub fn ok_json(cmd: &mut Command) -> serde_json::Value {
+    stdout_json(&ok_output(cmd))
+}
+
+/// Run `cmd`, check it failed with exit code 1 (showing its command line and
+/// stderr if not) and return its stderr.
+pub fn expect_error(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{}: {err}", command_line(cmd));
+    err
 }
 
 /// A generated session: its spec, JSON and mozlz4 bytes.
@@ -107,6 +194,17 @@ pub fn session(spec: Spec) -> Generated {
     let json = generate(&spec);
     let packed = mozlz4(json.as_bytes());
     Generated { spec, json, packed }
+}
+
+/// The mozlz4 file of a generated session with `tabs` tabs, last updated at
+/// `last_update` (ms).
+pub fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
+    session(Spec {
+        tabs,
+        last_update,
+        ..Spec::default()
+    })
+    .packed
 }
 
 pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {

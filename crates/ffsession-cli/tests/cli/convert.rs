@@ -2,40 +2,34 @@
 
 use std::fs;
 
-use crate::common::{session, stderr, TestEnv};
+use crate::common::{expect_error, ok_output, ok_stdout, session, TestEnv};
 
 #[test]
 fn decompress_then_compress_gives_back_the_same_json_bytes() {
     let env = TestEnv::new();
     let g = session(Default::default());
     let packed = env.write("recovery.baklz4", &g.packed);
-    let out = env
-        .cmd()
-        .arg("decompress")
-        .arg(&packed)
-        .args(["-o", "s.json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    ok_output(
+        env.cmd()
+            .arg("decompress")
+            .arg(&packed)
+            .args(["-o", "s.json"]),
+    );
     assert_eq!(
         fs::read_to_string(env.path().join("s.json")).unwrap(),
         g.json
     );
 
-    let out = env
-        .cmd()
-        .args(["compress", "s.json", "-o", "again.jsonlz4"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    ok_output(
+        env.cmd()
+            .args(["compress", "s.json", "-o", "again.jsonlz4"]),
+    );
     let again = fs::read(env.path().join("again.jsonlz4")).unwrap();
     assert_eq!(&again[..8], b"mozLz40\0");
-    let out = env
-        .cmd()
-        .args(["decompress", "again.jsonlz4"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), g.json);
+    assert_eq!(
+        ok_stdout(env.cmd().args(["decompress", "again.jsonlz4"])),
+        g.json
+    );
     assert_eq!(
         env.files(),
         ["again.jsonlz4", "home", "recovery.baklz4", "s.json"]
@@ -65,13 +59,7 @@ fn pretty_json_is_the_same_value() {
     let env = TestEnv::new();
     let g = session(Default::default());
     env.write("in.jsonlz4", &g.packed);
-    let out = env
-        .cmd()
-        .args(["decompress", "--pretty", "in.jsonlz4"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let pretty = String::from_utf8(out.stdout).unwrap();
+    let pretty = ok_stdout(env.cmd().args(["decompress", "--pretty", "in.jsonlz4"]));
     assert!(pretty.lines().count() > 100);
     let a: serde_json::Value = serde_json::from_str(&pretty).unwrap();
     let b: serde_json::Value = serde_json::from_str(&g.json).unwrap();
@@ -83,16 +71,10 @@ fn never_writes_over_the_input_unless_in_place() {
     let env = TestEnv::new();
     let g = session(Default::default());
     let input = env.write("s.json", g.json.as_bytes());
-    let out = env
-        .cmd()
-        .args(["compress", "s.json", "-o", "./s.json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let err = expect_error(env.cmd().args(["compress", "s.json", "-o", "./s.json"]));
     assert!(
-        stderr(&out).contains("refusing to overwrite the input file"),
-        "{}",
-        stderr(&out)
+        err.contains("refusing to overwrite the input file"),
+        "{err}"
     );
     assert_eq!(fs::read_to_string(&input).unwrap(), g.json);
 
@@ -115,20 +97,10 @@ fn compress_refuses_mozlz4_and_invalid_sessions() {
     let env = TestEnv::new();
     let g = session(Default::default());
     env.write("s.jsonlz4", &g.packed);
-    let out = env
-        .cmd()
-        .args(["compress", "s.jsonlz4", "-o", "x"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("already mozlz4"), "{}", stderr(&out));
+    let err = expect_error(env.cmd().args(["compress", "s.jsonlz4", "-o", "x"]));
+    assert!(err.contains("already mozlz4"), "{err}");
     env.write("bad.json", br#"{"windows": 3}"#);
-    let out = env
-        .cmd()
-        .args(["compress", "bad.json", "-o", "x"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    expect_error(env.cmd().args(["compress", "bad.json", "-o", "x"]));
     assert!(!env.path().join("x").exists());
     env.cmd()
         .args(["compress", "--no-verify", "bad.json", "-o", "x"])

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{stderr, TestEnv};
+use crate::common::{expect_error, ok_json, stderr, TestEnv};
 
 #[test]
 fn every_command_rejects_every_bad_file_cleanly() {
@@ -85,14 +85,11 @@ fn a_profile_full_of_bad_files_is_reported_not_fatal() {
         count += 1;
     }
     // `profiles` lists every file with what is wrong with it, and succeeds.
-    let out = env
-        .cmd()
-        .args(["profiles", "--json", "--profile"])
-        .arg(&profile)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = ok_json(
+        env.cmd()
+            .args(["profiles", "--json", "--profile"])
+            .arg(&profile),
+    );
     let files = v[0]["session_files"].as_array().unwrap();
     assert_eq!(files.len(), count);
     for f in files {
@@ -100,15 +97,7 @@ fn a_profile_full_of_bad_files_is_reported_not_fatal() {
     }
     // Commands that need a session say that none is readable, and list why.
     for args in [&["info"][..], &["tabs"]] {
-        let out = env
-            .cmd()
-            .args(args)
-            .arg("--profile")
-            .arg(&profile)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        let err = stderr(&out);
+        let err = expect_error(env.cmd().args(args).arg("--profile").arg(&profile));
         assert!(
             err.contains("no readable session file in this profile"),
             "{err}"

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::common::{ok_json, stderr, stdout_json, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, stdout_json, TestEnv};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,16 +14,18 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `ffsession diff A B [EXTRA...]` on two fixtures; must succeed.
 fn diff_files(env: &TestEnv, a: &str, b: &str, extra: &[&str]) -> std::process::Output {
-    let out = env
-        .cmd()
-        .arg("diff")
-        .arg(fixture(a))
-        .arg(fixture(b))
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    out
+    ok_output(
+        env.cmd()
+            .arg("diff")
+            .arg(fixture(a))
+            .arg(fixture(b))
+            .args(extra),
+    )
+}
+
+/// `ffsession diff A B --json` on two fixtures, parsed; must succeed.
+fn diff_json(env: &TestEnv, a: &str, b: &str) -> serde_json::Value {
+    stdout_json(&diff_files(env, a, b, &["--json"]))
 }
 
 /// Firefox's own list of open tab URLs for a fixture (its `.expected.json`).
@@ -71,28 +73,17 @@ fn urls_of(v: &serde_json::Value) -> Vec<String> {
     out
 }
 
-fn profile_with(env: &TestEnv, recovery: &[u8]) -> PathBuf {
-    env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", recovery)])
-}
-
-fn cmd(env: &TestEnv, profile: &Path) -> assert_cmd::Command {
-    env.store_cmd(profile)
-}
-
 /// Two snapshots: s1's recovery file, then s2's; the profile is left with s2.
 fn two_snapshots(env: &TestEnv) -> PathBuf {
-    let profile = profile_with(env, &fs::read(fixture("s1-recovery.jsonlz4")).unwrap());
-    let out = cmd(env, &profile).arg("backup").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    profile_with(env, &fs::read(fixture("s2-recovery.jsonlz4")).unwrap());
-    let out = cmd(env, &profile).arg("backup").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let profile = env.back_up_recovery(&fs::read(fixture("s1-recovery.jsonlz4")).unwrap());
+    env.back_up_recovery(&fs::read(fixture("s2-recovery.jsonlz4")).unwrap());
     profile
 }
 
-fn one_line_error(out: &std::process::Output) -> String {
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
-    let err = stderr(out);
+/// Run `cmd`, check it failed with exit code 1 and a single
+/// `ffsession: error: ` line, and return that line.
+fn one_line_error(cmd: &mut assert_cmd::Command) -> String {
+    let err = expect_error(cmd);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("ffsession: error: "), "{err}");
     err
@@ -102,13 +93,7 @@ fn one_line_error(out: &std::process::Output) -> String {
 fn diff_of_two_real_files_matches_firefoxs_own_tab_lists() {
     let env = TestEnv::new();
     let (s1, s2) = (expected_urls("s1-recovery"), expected_urls("s2-recovery"));
-    let out = diff_files(
-        &env,
-        "s1-recovery.jsonlz4",
-        "s2-recovery.jsonlz4",
-        &["--json"],
-    );
-    let d = stdout_json(&out);
+    let d = diff_json(&env, "s1-recovery.jsonlz4", "s2-recovery.jsonlz4");
     assert_eq!(urls_of(&d["removed"]), minus(&s1, &s2));
     assert_eq!(urls_of(&d["added"]), minus(&s2, &s1));
     assert!(!d["removed"].as_array().unwrap().is_empty());
@@ -173,13 +158,7 @@ fn fmt_tabs(n: usize) -> String {
 #[test]
 fn diff_of_the_running_and_the_quit_file_has_no_tab_changes() {
     let env = TestEnv::new();
-    let out = diff_files(
-        &env,
-        "s2-recovery.jsonlz4",
-        "s2-sessionstore.jsonlz4",
-        &["--json"],
-    );
-    let d = stdout_json(&out);
+    let d = diff_json(&env, "s2-recovery.jsonlz4", "s2-sessionstore.jsonlz4");
     let (a, b) = (
         expected_urls("s2-recovery"),
         expected_urls("s2-sessionstore"),
@@ -194,19 +173,7 @@ fn diff_of_the_running_and_the_quit_file_has_no_tab_changes() {
 fn diff_between_snapshots_and_current_equals_the_file_diff() {
     let env = TestEnv::new();
     let profile = two_snapshots(&env);
-    let list = stdout_json(
-        &cmd(&env, &profile)
-            .args(["list", "--json"])
-            .output()
-            .unwrap(),
-    );
-    let ids: Vec<i64> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids, [2, 1]);
+    assert_eq!(env.snapshot_ids(&profile), [2, 1]);
 
     let strip = |mut v: serde_json::Value| {
         let o = v.as_object_mut().unwrap();
@@ -214,23 +181,20 @@ fn diff_between_snapshots_and_current_equals_the_file_diff() {
         o.remove("b_source");
         v
     };
-    let files = diff_files(
+    let want = strip(diff_json(
         &env,
         "s1-recovery.jsonlz4",
         "s2-recovery.jsonlz4",
-        &["--json"],
-    );
-    let want = strip(stdout_json(&files));
+    ));
 
-    let got = ok_json(cmd(&env, &profile).args(["diff", "1", "2", "--json"]));
+    let got = ok_json(env.store_cmd(&profile).args(["diff", "1", "2", "--json"]));
     assert_eq!(got["a_source"], "snapshot #1");
     assert_eq!(strip(got), want);
 
-    let out = cmd(&env, &profile)
-        .args(["diff", "1", "current", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ok_output(
+        env.store_cmd(&profile)
+            .args(["diff", "1", "current", "--json"]),
+    );
     assert!(
         stderr(&out).contains("ffsession: using "),
         "{}",
@@ -240,61 +204,32 @@ fn diff_between_snapshots_and_current_equals_the_file_diff() {
     assert!(got["b_source"].as_str().unwrap().starts_with("current ("));
     assert_eq!(strip(got), want);
 
-    let out = cmd(&env, &profile)
-        .args(["diff", "2", "current", "--urls"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        out.stdout.is_empty(),
-        "nothing removed since the last backup"
+    let removed = ok_stdout(
+        env.store_cmd(&profile)
+            .args(["diff", "2", "current", "--urls"]),
     );
+    assert!(removed.is_empty(), "nothing removed since the last backup");
 }
 
 #[test]
 fn bad_arguments_are_one_line_errors() {
     let env = TestEnv::new();
     let profile = two_snapshots(&env);
-    let err = one_line_error(
-        &cmd(&env, &profile)
-            .args(["diff", "99", "1"])
-            .output()
-            .unwrap(),
-    );
+    let err = one_line_error(env.store_cmd(&profile).args(["diff", "99", "1"]));
     assert!(err.contains("99") && err.contains("hint:"), "{err}");
     let err = one_line_error(
-        &cmd(&env, &profile)
-            .args(["diff", "1", "no-such-file.jsonlz4"])
-            .output()
-            .unwrap(),
+        env.store_cmd(&profile)
+            .args(["diff", "1", "no-such-file.jsonlz4"]),
     );
     assert!(err.contains("no-such-file.jsonlz4"), "{err}");
     let garbage = env.write("garbage.jsonlz4", b"mozLz40\0garbage");
-    let err = one_line_error(
-        &cmd(&env, &profile)
-            .arg("diff")
-            .arg(&garbage)
-            .arg("1")
-            .output()
-            .unwrap(),
-    );
+    let err = one_line_error(env.store_cmd(&profile).arg("diff").arg(&garbage).arg("1"));
     assert!(err.contains("garbage.jsonlz4"), "{err}");
-    one_line_error(
-        &cmd(&env, &profile)
-            .args(["diff", "current", "current"])
-            .output()
-            .unwrap(),
-    );
+    one_line_error(env.store_cmd(&profile).args(["diff", "current", "current"]));
     // No store at all.
     let err = one_line_error(
-        &env.cmd()
-            .arg("--profile")
-            .arg(&profile)
-            .arg("--store")
-            .arg(env.path().join("nowhere"))
-            .args(["diff", "1", "2"])
-            .output()
-            .unwrap(),
+        env.store_cmd_at(&profile, &env.path().join("nowhere"))
+            .args(["diff", "1", "2"]),
     );
     assert!(err.contains("no backups yet"), "{err}");
 }
@@ -304,20 +239,14 @@ fn stats_counts_equal_list_and_the_plot_marks_corrupt_snapshots() {
     let env = TestEnv::new();
     let profile = two_snapshots(&env);
     // A third backup of a damaged file: stored and marked corrupt (exit 3).
-    profile_with(&env, b"mozLz40\0\xff\xff\xff\x7fdamaged");
-    let out = cmd(&env, &profile).arg("backup").output().unwrap();
+    env.profile_with_recovery(b"mozLz40\0\xff\xff\xff\x7fdamaged");
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
 
-    let list = stdout_json(
-        &cmd(&env, &profile)
-            .args(["list", "--json"])
-            .output()
-            .unwrap(),
-    );
-    let stats = ok_json(cmd(&env, &profile).args(["stats", "--json"]));
-    let rows = stats["snapshots"].as_array().unwrap();
-    let mut listed: Vec<&serde_json::Value> = list.as_array().unwrap().iter().collect();
+    let mut listed = env.list_snapshots(&profile);
     listed.reverse();
+    let stats = ok_json(env.store_cmd(&profile).args(["stats", "--json"]));
+    let rows = stats["snapshots"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     for (row, snap) in rows.iter().zip(listed) {
         assert_eq!(row["id"], snap["id"]);
@@ -330,14 +259,7 @@ fn stats_counts_equal_list_and_the_plot_marks_corrupt_snapshots() {
     assert_eq!(rows[2]["status"], "corrupt");
 
     let svg = env.path().join("tabs.svg");
-    let out = cmd(&env, &profile)
-        .arg("stats")
-        .arg("--plot")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(env.store_cmd(&profile).arg("stats").arg("--plot").arg(&svg));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
     assert!(
@@ -362,7 +284,7 @@ fn stats_counts_equal_list_and_the_plot_marks_corrupt_snapshots() {
 #[test]
 fn stats_without_snapshots_is_a_one_line_error() {
     let env = TestEnv::new();
-    let profile = profile_with(&env, b"");
-    let err = one_line_error(&cmd(&env, &profile).args(["stats"]).output().unwrap());
+    let profile = env.profile_with_recovery(b"");
+    let err = one_line_error(env.store_cmd(&profile).args(["stats"]));
     assert!(err.contains("no backups yet"), "{err}");
 }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use ffsession::store::{Digest, SnapshotInfo, Store, StoreError, StoreStats};
 use ffsession_gen::{generate, mozlz4, Spec};
 
-use crate::common::{stderr, TestEnv};
+use crate::common::{expect_error, ok_json, stderr, TestEnv};
 
 const SIGKILL: i32 = 9;
 const DELAY_ENV: &str = "FFSESSION_TEST_WRITE_DELAY_MS";
@@ -147,13 +147,8 @@ impl FakeFirefox {
 }
 
 fn backup(env: &TestEnv, profile: &Path, store: &Path) -> Command {
-    let mut cmd = env.std_cmd();
-    cmd.arg("--profile")
-        .arg(profile)
-        .arg("--store")
-        .arg(store)
-        .arg("backup")
-        .stdin(Stdio::null());
+    let mut cmd = env.std_store_cmd_at(profile, store);
+    cmd.arg("backup").stdin(Stdio::null());
     cmd
 }
 
@@ -216,18 +211,19 @@ fn verify(
     (snapshots, unreferenced.len())
 }
 
+/// A profile in `env` where a fake Firefox with `tabs` tabs has written its
+/// first session files, backed up once into `store`.
+fn first_backup(env: &TestEnv, store: &Path, tabs: usize) -> FakeFirefox {
+    let mut fx = FakeFirefox::new(env.path().join("profile"), tabs);
+    fx.advance();
+    backup_ok(env, &fx.profile, store);
+    fx
+}
+
+/// How many snapshots `list --json` shows.
 fn list_count(env: &TestEnv, profile: &Path, store: &Path) -> usize {
-    let out = env
-        .cmd()
-        .arg("--profile")
-        .arg(profile)
-        .arg("--store")
-        .arg(store)
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    crate::common::stdout_json(&out).as_array().unwrap().len()
+    let list = ok_json(env.store_cmd_at(profile, store).args(["list", "--json"]));
+    list.as_array().unwrap().len()
 }
 
 /// Start a backup and SIGKILL it after `delay`, unless it exits first (then
@@ -321,7 +317,7 @@ fn kill_9_at_hundreds_of_points_of_a_backup_loses_nothing() {
     const DELAY_MS: &str = "2";
     let started = Instant::now();
     let env = TestEnv::new();
-    let store_dir = env.path().join("store");
+    let store_dir = env.store_dir();
     let mut fx = FakeFirefox::new(env.path().join("profile"), 4);
 
     // A whole backup with slowed writes, timed. Kills are spread over the
@@ -548,10 +544,8 @@ fn failing_backup(
 #[test]
 fn a_full_disk_fails_with_a_clear_message_and_leaves_the_store_as_it_was() {
     let env = TestEnv::new();
-    let store_dir = env.path().join("store");
-    let mut fx = FakeFirefox::new(env.path().join("profile"), 20);
-    fx.advance();
-    backup_ok(&env, &fx.profile, &store_dir);
+    let store_dir = env.store_dir();
+    let mut fx = first_backup(&env, &store_dir, 20);
 
     // Firefox writes a new recovery.jsonlz4 (its chunks do not fit);
     // sessionstore.jsonlz4 and previous.jsonlz4 are unchanged.
@@ -666,9 +660,7 @@ fn a_really_full_disk_fails_cleanly_for_chunks_and_for_the_catalog() {
     };
     let env = TestEnv::new();
     let store_dir = tmpfs.path().join("store");
-    let mut fx = FakeFirefox::new(env.path().join("profile"), 20);
-    fx.advance();
-    backup_ok(&env, &fx.profile, &store_dir);
+    let mut fx = first_backup(&env, &store_dir, 20);
     let mut problems = Vec::new();
 
     // New chunks and 64 KiB of room: the chunk writes hit the full disk.
@@ -753,23 +745,21 @@ fn parse_strace(log: &str) -> Vec<Event> {
     events
 }
 
-/// Run `ffsession ARGS` under strace; `None` (with a note) if strace is
-/// missing or may not trace here.
-fn traced(env: &TestEnv, args: &[&std::ffi::OsStr]) -> Option<Vec<Event>> {
+/// Run `ffsession --profile PROFILE --store STORE ARGS` under strace; `None`
+/// (with a note) if strace is missing or may not trace here.
+fn traced(env: &TestEnv, profile: &Path, store: &Path, args: &[&str]) -> Option<Vec<Event>> {
     let log = env.path().join("strace.log");
-    let mut cmd = Command::new("strace");
+    let mut cmd = env.sealed_cmd("strace");
     cmd.args(["-f", "-y", "-qq", "-s", "4096", "-o"])
         .arg(&log)
         .arg("-e")
         .arg("trace=write,pwrite64,pwritev,writev,fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat,unlink,unlinkat")
         .arg(assert_cmd::cargo::cargo_bin("ffsession"))
-        .args(args)
-        .env_clear()
-        .env("HOME", env.home())
-        .env("TZ", "UTC")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(env.path());
-    fs::create_dir_all(env.home()).unwrap();
+        .arg("--profile")
+        .arg(profile)
+        .arg("--store")
+        .arg(store)
+        .args(args);
     let out = match cmd.output() {
         Ok(out) => out,
         Err(e) => {
@@ -800,24 +790,12 @@ fn is_catalog(p: &str) -> bool {
 #[test]
 fn chunks_are_durable_before_the_catalog_names_them_and_rows_go_before_files() {
     let env = TestEnv::new();
-    let store_dir = env.path().join("store");
-    let mut fx = FakeFirefox::new(env.path().join("profile"), 5);
-    fx.advance();
-    backup_ok(&env, &fx.profile, &store_dir);
+    let store_dir = env.store_dir();
+    let mut fx = first_backup(&env, &store_dir, 5);
     fx.advance();
     fx.advance();
     let store_s = store_dir.display().to_string();
-    let (p, s) = (fx.profile.as_os_str(), store_dir.as_os_str());
-    let Some(events) = traced(
-        &env,
-        &[
-            "--profile".as_ref(),
-            p,
-            "--store".as_ref(),
-            s,
-            "backup".as_ref(),
-        ],
-    ) else {
+    let Some(events) = traced(&env, &fx.profile, &store_dir, &["backup"]) else {
         return;
     };
 
@@ -896,18 +874,16 @@ fn chunks_are_durable_before_the_catalog_names_them_and_rows_go_before_files() {
     // Pruning deletes catalog rows durably before it deletes a chunk file.
     let Some(events) = traced(
         &env,
+        &fx.profile,
+        &store_dir,
         &[
-            "--profile".as_ref(),
-            p,
-            "--store".as_ref(),
-            s,
-            "prune".as_ref(),
-            "--keep-last=1".as_ref(),
-            "--keep-hourly=0".as_ref(),
-            "--keep-daily=0".as_ref(),
-            "--keep-weekly=0".as_ref(),
-            "--keep-monthly=0".as_ref(),
-            "--keep-yearly=0".as_ref(),
+            "prune",
+            "--keep-last=1",
+            "--keep-hourly=0",
+            "--keep-daily=0",
+            "--keep-weekly=0",
+            "--keep-monthly=0",
+            "--keep-yearly=0",
         ],
     ) else {
         return;
@@ -943,9 +919,7 @@ fn a_store_on_a_read_only_file_system_is_a_clear_error_and_still_lists() {
     };
     let env = TestEnv::new();
     let store_dir = tmpfs.path().join("store");
-    let mut fx = FakeFirefox::new(env.path().join("profile"), 20);
-    fx.advance();
-    backup_ok(&env, &fx.profile, &store_dir);
+    let mut fx = first_backup(&env, &store_dir, 20);
     let stored = fx.files();
     let remount = Command::new("mount")
         .args(["-o", "remount,ro"])
@@ -954,33 +928,10 @@ fn a_store_on_a_read_only_file_system_is_a_clear_error_and_still_lists() {
         .unwrap();
     assert!(remount.success(), "remounting the tmpfs read-only");
     fx.advance();
-    let out = env
-        .cmd()
-        .arg("--profile")
-        .arg(&fx.profile)
-        .arg("--store")
-        .arg(&store_dir)
-        .arg("backup")
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = expect_error(env.store_cmd_at(&fx.profile, &store_dir).arg("backup"));
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&store_dir.display().to_string()), "{err}");
     assert!(err.contains("(hint: "), "{err}");
     // Reading still works on a read-only store.
-    let out = env
-        .cmd()
-        .arg("--profile")
-        .arg(&fx.profile)
-        .arg("--store")
-        .arg(&store_dir)
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        crate::common::stdout_json(&out).as_array().unwrap().len(),
-        stored
-    );
+    assert_eq!(list_count(&env, &fx.profile, &store_dir), stored);
 }

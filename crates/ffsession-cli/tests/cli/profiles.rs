@@ -2,8 +2,9 @@
 
 use std::fs;
 
-use crate::common::{session, stderr, stdout_json, TestEnv};
-use ffsession_gen::Spec;
+use crate::common::{
+    expect_error, ok_json, ok_output, ok_stdout, packed, stderr, stdout_json, TestEnv,
+};
 
 fn with_profile(env: &TestEnv) -> std::path::PathBuf {
     let root = env.firefox_root();
@@ -24,14 +25,6 @@ fn with_profile(env: &TestEnv) -> std::path::PathBuf {
     root.join("Profiles/abc.default-release")
 }
 
-fn spec(tabs: usize, last_update: u64) -> Spec {
-    Spec {
-        tabs,
-        last_update,
-        ..Spec::default()
-    }
-}
-
 #[test]
 fn commands_without_a_file_use_the_newest_valid_session() {
     let env = TestEnv::new();
@@ -39,23 +32,22 @@ fn commands_without_a_file_use_the_newest_valid_session() {
     let backups = profile.join("sessionstore-backups");
     fs::write(
         backups.join("previous.jsonlz4"),
-        session(spec(5, 1_795_000_000_000)).packed,
+        packed(5, 1_795_000_000_000),
     )
     .unwrap();
     fs::write(
         backups.join("recovery.jsonlz4"),
-        session(spec(7, 1_795_300_000_000)).packed,
+        packed(7, 1_795_300_000_000),
     )
     .unwrap();
     fs::write(
         backups.join("recovery.baklz4"),
-        session(spec(6, 1_795_200_000_000)).packed,
+        packed(6, 1_795_200_000_000),
     )
     .unwrap();
     fs::write(profile.join("sessionstore.jsonlz4"), b"mozLz40\0garbage").unwrap();
 
-    let out = env.cmd().args(["info", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ok_output(env.cmd().args(["info", "--json"]));
     assert_eq!(stdout_json(&out)["tabs"], 7);
     let err = stderr(&out);
     assert!(
@@ -70,17 +62,11 @@ fn commands_without_a_file_use_the_newest_valid_session() {
         "{err}"
     );
 
-    let out = env
-        .cmd()
-        .args(["tabs", "--format", "urls", "--profile", "default"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no readable session file"),
-        "{}",
-        stderr(&out)
+    let err = expect_error(
+        env.cmd()
+            .args(["tabs", "--format", "urls", "--profile", "default"]),
     );
+    assert!(err.contains("no readable session file"), "{err}");
 }
 
 #[test]
@@ -89,7 +75,7 @@ fn profiles_lists_files_defaults_and_locks() {
     let profile = with_profile(&env);
     fs::write(
         profile.join("sessionstore-backups/recovery.jsonlz4"),
-        session(spec(9, 1_795_300_000_000)).packed,
+        packed(9, 1_795_300_000_000),
     )
     .unwrap();
     fs::write(profile.join("sessionstore-backups/previous.jsonlz4"), b"").unwrap();
@@ -100,9 +86,7 @@ fn profiles_lists_files_defaults_and_locks() {
     )
     .unwrap();
 
-    let out = env.cmd().args(["profiles", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v = stdout_json(&out);
+    let v = ok_json(env.cmd().args(["profiles", "--json"]));
     let list = v.as_array().unwrap();
     assert_eq!(list.len(), 2);
     let release = list
@@ -118,8 +102,7 @@ fn profiles_lists_files_defaults_and_locks() {
     #[cfg(target_os = "linux")]
     assert_eq!(release["lock"]["state"], "running");
 
-    let out = env.cmd().arg("profiles").output().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(env.cmd().arg("profiles"));
     assert!(text.contains("default-release (default): "), "{text}");
     assert!(text.contains("UNREADABLE: the file is empty"), "{text}");
 }
@@ -128,9 +111,7 @@ fn profiles_lists_files_defaults_and_locks() {
 fn no_profile_is_said_clearly() {
     let env = TestEnv::new();
     for args in [&["info"][..], &["tabs"], &["profiles"]] {
-        let out = env.cmd().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        let err = stderr(&out);
+        let err = expect_error(env.cmd().args(args));
         assert!(err.contains("no Firefox profile found"), "{err}");
         assert!(err.contains("samples/session.jsonlz4"), "{err}");
     }
@@ -140,33 +121,25 @@ fn no_profile_is_said_clearly() {
 fn firefox_dir_option_and_environment_variable() {
     let env = TestEnv::new();
     let profile = with_profile(&env);
-    fs::write(
-        profile.join("sessionstore.jsonlz4"),
-        session(spec(4, 1)).packed,
-    )
-    .unwrap();
+    fs::write(profile.join("sessionstore.jsonlz4"), packed(4, 1)).unwrap();
     let elsewhere = env.path().join("elsewhere");
     fs::rename(env.firefox_root(), &elsewhere).unwrap();
-    let out = env
-        .cmd()
-        .args(["info", "--json"])
-        .env("FFSESSION_FIREFOX_DIR", &elsewhere)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout_json(&out)["tabs"], 4);
-    let out = env
-        .cmd()
-        .args(["info", "--json", "--firefox-dir"])
-        .arg(&elsewhere)
-        .output()
-        .unwrap();
-    assert_eq!(stdout_json(&out)["tabs"], 4);
-    let out = env
-        .cmd()
-        .args(["info", "--json", "--profile"])
-        .arg(elsewhere.join("Profiles/abc.default-release"))
-        .output()
-        .unwrap();
-    assert_eq!(stdout_json(&out)["tabs"], 4);
+    let from_env = ok_json(
+        env.cmd()
+            .args(["info", "--json"])
+            .env("FFSESSION_FIREFOX_DIR", &elsewhere),
+    );
+    assert_eq!(from_env["tabs"], 4);
+    let from_option = ok_json(
+        env.cmd()
+            .args(["info", "--json", "--firefox-dir"])
+            .arg(&elsewhere),
+    );
+    assert_eq!(from_option["tabs"], 4);
+    let from_profile = ok_json(
+        env.cmd()
+            .args(["info", "--json", "--profile"])
+            .arg(elsewhere.join("Profiles/abc.default-release")),
+    );
+    assert_eq!(from_profile["tabs"], 4);
 }

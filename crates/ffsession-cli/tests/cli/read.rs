@@ -6,7 +6,7 @@ use std::process::Stdio;
 use ffsession_gen::Spec;
 use serde_json::Value;
 
-use crate::common::{session, stderr, stdout_json, TestEnv};
+use crate::common::{expect_error, ok_json, ok_stdout, session, stderr, TestEnv};
 
 fn spec() -> Spec {
     Spec {
@@ -38,14 +38,7 @@ fn info_json_counts_match_the_session() {
     let env = TestEnv::new();
     let g = session(spec());
     let file = env.write("s.jsonlz4", &g.packed);
-    let out = env
-        .cmd()
-        .args(["info", "--json"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v = stdout_json(&out);
+    let v = ok_json(env.cmd().args(["info", "--json"]).arg(&file));
     assert_eq!(v["format"], "mozlz4");
     assert_eq!(v["windows"], g.spec.windows);
     assert_eq!(v["tabs"], g.spec.tabs);
@@ -65,9 +58,7 @@ fn info_text_shows_counts_and_local_dates() {
     let env = TestEnv::new();
     let g = session(spec());
     let file = env.write("s.jsonlz4", &g.packed);
-    let out = env.cmd().arg("info").arg(&file).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(env.cmd().arg("info").arg(&file));
     assert!(
         text.contains(&format!("tabs:            {} (", g.spec.tabs)),
         "{text}"
@@ -94,14 +85,7 @@ fn tabs_json_lists_the_current_entry_of_every_tab() {
     let env = TestEnv::new();
     let g = session(spec());
     let file = env.write("s.jsonlz4", &g.packed);
-    let out = env
-        .cmd()
-        .args(["tabs", "--format", "json"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v = stdout_json(&out);
+    let v = ok_json(env.cmd().args(["tabs", "--format", "json"]).arg(&file));
     let actual: Vec<(String, Option<String>)> = v
         .as_array()
         .unwrap()
@@ -123,16 +107,7 @@ fn every_format_keeps_tricky_titles_intact() {
     let g = session(spec());
     let file = env.write("s.json", g.json.as_bytes());
     let expected = expected_tabs(&g.json);
-    let run = |format: &str| {
-        let out = env
-            .cmd()
-            .args(["tabs", "--format", format])
-            .arg(&file)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{format}: {}", stderr(&out));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |format: &str| ok_stdout(env.cmd().args(["tabs", "--format", format]).arg(&file));
     // Structured formats keep titles byte for byte.
     let jsonl: Vec<Value> = run("jsonl")
         .lines()
@@ -208,23 +183,15 @@ fn window_filter_and_closed_tabs() {
     let env = TestEnv::new();
     let g = session(spec());
     let file = env.write("s.jsonlz4", &g.packed);
-    let out = env
-        .cmd()
-        .args(["tabs", "--json", "--window", "2"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let v = stdout_json(&out);
+    let v = ok_json(
+        env.cmd()
+            .args(["tabs", "--json", "--window", "2"])
+            .arg(&file),
+    );
     assert!(!v.as_array().unwrap().is_empty());
     assert!(v.as_array().unwrap().iter().all(|t| t["window"] == 2));
 
-    let out = env
-        .cmd()
-        .args(["tabs", "--json", "--closed"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let v = stdout_json(&out);
+    let v = ok_json(env.cmd().args(["tabs", "--json", "--closed"]).arg(&file));
     let count = |state: &str| {
         v.as_array()
             .unwrap()
@@ -239,17 +206,10 @@ fn window_filter_and_closed_tabs() {
     );
     assert_eq!(count("closed-window"), g.spec.closed_windows * 2);
 
-    let out = env
-        .cmd()
-        .args(["tabs", "--window", "9"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let err = expect_error(env.cmd().args(["tabs", "--window", "9"]).arg(&file));
     assert!(
-        stderr(&out).contains("no window 9 (the session has 3 windows)"),
-        "{}",
-        stderr(&out)
+        err.contains("no window 9 (the session has 3 windows)"),
+        "{err}"
     );
 }
 
@@ -291,12 +251,6 @@ fn the_shipped_sample_reads() {
     let env = TestEnv::new();
     let sample =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/session.jsonlz4");
-    let out = env
-        .cmd()
-        .args(["info", "--json"])
-        .arg(&sample)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout_json(&out)["tabs"].as_u64().unwrap() > 0);
+    let v = ok_json(env.cmd().args(["info", "--json"]).arg(&sample));
+    assert!(v["tabs"].as_u64().unwrap() > 0);
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use ffsession_gen::Spec;
 use serde_json::Value;
 
-use crate::common::{session, stderr, stdout_json, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
 
 /// A generated session whose first window holds exactly `tabs` (URL, title).
 fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
@@ -39,45 +39,24 @@ impl Fixture {
     }
 
     fn cmd(&self) -> assert_cmd::Command {
-        let mut c = self.env.cmd();
-        c.arg("--profile")
-            .arg(&self.profile)
-            .arg("--store")
-            .arg(self.env.path().join("store"));
-        c
+        self.env.store_cmd(&self.profile)
     }
 
     /// Write the session file and back it up; returns the new snapshot's id
     /// and time.
     fn backup(&self, tabs: &[(&str, &str)]) -> (i64, u64) {
-        fs::write(
-            self.profile.join("sessionstore-backups/recovery.jsonlz4"),
-            with_tabs(tabs),
-        )
-        .unwrap();
-        let out = self.cmd().args(["backup", "--json"]).output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let snap = &stdout_json(&out)["snapshots"][0];
+        self.env.profile_with_recovery(&with_tabs(tabs));
+        let report = ok_json(self.cmd().args(["backup", "--json"]));
+        let snap = &report["snapshots"][0];
         (
             snap["id"].as_i64().unwrap(),
             snap["taken_at_ms"].as_u64().unwrap(),
         )
     }
 
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        self.cmd().args(args).output().unwrap()
-    }
-
     fn search(&self, args: &[&str]) -> Vec<Value> {
-        let out = self
-            .cmd()
-            .arg("search")
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        stdout_json(&out).as_array().unwrap().clone()
+        let hits = ok_json(self.cmd().arg("search").args(args).arg("--json"));
+        hits.as_array().unwrap().clone()
     }
 }
 
@@ -110,9 +89,7 @@ fn search_finds_tabs_by_title_and_url_across_backups() {
     assert_eq!(hits[0]["newest_snapshot"], id1);
 
     // Text output.
-    let out = f.run(&["search", "hot springs"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = ok_stdout(f.cmd().args(["search", "hot springs"]));
     assert!(
         text.contains(CAPYBARA.1) && text.contains(CAPYBARA.0),
         "{text}"
@@ -137,20 +114,18 @@ fn search_input_is_never_sql() {
     f.backup(&[tricky, NARWHAL]);
     assert_eq!(f.search(&["\"DROP TABLE\""]).len(), 1);
     assert!(f.search(&["\"'; DELETE FROM snapshots; --\""]).is_empty());
-    let out = f.run(&["list", "--json"]);
-    assert_eq!(stdout_json(&out).as_array().unwrap().len(), 1);
+    assert_eq!(f.env.list_snapshots(&f.profile).len(), 1);
     assert_eq!(f.search(&["narwhal"]).len(), 1);
 }
 
 #[test]
 fn search_errors_are_one_line_with_a_hint() {
     let f = Fixture::new();
-    let out = f.run(&["search", "narwhal"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("no backups yet"), "{}", stderr(&out));
+    let err = expect_error(f.cmd().args(["search", "narwhal"]));
+    assert!(err.contains("no backups yet"), "{err}");
     f.backup(&[NARWHAL]);
 
-    let out = f.run(&["search", "\"narwhal"]);
+    let out = f.cmd().args(["search", "\"narwhal"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("invalid search query"), "{err}");
@@ -161,9 +136,7 @@ fn search_errors_are_one_line_with_a_hint() {
     assert!(out.stdout.is_empty());
 
     for bad in ["2026-13-45", "yesterday", "2026-11-01 noon"] {
-        let out = f.run(&["search", "narwhal", "--since", bad]);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
-        let err = stderr(&out);
+        let err = expect_error(f.cmd().args(["search", "narwhal", "--since", bad]));
         assert!(err.contains("--since") && err.contains("hint:"), "{err}");
     }
 }
@@ -171,10 +144,8 @@ fn search_errors_are_one_line_with_a_hint() {
 #[test]
 fn search_in_an_empty_store_says_so() {
     let f = Fixture::new();
-    drop(ffsession::store::Store::create_or_open(f.env.path().join("store")).unwrap());
-    let out = f.run(&["search", "narwhal"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let err = stderr(&out);
+    drop(ffsession::store::Store::create_or_open(f.env.store_dir()).unwrap());
+    let err = expect_error(f.cmd().args(["search", "narwhal"]));
     assert!(
         err.contains("no snapshots yet") && err.contains("hint:"),
         "{err}"
@@ -188,9 +159,7 @@ fn history_lists_the_stretches_a_url_was_open() {
     let (b, _) = f.backup(&[NARWHAL]);
     f.backup(&[CAPYBARA]);
     let (d, _) = f.backup(&[CAPYBARA, NARWHAL]);
-    let out = f.run(&["history", NARWHAL.0, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let stretches = stdout_json(&out);
+    let stretches = ok_json(f.cmd().args(["history", NARWHAL.0, "--json"]));
     let stretches = stretches.as_array().unwrap();
     assert_eq!(stretches.len(), 2, "{stretches:?}");
     assert_eq!(stretches[0]["first_snapshot"], a);
@@ -199,12 +168,10 @@ fn history_lists_the_stretches_a_url_was_open() {
     assert_eq!(stretches[0]["windows"], serde_json::json!([1]));
     assert_eq!(stretches[1]["first_snapshot"], d);
 
-    let out = f.run(&["history", NARWHAL.0]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
     assert!(text.contains(&format!("#{a} .. #{b}")), "{text}");
-    let out = f.run(&["history", "https://never.example/"]);
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("open in no snapshot"));
+    let text = ok_stdout(f.cmd().args(["history", "https://never.example/"]));
+    assert!(text.contains("open in no snapshot"), "{text}");
 }
 
 #[test]
@@ -213,8 +180,7 @@ fn reindex_gives_the_same_search_results() {
     f.backup(&[NARWHAL, CAPYBARA]);
     f.backup(&[NARWHAL]);
     let before = (f.search(&["narwhal"]), f.search(&["rodents"]));
-    let out = f.run(&["reindex"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ok_output(f.cmd().arg("reindex"));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("indexed 2 snapshots:"), "{text}");
     // The index counts runs of snapshots, not a row per tab per snapshot.
@@ -223,8 +189,7 @@ fn reindex_gives_the_same_search_results() {
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
     assert_eq!((f.search(&["narwhal"]), f.search(&["rodents"])), before);
 
-    let out = f.run(&["reindex", "--json"]);
-    let report = stdout_json(&out);
+    let report = ok_json(f.cmd().args(["reindex", "--json"]));
     assert_eq!(report["snapshots"], 2);
     assert_eq!(report["runs"], report["entries"], "{report}");
 }

@@ -5,20 +5,9 @@ use std::path::{Path, PathBuf};
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, session, stderr, stdout_json, TestEnv};
-
-fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
-    session(Spec {
-        tabs,
-        last_update,
-        ..Spec::default()
-    })
-    .packed
-}
-
-fn cmd(env: &TestEnv, profile: &Path) -> assert_cmd::Command {
-    env.store_cmd(profile)
-}
+use crate::common::{
+    expect_error, ok_json, ok_output, ok_stdout, packed, session, stderr, stdout_json, TestEnv,
+};
 
 #[test]
 fn backup_then_list_then_backup_again_stores_nothing_new() {
@@ -27,36 +16,21 @@ fn backup_then_list_then_backup_again_stores_nothing_new() {
         ("sessionstore-backups/recovery.jsonlz4", &packed(20, 2_000)),
         ("sessionstore-backups/previous.jsonlz4", &packed(18, 1_000)),
     ]);
-    let report = ok_json(cmd(&env, &profile).args(["backup", "--json"]));
+    let report = ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
     let snaps = report["snapshots"].as_array().unwrap();
     assert_eq!(snaps.len(), 2);
     assert!(snaps.iter().all(|s| s["status"] == "ok"));
     assert!(snaps.iter().all(|s| s["stored_size"].as_u64().unwrap() > 0));
 
-    let out = cmd(&env, &profile)
-        .args(["backup", "--json"])
-        .output()
-        .unwrap();
-    let again = stdout_json(&out);
+    let again = ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
     assert!(again["snapshots"]
         .as_array()
         .unwrap()
         .iter()
         .all(|s| s["stored_size"] == 0));
 
-    let out = cmd(&env, &profile)
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    let list = stdout_json(&out);
-    let ids: Vec<i64> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids, [4, 3, 2, 1], "newest first");
-    let text = String::from_utf8(cmd(&env, &profile).arg("list").output().unwrap().stdout).unwrap();
+    assert_eq!(env.snapshot_ids(&profile), [4, 3, 2, 1], "newest first");
+    let text = ok_stdout(env.store_cmd(&profile).arg("list"));
     assert!(
         text.contains("sessionstore-backups/recovery.jsonlz4") && text.contains("20 tabs"),
         "{text}"
@@ -65,7 +39,7 @@ fn backup_then_list_then_backup_again_stores_nothing_new() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let store = env.path().join("store");
+        let store = env.store_dir();
         assert_eq!(
             fs::metadata(&store).unwrap().permissions().mode() & 0o777,
             0o700
@@ -94,15 +68,10 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
     let env = TestEnv::new();
     let good = packed(40, 1_000);
-    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &good)]);
-    cmd(&env, &profile).arg("backup").assert().success();
+    let profile = env.back_up_recovery(&good);
 
-    fs::write(
-        profile.join("sessionstore-backups/recovery.jsonlz4"),
-        &good[..good.len() / 3],
-    )
-    .unwrap();
-    let out = cmd(&env, &profile).arg("backup").output().unwrap();
+    env.profile_with_recovery(&good[..good.len() / 3]);
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -113,12 +82,8 @@ fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
         "{err}"
     );
 
-    fs::write(
-        profile.join("sessionstore-backups/recovery.jsonlz4"),
-        packed(12, 2_000),
-    )
-    .unwrap();
-    let out = cmd(&env, &profile).arg("backup").output().unwrap();
+    env.profile_with_recovery(&packed(12, 2_000));
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(
         stderr(&out).contains("has 12 tabs, down from 40 in snapshot 1"),
@@ -126,18 +91,8 @@ fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
         stderr(&out)
     );
 
-    let list = stdout_json(
-        &cmd(&env, &profile)
-            .args(["list", "--json"])
-            .output()
-            .unwrap(),
-    );
-    let statuses: Vec<&str> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["status"].as_str().unwrap())
-        .collect();
+    let list = env.list_snapshots(&profile);
+    let statuses: Vec<&str> = list.iter().map(|s| s["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["ok", "corrupt", "ok"]);
 }
 
@@ -149,7 +104,7 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
     fs::create_dir_all(recovery.parent().unwrap()).unwrap();
     for (i, tabs) in [30, 31, 32, 5, 6].into_iter().enumerate() {
         fs::write(&recovery, packed(tabs, 1_000 + i as u64)).unwrap();
-        let out = cmd(&env, &profile).arg("backup").output().unwrap();
+        let out = env.store_cmd(&profile).arg("backup").output().unwrap();
         assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
     }
     let none = [
@@ -167,7 +122,7 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
         "0",
     ];
     let plan = ok_json(
-        cmd(&env, &profile)
+        env.store_cmd(&profile)
             .arg("prune")
             .args(none)
             .args(["--dry-run", "--json"]),
@@ -182,65 +137,48 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
     // 5: the newest (keep-last, newest verified); 3: the last good before 4 lost most tabs.
     assert_eq!(kept, [5, 3]);
     assert_eq!(
-        stdout_json(
-            &cmd(&env, &profile)
-                .args(["list", "--json"])
-                .output()
-                .unwrap()
-        )
-        .as_array()
-        .unwrap()
-        .len(),
+        env.list_snapshots(&profile).len(),
         5,
         "dry run removed something"
     );
 
-    let out = cmd(&env, &profile)
-        .arg("prune")
-        .args(none)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(env.store_cmd(&profile).arg("prune").args(none));
     assert!(
         text.contains("keep (last good before damaged #4)"),
         "{text}"
     );
     assert!(text.contains("removing 3 snapshots of 5"), "{text}");
-    let ids: Vec<i64> = stdout_json(
-        &cmd(&env, &profile)
-            .args(["list", "--json"])
-            .output()
-            .unwrap(),
-    )
-    .as_array()
-    .unwrap()
-    .iter()
-    .map(|s| s["id"].as_i64().unwrap())
-    .collect();
-    assert_eq!(ids, [5, 3]);
+    assert_eq!(env.snapshot_ids(&profile), [5, 3]);
 }
 
 #[test]
 fn a_store_that_is_not_a_store_is_a_clear_error() {
     let env = TestEnv::new();
     let profile = env.profile_with(&[("sessionstore.jsonlz4", &packed(3, 1))]);
-    fs::create_dir_all(env.path().join("store")).unwrap();
+    fs::create_dir_all(env.store_dir()).unwrap();
     fs::write(
-        env.path().join("store/catalog.sqlite"),
+        env.store_dir().join("catalog.sqlite"),
         b"this is not sqlite at all, just text",
     )
     .unwrap();
     for args in [&["list"][..], &["backup"], &["prune", "--dry-run"]] {
-        let out = cmd(&env, &profile).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        let err = stderr(&out);
+        let err = expect_error(env.store_cmd(&profile).args(args));
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
             err.contains("catalog") && err.contains("(hint: "),
             "{args:?}: {err}"
         );
     }
+}
+
+/// `ffsession decompress PROFILE/sessionstore.jsonlz4`: the session Firefox
+/// opens next.
+fn current_session_json(env: &TestEnv, profile: &Path) -> String {
+    ok_stdout(
+        env.cmd()
+            .arg("decompress")
+            .arg(profile.join("sessionstore.jsonlz4")),
+    )
 }
 
 fn snapshot_files(profile: &std::path::Path) -> Vec<(String, Vec<u8>)> {
@@ -266,9 +204,9 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
         last_update: 1_000,
         ..Spec::default()
     });
-    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &old.packed)]);
+    let profile = env.profile_with_recovery(&old.packed);
     fs::write(profile.join("prefs.js"), "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resuming_after_os_restart\", true);\n").unwrap();
-    cmd(&env, &profile).arg("backup").assert().success();
+    env.store_cmd(&profile).arg("backup").assert().success();
     // The session moves on: another recovery file and a previous one.
     let newer = session(Spec {
         tabs: 7,
@@ -276,11 +214,7 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
         seed: 7,
         ..Spec::default()
     });
-    fs::write(
-        profile.join("sessionstore-backups/recovery.jsonlz4"),
-        &newer.packed,
-    )
-    .unwrap();
+    env.profile_with_recovery(&newer.packed);
     fs::write(
         profile.join("sessionstore-backups/previous.jsonlz4"),
         packed(6, 1_500),
@@ -288,23 +222,15 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
     .unwrap();
 
     let before = snapshot_files(&profile);
-    let out = cmd(&env, &profile)
-        .args(["restore", "1", "--dry-run"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(String::from_utf8(out.stdout)
-        .unwrap()
-        .contains("would remove sessionstore-backups/recovery.jsonlz4"));
+    let plan = ok_stdout(env.store_cmd(&profile).args(["restore", "1", "--dry-run"]));
+    assert!(plan.contains("would remove sessionstore-backups/recovery.jsonlz4"));
     assert_eq!(
         snapshot_files(&profile),
         before,
         "dry run changed the profile"
     );
 
-    let out = cmd(&env, &profile).args(["restore", "1"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ok_stdout(env.store_cmd(&profile).args(["restore", "1"]));
     assert!(text.contains("done: Firefox reopens snapshot 1"), "{text}");
     assert!(!profile
         .join("sessionstore-backups/recovery.jsonlz4")
@@ -312,14 +238,8 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
     assert!(!profile
         .join("sessionstore-backups/previous.jsonlz4")
         .exists());
-    let restored = env
-        .cmd()
-        .arg("decompress")
-        .arg(profile.join("sessionstore.jsonlz4"))
-        .output()
-        .unwrap();
     assert_eq!(
-        String::from_utf8(restored.stdout).unwrap(),
+        current_session_json(&env, &profile),
         old.json,
         "restored JSON differs from the snapshot"
     );
@@ -335,39 +255,27 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
         .next()
         .unwrap()
         .to_owned();
-    cmd(&env, &profile)
+    env.store_cmd(&profile)
         .args(["restore", &undo])
         .assert()
         .success();
-    let back = env
-        .cmd()
-        .arg("decompress")
-        .arg(profile.join("sessionstore.jsonlz4"))
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8(back.stdout).unwrap(), newer.json);
+    assert_eq!(current_session_json(&env, &profile), newer.json);
 }
 
 #[test]
 fn restore_refuses_bad_snapshots_and_a_running_firefox() {
     let env = TestEnv::new();
     let good = packed(10, 1_000);
-    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &good)]);
-    cmd(&env, &profile).arg("backup").assert().success();
-    fs::write(
-        profile.join("sessionstore-backups/recovery.jsonlz4"),
-        &good[..100],
-    )
-    .unwrap();
-    let _ = cmd(&env, &profile).arg("backup").output().unwrap();
+    let profile = env.back_up_recovery(&good);
+    env.profile_with_recovery(&good[..100]);
+    let _ = env.store_cmd(&profile).arg("backup").output().unwrap();
     for (id, msg) in [
         ("2", "cannot be restored: its file was damaged"),
         ("99", "no snapshot with id 99"),
         ("abc", "\"abc\" is not a snapshot id"),
     ] {
-        let out = cmd(&env, &profile).args(["restore", id]).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{id}");
-        assert!(stderr(&out).contains(msg), "{id}: {}", stderr(&out));
+        let err = expect_error(env.store_cmd(&profile).args(["restore", id]));
+        assert!(err.contains(msg), "{id}: {err}");
     }
 
     // Firefox holds an fcntl lock on .parentlock while it runs; a child
@@ -376,25 +284,16 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
     {
         let holder = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
         let before = snapshot_files(&profile);
-        let out = cmd(&env, &profile).args(["restore", "1"]).output().unwrap();
+        let err = expect_error(env.store_cmd(&profile).args(["restore", "1"]));
         drop(holder);
-        assert_eq!(out.status.code(), Some(1));
-        assert!(
-            stderr(&out).contains("Firefox is running on this profile"),
-            "{}",
-            stderr(&out)
-        );
-        assert!(
-            stderr(&out).contains("hint: quit Firefox"),
-            "{}",
-            stderr(&out)
-        );
+        assert!(err.contains("Firefox is running on this profile"), "{err}");
+        assert!(err.contains("hint: quit Firefox"), "{err}");
         assert_eq!(
             snapshot_files(&profile),
             before,
             "a refused restore changed the profile"
         );
-        cmd(&env, &profile)
+        env.store_cmd(&profile)
             .args(["restore", "1"])
             .assert()
             .success();
@@ -404,20 +303,17 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
 #[test]
 fn watch_backs_up_on_change_and_stops_on_interrupt() {
     let env = TestEnv::new();
-    let profile = env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &packed(5, 1_000))]);
+    let profile = env.profile_with_recovery(&packed(5, 1_000));
     let child = env
-        .std_cmd()
-        .arg("--profile")
-        .arg(&profile)
-        .arg("--store")
-        .arg(env.path().join("store"))
+        .std_store_cmd_at(&profile, &env.store_dir())
         .args(["watch", "--interval", "1s"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let list = |env: &TestEnv| -> Vec<serde_json::Value> {
-        let out = cmd(env, &profile)
+        let out = env
+            .store_cmd(&profile)
             .args(["list", "--json"])
             .output()
             .unwrap();
@@ -465,11 +361,10 @@ fn watch_backs_up_on_change_and_stops_on_interrupt() {
 fn service_install_writes_a_systemd_user_unit() {
     let env = TestEnv::new();
     let profile = env.profile_with(&[]);
-    let out = cmd(&env, &profile)
-        .args(["service", "install", "--no-enable"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let installed = ok_stdout(
+        env.store_cmd(&profile)
+            .args(["service", "install", "--no-enable"]),
+    );
     let unit_path = env
         .home()
         .join(".config/systemd/user/ffsession-watch-profile.service");
@@ -480,18 +375,15 @@ fn service_install_writes_a_systemd_user_unit() {
             "ExecStart=\"{}\" \"watch\" \"--profile\" \"{}\" \"--store\" \"{}\"",
             exe.display(),
             profile.display(),
-            env.path().join("store").display()
+            env.store_dir().display()
         )),
         "{unit}"
     );
-    assert!(String::from_utf8(out.stdout)
-        .unwrap()
-        .contains(&unit_path.display().to_string()));
-    let out = cmd(&env, &profile)
-        .args(["service", "uninstall", "--no-enable"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    assert!(installed.contains(&unit_path.display().to_string()));
+    ok_output(
+        env.store_cmd(&profile)
+            .args(["service", "uninstall", "--no-enable"]),
+    );
     assert!(!unit_path.exists());
 }
 
@@ -508,9 +400,7 @@ fn a_missing_or_unusable_profile_is_a_clear_error_for_every_store_command() {
             &["restore", "1"],
             &["watch"],
         ] {
-            let out = cmd(&env, &profile).args(args).output().unwrap();
-            let err = stderr(&out);
-            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            let err = expect_error(env.store_cmd(&profile).args(args));
             assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
             assert!(
                 err.contains("not a profile folder") && err.contains("(hint: "),
