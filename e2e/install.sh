@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Install Firefox ESR (Debian package) for the ffsession end-to-end suite.
-# Idempotent: does nothing if firefox-esr is already on PATH.
+# Install Firefox ESR (Debian package) and python-lz4 for the ffsession end-to-end suite.
+# Idempotent: installs only what is missing.
 set -euo pipefail
+# python-lz4: the harness reads and writes session files without ffsession.
+if ! python3 -c "import lz4.block" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check "lz4>=4,<5"
+fi
 if command -v firefox-esr >/dev/null 2>&1; then
     echo "firefox-esr already installed: $(firefox-esr --version 2>/dev/null || true)"
     exit 0
