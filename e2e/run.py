@@ -26,6 +26,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True   # keep e2e/ free of __pycache__
 
+try:
+    import lz4.block  # noqa: F401  python-lz4, for ffe2e/mozlz4.py
+except ImportError:
+    print("python-lz4 not found: running e2e/install.sh", flush=True)
+    subprocess.run(["bash", os.path.join(HERE, "install.sh")], check=True)
+
 from ffe2e import firefox as fxmod  # noqa: E402
 from ffe2e import mozlz4  # noqa: E402
 from ffe2e.cli import CheckFailed, FFSession, Skip  # noqa: E402
