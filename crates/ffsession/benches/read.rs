@@ -14,132 +14,167 @@
 //!   and documents of 2 MiB and more on two threads);
 //! - `tab_list`: decompress + parse + every tab rendered as JSON (`ffsession tabs`).
 //!
-//! Throughput is JSON bytes per second. After criterion's own report, a table
-//! gives MB/s and the ratio of each benchmark to `floor_decompress_scan`, from
-//! criterion's mean estimates of this run.
+//! Throughput is JSON bytes per second. Criterion measures each benchmark in
+//! turn and reports as usual. On a shared machine whose speed drifts over
+//! seconds, a benchmark measured during a slow spell looks slow against a floor
+//! measured in a fast one; so the table at the end comes from a second pass
+//! that runs the benchmarks of a size in interleaved rounds (one call of each
+//! per round) and takes each one's median: MB/s and the ratio to
+//! `floor_decompress_scan`. That pass covers every size whatever criterion's
+//! filter (about 40 s).
 //!
 //! Run: `cargo bench -p ffsession --bench read`
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use ffsession::error::ParseError;
 use ffsession::export::{write_tabs, TabFormat};
 use ffsession::format;
 use ffsession::session::{Session, TabFilter};
 use ffsession_gen::{generate, mozlz4, Spec};
 
 const SIZES_MB: [usize; 3] = [1, 4, 40];
-const BENCHES: [&str; 6] = [
-    "floor_decompress",
-    "floor_decompress_scan",
-    "summary_reference",
-    "summary_one_thread",
-    "summary",
-    "tab_list",
-];
+
+/// The benchmark that the ratios are taken against.
+const FLOOR: &str = "floor_decompress_scan";
+
+/// Time the interleaved pass spends on each size, at least.
+const INTERLEAVED_TIME: Duration = Duration::from_secs(10);
 
 /// A way to parse session JSON.
-type Parser = for<'a> fn(&'a [u8]) -> Result<Session<'a>, ffsession::error::ParseError>;
+type Parser = for<'a> fn(&'a [u8]) -> Result<Session<'a>, ParseError>;
 
-fn output_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("criterion")
+/// One call of a benchmark on the mozlz4 bytes.
+type Run = Box<dyn FnMut(&[u8]) -> usize>;
+
+/// One benchmark: its name and how to run it once.
+type Workload = (&'static str, Run);
+
+fn workloads() -> Vec<Workload> {
+    let summary = |parse: Parser| -> Run {
+        Box::new(move |packed| {
+            let json = format::decompress_to_buffer(packed).unwrap();
+            parse(&json).unwrap().summary().tabs
+        })
+    };
+    let mut out = Vec::with_capacity(1 << 20);
+    vec![
+        (
+            "floor_decompress",
+            Box::new(|packed| format::decompress_to_buffer(packed).unwrap().len()),
+        ),
+        (
+            FLOOR,
+            Box::new(|packed| {
+                let json = format::decompress_to_buffer(packed).unwrap();
+                memchr::memchr(0, &json).unwrap_or(0)
+            }),
+        ),
+        (
+            "summary_reference",
+            summary(|j| Session::from_json_serial(j)),
+        ),
+        (
+            "summary_one_thread",
+            summary(|j| Session::from_json_one_thread(j)),
+        ),
+        ("summary", summary(|j| Session::from_json(j))),
+        (
+            "tab_list",
+            Box::new(move |packed| {
+                let json = format::decompress_to_buffer(packed).unwrap();
+                let session = Session::from_json(&json).unwrap();
+                out.clear();
+                let filter = TabFilter {
+                    window: None,
+                    include_closed: true,
+                };
+                write_tabs(&mut out, TabFormat::Json, session.tab_records(filter)).unwrap();
+                out.len()
+            }),
+        ),
+    ]
 }
 
-fn bench_size(c: &mut Criterion, mb: usize) -> (usize, usize) {
-    let json = generate(&Spec::sized(mb * 1_000_000));
-    let packed = mozlz4(json.as_bytes());
+/// Criterion's benchmarks of one size.
+fn criterion_size(c: &mut Criterion, mb: usize, json_len: usize, packed: &[u8]) {
     let mut group = c.benchmark_group(format!("read_{mb}MB"));
-    group.throughput(Throughput::Bytes(json.len() as u64));
+    group.throughput(Throughput::Bytes(json_len as u64));
     if mb >= 40 {
         group.sample_size(20);
     }
-    let mut out = Vec::with_capacity(1 << 20);
-    group.bench_function(BENCHES[0], |b| {
-        b.iter(|| format::decompress_to_buffer(black_box(&packed)).unwrap())
-    });
-    group.bench_function(BENCHES[1], |b| {
-        b.iter(|| {
-            let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
-            memchr::memchr(0, &json)
-        })
-    });
-    let parsers: [(&str, Parser); 3] = [
-        (BENCHES[2], |j| Session::from_json_serial(j)),
-        (BENCHES[3], |j| Session::from_json_one_thread(j)),
-        (BENCHES[4], |j| Session::from_json(j)),
-    ];
-    for (name, parse) in parsers {
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
-                parse(&json).unwrap().summary()
-            })
-        });
+    for (name, mut run) in workloads() {
+        group.bench_function(name, |b| b.iter(|| run(black_box(packed))));
     }
-    group.bench_function(BENCHES[5], |b| {
-        b.iter(|| {
-            let json = format::decompress_to_buffer(black_box(&packed)).unwrap();
-            let session = Session::from_json(&json).unwrap();
-            out.clear();
-            let filter = TabFilter {
-                window: None,
-                include_closed: true,
-            };
-            write_tabs(&mut out, TabFormat::Json, session.tab_records(filter)).unwrap();
-            out.len()
-        })
-    });
     group.finish();
-    (json.len(), Spec::sized(mb * 1_000_000).tabs)
 }
 
-/// Mean time in nanoseconds from criterion's estimates of this run.
-fn mean_ns(group: &str, bench: &str) -> Option<f64> {
-    let path = output_dir()
-        .join(group)
-        .join(bench)
-        .join("new/estimates.json");
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
-    v["mean"]["point_estimate"].as_f64()
+/// The median time of each workload over interleaved rounds.
+fn interleaved_medians(packed: &[u8]) -> Vec<(&'static str, Duration)> {
+    let mut workloads = workloads();
+    let mut times = vec![Vec::new(); workloads.len()];
+    let start = Instant::now();
+    while start.elapsed() < INTERLEAVED_TIME || times[0].len() < 11 {
+        for ((_, run), times) in workloads.iter_mut().zip(&mut times) {
+            let t = Instant::now();
+            black_box(run(black_box(packed)));
+            times.push(t.elapsed());
+        }
+    }
+    workloads
+        .iter()
+        .zip(&mut times)
+        .map(|((name, _), times)| {
+            times.sort();
+            (*name, times[times.len() / 2])
+        })
+        .collect()
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .output_directory(&output_dir())
-        .configure_from_args();
-    let sizes: Vec<(usize, usize, usize)> = SIZES_MB
+    let mut c = Criterion::default().configure_from_args();
+    let sessions: Vec<(usize, usize, String, Vec<u8>)> = SIZES_MB
         .iter()
         .map(|&mb| {
-            let (bytes, tabs) = bench_size(&mut c, mb);
-            (mb, bytes, tabs)
+            let spec = Spec::sized(mb * 1_000_000);
+            let json = generate(&spec);
+            let packed = mozlz4(json.as_bytes());
+            (mb, spec.tabs, json, packed)
         })
         .collect();
+    for (mb, _, json, packed) in &sessions {
+        criterion_size(&mut c, *mb, json.len(), packed);
+    }
     c.final_summary();
+    if std::env::args().any(|a| a == "--test" || a == "--list") {
+        return; // `cargo test --benches` or a listing: no measurements.
+    }
 
-    println!("\nffsession read throughput (JSON MB/s; ratio = time / floor_decompress_scan time)");
     println!(
-        "{:<8} {:>6} {:>10} {:<22} {:>10} {:>8}",
-        "session", "tabs", "JSON MB", "benchmark", "MB/s", "ratio"
+        "\nffsession read throughput (JSON MB/s; ratio = time / {FLOOR} time; \
+         medians of interleaved rounds, at least {} s per session)",
+        INTERLEAVED_TIME.as_secs()
     );
-    for (mb, bytes, tabs) in sizes {
-        let group = format!("read_{mb}MB");
-        let Some(floor) = mean_ns(&group, BENCHES[1]) else {
-            continue;
-        };
-        for bench in BENCHES {
-            let Some(ns) = mean_ns(&group, bench) else {
-                continue;
-            };
-            let mbps = bytes as f64 / 1e6 / (ns / 1e9);
+    println!(
+        "{:<8} {:>6} {:>10} {:<22} {:>10} {:>10} {:>8}",
+        "session", "tabs", "JSON MB", "benchmark", "ms", "MB/s", "ratio"
+    );
+    for (mb, tabs, json, packed) in &sessions {
+        let medians = interleaved_medians(packed);
+        let floor = medians.iter().find(|(name, _)| *name == FLOOR).unwrap().1;
+        for (name, time) in &medians {
+            let secs = time.as_secs_f64();
             println!(
-                "{:<8} {:>6} {:>10.1} {:<22} {:>10.0} {:>7.2}x",
+                "{:<8} {:>6} {:>10.1} {:<22} {:>10.2} {:>10.0} {:>7.2}x",
                 format!("{mb} MB"),
                 tabs,
-                bytes as f64 / 1e6,
-                bench,
-                mbps,
-                ns / floor
+                json.len() as f64 / 1e6,
+                name,
+                secs * 1e3,
+                json.len() as f64 / 1e6 / secs,
+                secs / floor.as_secs_f64()
             );
         }
     }
