@@ -148,8 +148,10 @@ fn main() {
         criterion_size(&mut c, *mb, json.len(), packed);
     }
     c.final_summary();
-    if std::env::args().any(|a| a == "--test" || a == "--list") {
-        return; // `cargo test --benches` or a listing: no measurements.
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not, and
+    // criterion then runs each benchmark once as a test.
+    if !std::env::args().any(|a| a == "--bench") || std::env::args().any(|a| a == "--list") {
+        return;
     }
 
     println!(
