@@ -9,7 +9,11 @@
 //!   several;
 //! - new buffers of 2 MiB and more (the decompressed JSON) are anonymous mappings
 //!   advised as transparent huge pages, so the kernel faults them in 2 MiB at a
-//!   time where it can; smaller ones are plain `Vec`s.
+//!   time where it can; smaller ones are plain `Vec`s. The kernel only uses a
+//!   huge page for a 2 MiB-aligned 2 MiB of the mapping, and does not align
+//!   mappings itself, so the buffer starts at the first aligned address of a
+//!   mapping 2 MiB longer than needed (a 4.4 MB buffer decompressed in half the
+//!   time); the unused head is address space only, never touched.
 //!
 //! Mapping a file is the crate's one `unsafe` operation: the bytes change if
 //! another process writes the file in place while it is mapped, and reading
@@ -24,8 +28,10 @@ use std::io::{self, Read};
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 
-/// Buffers at least this large are mapped with huge pages.
-const HUGE_PAGE_MIN: usize = 2 << 20;
+/// The size of a (transparent) huge page, and the least size of a buffer that
+/// is mapped with them.
+const HUGE_PAGE: usize = 2 << 20;
+const HUGE_PAGE_MIN: usize = HUGE_PAGE;
 
 /// A byte buffer: a `Vec`, or an anonymous memory mapping for large sizes.
 #[derive(Debug)]
@@ -34,18 +40,30 @@ pub struct Buffer(Inner);
 #[derive(Debug)]
 enum Inner {
     Heap(Vec<u8>),
-    /// Anonymous memory, or a private (copy-on-write) mapping of a file.
-    Mapped(memmap2::MmapMut),
+    /// `len` bytes at `start` of anonymous memory, or of a private
+    /// (copy-on-write) mapping of a file.
+    Mapped {
+        map: memmap2::MmapMut,
+        start: usize,
+        len: usize,
+    },
 }
 
 impl Buffer {
     /// A zero-filled buffer of `len` bytes.
     pub fn zeroed(len: usize) -> Buffer {
         if len >= HUGE_PAGE_MIN {
-            if let Ok(map) = memmap2::MmapMut::map_anon(len) {
+            if let Ok(map) = memmap2::MmapMut::map_anon(len + HUGE_PAGE) {
+                let start = (map.as_ptr() as usize).wrapping_neg() % HUGE_PAGE;
+                // Whole huge pages only: a huge page for the last, partly used
+                // 2 MiB would count up to 2 MiB more in the process's memory.
                 #[cfg(target_os = "linux")]
-                let _ = map.advise(memmap2::Advice::HugePage);
-                return Buffer(Inner::Mapped(map));
+                let _ = map.advise_range(
+                    memmap2::Advice::HugePage,
+                    start,
+                    len / HUGE_PAGE * HUGE_PAGE,
+                );
+                return Buffer(Inner::Mapped { map, start, len });
             }
         }
         Buffer(Inner::Heap(vec![0; len]))
@@ -64,7 +82,8 @@ impl Buffer {
         // the buffer would copy the page, never change the file.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
-        Ok(Buffer(Inner::Mapped(map)))
+        let len = map.len();
+        Ok(Buffer(Inner::Mapped { map, start: 0, len }))
     }
 
     /// Read a whole file into memory.
@@ -101,7 +120,7 @@ impl Deref for Buffer {
     fn deref(&self) -> &[u8] {
         match &self.0 {
             Inner::Heap(v) => v,
-            Inner::Mapped(m) => m,
+            Inner::Mapped { map, start, len } => &map[*start..*start + *len],
         }
     }
 }
@@ -110,7 +129,7 @@ impl DerefMut for Buffer {
     fn deref_mut(&mut self) -> &mut [u8] {
         match &mut self.0 {
             Inner::Heap(v) => v,
-            Inner::Mapped(m) => m,
+            Inner::Mapped { map, start, len } => &mut map[*start..*start + *len],
         }
     }
 }
@@ -131,11 +150,24 @@ mod tests {
             let mapped = Buffer::map_file(&path).unwrap();
             assert_eq!(&mapped[..], &data[..]);
         }
-        assert!(matches!(Buffer::zeroed(HUGE_PAGE_MIN).0, Inner::Mapped(_)));
         let big = dir.path().join(format!("f{}", HUGE_PAGE_MIN + 12_345));
         assert!(matches!(
             Buffer::map_file(&big).unwrap().0,
-            Inner::Mapped(_)
+            Inner::Mapped { .. }
         ));
+    }
+
+    #[test]
+    fn large_new_buffers_are_zeroed_and_start_on_a_huge_page() {
+        for len in [HUGE_PAGE_MIN, HUGE_PAGE_MIN + 12_345, 5 * HUGE_PAGE + 1] {
+            let mut buf = Buffer::zeroed(len);
+            assert!(matches!(buf.0, Inner::Mapped { .. }));
+            assert_eq!(buf.len(), len);
+            assert_eq!(buf.as_ptr() as usize % HUGE_PAGE, 0);
+            assert!(buf.iter().all(|&b| b == 0));
+            buf[len - 1] = 7;
+            assert_eq!(buf[len - 1], 7);
+        }
+        assert!(matches!(Buffer::zeroed(1000).0, Inner::Heap(_)));
     }
 }
