@@ -16,7 +16,9 @@ json23=$("$bin" info --json "$dir/s23.jsonlz4" | sed -n 's/.*"json_size": \([0-9
 json40=$("$bin" info --json "$dir/s40.jsonlz4" | sed -n 's/.*"json_size": \([0-9]*\).*/\1/p')
 echo "23 MB session: $(stat -c %s "$dir/s23.jsonlz4") bytes compressed, $json23 bytes JSON, 4000 tabs"
 if command -v hyperfine >/dev/null; then
-    hyperfine -N --warmup 3 --runs "$runs" "$bin tabs --format urls $dir/s23.jsonlz4"
+    hyperfine -N --warmup 3 --runs "$runs" --export-json "$dir/hf.json" \
+        "$bin tabs --format urls $dir/s23.jsonlz4"
+    python3 -c 'import json, statistics, sys; t = json.load(open(sys.argv[1]))["results"][0]["times"]; print(f"  median {statistics.median(t) * 1000:.1f} ms over {len(t)} runs")' "$dir/hf.json"
 else
     for _ in 1 2 3; do "$bin" tabs --format urls "$dir/s23.jsonlz4" >/dev/null; done
     python3 - "$bin" "$dir/s23.jsonlz4" "$runs" <<'PY'
