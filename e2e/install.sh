@@ -4,7 +4,7 @@
 set -euo pipefail
 # python-lz4: the harness reads and writes session files without ffsession.
 if ! python3 -c "import lz4.block" 2>/dev/null; then
-    python3 -m pip install --quiet --disable-pip-version-check "lz4>=4,<5"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "lz4>=4,<5"
 fi
 if command -v firefox-esr >/dev/null 2>&1; then
     echo "firefox-esr already installed: $(firefox-esr --version 2>/dev/null || true)"
