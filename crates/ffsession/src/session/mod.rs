@@ -296,10 +296,7 @@ impl<'a> Session<'a> {
     /// one (`image` twice in a tab, say) is an error as for any named field;
     /// Firefox never writes duplicate keys.
     pub fn from_json(json: &'a [u8]) -> Result<Self, ParseError> {
-        match Self::from_json_fast(json) {
-            Some(session) => Ok(session),
-            None => Self::from_json_serial(json),
-        }
+        Self::from_json_fast(json).map_or_else(|| Self::from_json_serial(json), Ok)
     }
 
     /// The fast paths, `None` where the reference parser must decide: two
@@ -324,10 +321,7 @@ impl<'a> Session<'a> {
     /// this thread, then the reference parser if in doubt. For benchmarks.
     #[doc(hidden)]
     pub fn from_json_one_thread(json: &'a [u8]) -> Result<Self, ParseError> {
-        match Self::fast_attempt(json) {
-            Some(session) => Ok(session),
-            None => Self::from_json_serial(json),
-        }
+        Self::fast_attempt(json).map_or_else(|| Self::from_json_serial(json), Ok)
     }
 
     /// Parse session JSON on the calling thread only, with serde_json and the
