@@ -50,10 +50,19 @@ pub(crate) struct GiveUp;
 
 type Result<T> = std::result::Result<T, GiveUp>;
 
+/// How much more of the document this thread takes than the helper. The helper
+/// starts 60-90 µs after this thread (spawning a thread), in which time this
+/// thread parses about 200 KB; splitting past the middle lets both finish
+/// together. On a 4.4 MB session, 128-192 KiB past the middle parsed 5-9%
+/// faster than the middle itself (interleaved medians); at 40 MB it makes no
+/// measurable difference.
+const HELPER_HEAD_START: usize = 160 << 10;
+
 /// Where the helper thread should start: the `{` of the first tab that begins
-/// at or after the middle of `json`.
+/// at or after [`HELPER_HEAD_START`] bytes past the middle of `json` (at most
+/// a sixteenth of it).
 pub(crate) fn split_point(json: &[u8]) -> Option<usize> {
-    let middle = json.len() / 2;
+    let middle = json.len() / 2 + HELPER_HEAD_START.min(json.len() / 16);
     memchr::memmem::find(&json[middle..], TAB_START).map(|i| middle + i + 1)
 }
 
