@@ -110,10 +110,8 @@ fn write_json<'s>(
     let mut buf = Vec::with_capacity(512);
     out.write_all(b"[")?;
     for (i, r) in records.enumerate() {
-        buf.clear();
-        buf.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-        json_record(&mut buf, &r)?;
-        out.write_all(&buf)?;
+        let separator: &[u8] = if i == 0 { b"\n" } else { b",\n" };
+        out.write_all(json_piece(&mut buf, separator, &r, b"")?)?;
     }
     out.write_all(b"\n]\n")?;
     out.flush()
@@ -125,12 +123,23 @@ fn write_jsonl<'s>(
 ) -> io::Result<()> {
     let mut buf = Vec::with_capacity(512);
     for r in records {
-        buf.clear();
-        json_record(&mut buf, &r)?;
-        buf.push(b'\n');
-        out.write_all(&buf)?;
+        out.write_all(json_piece(&mut buf, b"", &r, b"\n")?)?;
     }
     out.flush()
+}
+
+/// `before`, `r` as JSON and `after`, in `buf` (reused from record to record).
+fn json_piece<'b>(
+    buf: &'b mut Vec<u8>,
+    before: &[u8],
+    r: &TabRecord<'_>,
+    after: &[u8],
+) -> io::Result<&'b [u8]> {
+    buf.clear();
+    buf.extend_from_slice(before);
+    json_record(buf, r)?;
+    buf.extend_from_slice(after);
+    Ok(buf)
 }
 
 /// Append `r` as one JSON object: the same bytes as `serde_json::to_writer`
