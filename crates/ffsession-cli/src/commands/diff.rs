@@ -165,56 +165,56 @@ fn write_text(out: &mut impl Write, a: &str, b: &str, d: &SessionDiff<'_>) -> io
     if d.is_empty() {
         return Ok(());
     }
-    tab_section(out, "removed", &d.removed)?;
-    tab_section(out, "added", &d.added)?;
-    if !d.moved.is_empty() {
-        writeln!(out, "\nmoved ({}):", d.moved.len())?;
-        for m in &d.moved {
-            writeln!(
-                out,
-                "  window {} -> {}  {}  {}",
-                m.from_window,
-                m.to_window,
-                one_line(m.title.unwrap_or("")),
-                one_line(m.url.unwrap_or("")),
-            )?;
-        }
-    }
-    for (name, windows) in [
-        ("windows closed", &d.windows_closed),
-        ("windows opened", &d.windows_opened),
-    ] {
-        if windows.is_empty() {
-            continue;
-        }
-        writeln!(out, "\n{name} ({}):", windows.len())?;
-        for w in windows {
-            writeln!(
-                out,
-                "  window {}: {}  {}",
-                w.window,
-                fmt::count(w.tabs, "tab", "tabs"),
-                one_line(w.title.unwrap_or("")),
-            )?;
-        }
-    }
-    Ok(())
-}
-
-fn tab_section(out: &mut impl Write, name: &str, tabs: &[TabChange<'_>]) -> io::Result<()> {
-    if tabs.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\n{name} ({}):", tabs.len())?;
-    for t in tabs {
-        writeln!(
-            out,
-            "  window {} #{:<3} {}  {}",
+    let tab = |t: &TabChange<'_>| {
+        format!(
+            "window {} #{:<3} {}  {}",
             t.window,
             t.position,
             one_line(t.title.unwrap_or("")),
             one_line(t.url.unwrap_or("")),
-        )?;
+        )
+    };
+    section(out, "removed", &d.removed, tab)?;
+    section(out, "added", &d.added, tab)?;
+    section(out, "moved", &d.moved, |m| {
+        format!(
+            "window {} -> {}  {}  {}",
+            m.from_window,
+            m.to_window,
+            one_line(m.title.unwrap_or("")),
+            one_line(m.url.unwrap_or("")),
+        )
+    })?;
+    for (name, windows) in [
+        ("windows closed", &d.windows_closed),
+        ("windows opened", &d.windows_opened),
+    ] {
+        section(out, name, windows, |w| {
+            format!(
+                "window {}: {}  {}",
+                w.window,
+                fmt::count(w.tabs, "tab", "tabs"),
+                one_line(w.title.unwrap_or("")),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// A heading with the number of items, then one indented line per item;
+/// nothing when there are no items.
+fn section<T>(
+    out: &mut impl Write,
+    name: &str,
+    items: &[T],
+    line: impl Fn(&T) -> String,
+) -> io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n{name} ({}):", items.len())?;
+    for item in items {
+        writeln!(out, "  {}", line(item))?;
     }
     Ok(())
 }
@@ -222,6 +222,53 @@ fn tab_section(out: &mut impl Write, name: &str, tabs: &[TabChange<'_>]) -> io::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_has_a_section_per_kind_of_change() {
+        use ffsession::diff::{SideCounts, TabMove, WindowChange};
+        let tab = |window, position, url| TabChange {
+            window,
+            position,
+            url: Some(url),
+            title: Some("T\nitle"),
+        };
+        let window = |window, tabs| WindowChange {
+            window,
+            tabs,
+            title: Some("W"),
+        };
+        let d = SessionDiff {
+            a: SideCounts {
+                windows: 2,
+                tabs: 3,
+            },
+            b: SideCounts {
+                windows: 1,
+                tabs: 1,
+            },
+            added: vec![tab(1, 2, "https://a.test/")],
+            removed: vec![tab(2, 1, "https://r.test/"), tab(2, 12, "https://s.test/")],
+            moved: vec![TabMove {
+                url: Some("https://m.test/"),
+                title: None,
+                from_window: 2,
+                to_window: 1,
+            }],
+            windows_opened: vec![],
+            windows_closed: vec![window(2, 1)],
+        };
+        let mut out = Vec::new();
+        write_text(&mut out, "A", "B", &d).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a: A\nb: B\n\
+             1 tab added, 2 removed, 1 moved; 0 windows opened, 1 closed (2 windows, 3 tabs -> 1 window, 1 tab)\n\
+             \nremoved (2):\n  window 2 #1   T itle  https://r.test/\n  window 2 #12  T itle  https://s.test/\n\
+             \nadded (1):\n  window 1 #2   T itle  https://a.test/\n\
+             \nmoved (1):\n  window 2 -> 1    https://m.test/\n\
+             \nwindows closed (1):\n  window 2: 1 tab  W\n"
+        );
+    }
 
     #[test]
     fn arguments_are_snapshot_ids_current_or_paths() {
