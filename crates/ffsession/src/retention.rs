@@ -244,6 +244,17 @@ mod tests {
         }
     }
 
+    /// The plan under a policy that keeps only what `set` sets.
+    fn plan_with(
+        set: impl FnOnce(&mut RetentionPolicy),
+        snaps: &[Candidate],
+        tz: &TimeZone,
+    ) -> PrunePlan {
+        let mut policy = none();
+        set(&mut policy);
+        plan(&policy, snaps, tz)
+    }
+
     fn ok(id: i64, t: i64, tabs: u64) -> Candidate {
         Candidate {
             id,
@@ -273,33 +284,12 @@ mod tests {
         let snaps: Vec<Candidate> = (0..20)
             .map(|i| ok(i, T0 + (i / 4) * DAY + (i % 4) * 5 * HOUR, 100))
             .collect();
-        let p = plan(
-            &RetentionPolicy {
-                keep_last: 2,
-                ..none()
-            },
-            &snaps,
-            &TimeZone::UTC,
-        );
+        let p = plan_with(|p| p.keep_last = 2, &snaps, &TimeZone::UTC);
         assert_eq!(kept(&p), [18, 19]);
-        let p = plan(
-            &RetentionPolicy {
-                keep_daily: 3,
-                ..none()
-            },
-            &snaps,
-            &TimeZone::UTC,
-        );
+        let p = plan_with(|p| p.keep_daily = 3, &snaps, &TimeZone::UTC);
         // The newest snapshot of each of the three newest days.
         assert_eq!(kept(&p), [11, 15, 19]);
-        let p = plan(
-            &RetentionPolicy {
-                keep_weekly: 5,
-                ..none()
-            },
-            &snaps,
-            &TimeZone::UTC,
-        );
+        let p = plan_with(|p| p.keep_weekly = 5, &snaps, &TimeZone::UTC);
         assert_eq!(kept(&p), [19]);
         let d = p.decisions.iter().find(|d| d.id == 19).unwrap();
         assert_eq!(d.reasons, [Reason::Weekly, Reason::NewestVerified]);
@@ -310,29 +300,12 @@ mod tests {
         let snaps = [ok(1, T0, 10), ok(2, T0 + HOUR / 2 + 60_000, 10)];
         // 00:30 and 01:01 UTC are different hours...
         assert_eq!(
-            kept(&plan(
-                &RetentionPolicy {
-                    keep_hourly: 2,
-                    ..none()
-                },
-                &snaps,
-                &TimeZone::UTC
-            )),
+            kept(&plan_with(|p| p.keep_hourly = 2, &snaps, &TimeZone::UTC)),
             [1, 2]
         );
         // ...but at +05:30 they are 06:00 and 06:31: one hour, newest kept.
         let ist = TimeZone::fixed(jiff::tz::Offset::from_seconds(5 * 3600 + 1800).unwrap());
-        assert_eq!(
-            kept(&plan(
-                &RetentionPolicy {
-                    keep_hourly: 2,
-                    ..none()
-                },
-                &snaps,
-                &ist
-            )),
-            [2]
-        );
+        assert_eq!(kept(&plan_with(|p| p.keep_hourly = 2, &snaps, &ist)), [2]);
     }
 
     #[test]
@@ -352,14 +325,7 @@ mod tests {
                 tabs: 0,
             },
         ];
-        let p = plan(
-            &RetentionPolicy {
-                keep_last: 1,
-                ..none()
-            },
-            &snaps,
-            &TimeZone::UTC,
-        );
+        let p = plan_with(|p| p.keep_last = 1, &snaps, &TimeZone::UTC);
         assert_eq!(kept(&p), [1, 3]);
         let d1 = p.decisions.iter().find(|d| d.id == 1).unwrap();
         assert!(d1.reasons.contains(&Reason::NewestVerified));
@@ -375,14 +341,7 @@ mod tests {
             ok(4, T0 + 3 * HOUR, 13),
             ok(5, T0 + 4 * HOUR, 14),
         ];
-        let p = plan(
-            &RetentionPolicy {
-                keep_last: 1,
-                ..none()
-            },
-            &snaps,
-            &TimeZone::UTC,
-        );
+        let p = plan_with(|p| p.keep_last = 1, &snaps, &TimeZone::UTC);
         assert_eq!(kept(&p), [2, 5]);
         assert_eq!(
             p.decisions.iter().find(|d| d.id == 2).unwrap().reasons,
