@@ -377,13 +377,14 @@ const sh = b.browsingContext.sessionHistory;
 return { url: b.currentURI.spec, count: sh.count, index: sh.index };
 """
 
-# arguments: [windowIndex, tabIndex]
-JS_PIN = JS_PRELUDE + r"""
-const [wi, ti] = arguments;
+# arguments: [windowIndex, tabIndex, method, property] -> calls gBrowser[method](tab)
+# (pinTab, hideTab) and returns tab[property] (pinned, hidden)
+JS_TAB_ACTION = JS_PRELUDE + r"""
+const [wi, ti, method, property] = arguments;
 const w = browserWindows()[wi];
 const t = w.gBrowser.tabs[ti];
-w.gBrowser.pinTab(t);
-return t.pinned;
+w.gBrowser[method](t);
+return t[property];
 """
 
 # arguments: [windowIndex, [tabIndexes], label] -> puts the tabs in a new tab group
@@ -392,15 +393,6 @@ const [wi, tis, label] = arguments;
 const w = browserWindows()[wi];
 const g = w.gBrowser.addTabGroup(tis.map(i => w.gBrowser.tabs[i]), { label, color: "blue" });
 return g.id;
-"""
-
-# arguments: [windowIndex, tabIndex] -> hides the tab (as an extension would)
-JS_HIDE = JS_PRELUDE + r"""
-const [wi, ti] = arguments;
-const w = browserWindows()[wi];
-const t = w.gBrowser.tabs[ti];
-w.gBrowser.hideTab(t);
-return t.hidden;
 """
 
 # arguments: [windowIndex, [tabIndexes]] -> closes those tabs (recorded as closed tabs)
@@ -636,13 +628,14 @@ class Firefox:
         return self.chrome(JS_NAVIGATE, window, tab, list(urls), back)
 
     def pin(self, window, tab):
-        return self.chrome(JS_PIN, window, tab)
+        return self.chrome(JS_TAB_ACTION, window, tab, "pinTab", "pinned")
 
     def group_tabs(self, window, tabs, label):
         return self.chrome(JS_GROUP, window, list(tabs), label)
 
     def hide_tab(self, window, tab):
-        return self.chrome(JS_HIDE, window, tab)
+        """Hide the tab, as an extension would."""
+        return self.chrome(JS_TAB_ACTION, window, tab, "hideTab", "hidden")
 
     def close_tabs(self, window, tabs):
         return self.chrome(JS_CLOSE_TABS, window, list(tabs))
