@@ -167,22 +167,20 @@ fn write_text(out: &mut impl Write, a: &str, b: &str, d: &SessionDiff<'_>) -> io
     }
     let tab = |t: &TabChange<'_>| {
         format!(
-            "window {} #{:<3} {}  {}",
+            "window {} #{:<3} {}",
             t.window,
             t.position,
-            one_line(t.title.unwrap_or("")),
-            one_line(t.url.unwrap_or("")),
+            title_url(t.title, t.url)
         )
     };
     section(out, "removed", &d.removed, tab)?;
     section(out, "added", &d.added, tab)?;
     section(out, "moved", &d.moved, |m| {
         format!(
-            "window {} -> {}  {}  {}",
+            "window {} -> {}  {}",
             m.from_window,
             m.to_window,
-            one_line(m.title.unwrap_or("")),
-            one_line(m.url.unwrap_or("")),
+            title_url(m.title, m.url)
         )
     })?;
     for (name, windows) in [
@@ -199,6 +197,15 @@ fn write_text(out: &mut impl Write, a: &str, b: &str, d: &SessionDiff<'_>) -> io
         })?;
     }
     Ok(())
+}
+
+/// A tab's title and URL on one line.
+fn title_url(title: Option<&str>, url: Option<&str>) -> String {
+    format!(
+        "{}  {}",
+        one_line(title.unwrap_or("")),
+        one_line(url.unwrap_or(""))
+    )
 }
 
 /// A heading with the number of items, then one indented line per item;
