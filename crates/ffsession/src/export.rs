@@ -380,6 +380,17 @@ mod tests {
                 }
             }
         }
+        // And random mixes of them, with multi-byte characters.
+        let alphabet = ['a', 'é', '🦊', '"', '\\', '\n', '\u{1}', '\u{7f}', '/', '<'];
+        let mut rng = fastrand::Rng::with_seed(3);
+        for _ in 0..2_000 {
+            let len = rng.usize(0..70);
+            titles.push(
+                (0..len)
+                    .map(|_| alphabet[rng.usize(..alphabet.len())])
+                    .collect(),
+            );
+        }
         titles
     }
 
