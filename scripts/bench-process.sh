@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process figures for the README: wall time of `ffsession tabs --format urls`
-# on a 23 MB-JSON, 4,000-tab session, and peak RSS of `ffsession info` on a 40 MB one.
+# on a 23 MB-JSON, 4,000-tab session (and the same job in Python, for scale), and peak
+# RSS of `ffsession info` on a 40 MB one.
 # Usage: bash scripts/bench-process.sh [RUNS]   (default 30 runs; uses hyperfine if installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,14 @@ if command -v hyperfine >/dev/null; then
     hyperfine -N --warmup 3 --runs "$runs" --export-json "$dir/hf.json" \
         "$bin tabs --format urls $dir/s23.jsonlz4"
     python3 -c 'import json, statistics, sys; t = json.load(open(sys.argv[1]))["results"][0]["times"]; print(f"  median {statistics.median(t) * 1000:.1f} ms over {len(t)} runs")' "$dir/hf.json"
+    # The same job in Python (lz4 + json), for scale, when python-lz4 is there.
+    if python3 -c 'import lz4.block' 2>/dev/null; then
+        cmp <(python3 scripts/urls-python.py "$dir/s23.jsonlz4") \
+            <("$bin" tabs --format urls "$dir/s23.jsonlz4")
+        hyperfine -N --warmup 1 --runs 10 "python3 scripts/urls-python.py $dir/s23.jsonlz4"
+    else
+        echo "(python-lz4 not installed: skipping the Python reference)"
+    fi
 else
     for _ in 1 2 3; do "$bin" tabs --format urls "$dir/s23.jsonlz4" >/dev/null; done
     python3 - "$bin" "$dir/s23.jsonlz4" "$runs" <<'PY'
