@@ -193,7 +193,7 @@ fn json_opt_str(buf: &mut Vec<u8>, key: &[u8], s: Option<&str>) -> io::Result<()
     Ok(())
 }
 
-/// Whether a JSON string needs escapes: a `"`, a `\\` or a control character
+/// Whether a JSON string needs escapes: a `"`, a `\` or a control character
 /// (what serde_json escapes). Checked 16 bytes at a time without early exit
 /// inside a block, so that the check compiles to vector instructions.
 fn json_needs_escape(bytes: &[u8]) -> bool {
