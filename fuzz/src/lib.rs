@@ -187,6 +187,12 @@ fn check_export(format: TabFormat, text: &str, records: &[TabRecord<'_>]) {
                 let v: serde_json::Value =
                     serde_json::from_str(line).expect("jsonl line does not parse");
                 check_json_record(&v, r);
+                // export.rs writes records itself, promising serde_json's bytes.
+                assert_eq!(
+                    line,
+                    serde_json::to_string(r).expect("serde_json"),
+                    "jsonl: not the bytes serde_json writes"
+                );
             }
         }
         TabFormat::Csv => {

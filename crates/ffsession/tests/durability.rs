@@ -95,6 +95,14 @@ fn by_content_hash(versions: &[Session]) -> HashMap<Digest, &[u8]> {
         .collect()
 }
 
+/// Assert that `content`, stored as snapshot `s`, is the version its hash names.
+fn assert_is_the_version(by_hash: &HashMap<Digest, &[u8]>, s: &SnapshotInfo, content: &[u8]) {
+    let expected = by_hash
+        .get(&s.content_hash)
+        .unwrap_or_else(|| panic!("snapshot {} is none of the versions", s.id));
+    assert_eq!(content, *expected);
+}
+
 fn is_temp(p: &Path) -> bool {
     ffsession::fs_util::is_temp_file_name(&p.file_name().unwrap().to_string_lossy())
 }
@@ -383,11 +391,7 @@ fn a_session_file_replaced_by_rename_while_read_is_never_stored_torn() {
     let mut seen = BTreeSet::new();
     for s in &snapshots {
         assert!(s.is_ok(), "{} is {:?}", s.id, s.status);
-        let json = store.read_json(s.id).unwrap();
-        let expected = by_hash
-            .get(&s.content_hash)
-            .unwrap_or_else(|| panic!("snapshot {} is none of the versions", s.id));
-        assert_eq!(&json[..], *expected);
+        assert_is_the_version(&by_hash, s, &store.read_json(s.id).unwrap());
         seen.insert(s.content_hash);
     }
     assert!(seen.len() >= 2, "backups saw the file change");
@@ -413,10 +417,7 @@ fn a_session_file_rewritten_in_place_while_read_is_never_stored_as_a_wrong_ok_se
         let content = store.read_content(s.id).unwrap();
         if s.is_ok() {
             ok += 1;
-            let expected = by_hash
-                .get(&s.content_hash)
-                .unwrap_or_else(|| panic!("ok snapshot {} is none of the versions", s.id));
-            assert_eq!(&content[..], *expected);
+            assert_is_the_version(&by_hash, s, &content);
         } else {
             corrupt += 1;
             match &s.status {
