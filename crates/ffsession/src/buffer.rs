@@ -31,7 +31,6 @@ use std::path::Path;
 /// The size of a (transparent) huge page, and the least size of a buffer that
 /// is mapped with them.
 const HUGE_PAGE: usize = 2 << 20;
-const HUGE_PAGE_MIN: usize = HUGE_PAGE;
 
 /// A byte buffer: a `Vec`, or an anonymous memory mapping for large sizes.
 #[derive(Debug)]
@@ -52,7 +51,7 @@ enum Inner {
 impl Buffer {
     /// A zero-filled buffer of `len` bytes.
     pub fn zeroed(len: usize) -> Buffer {
-        if len >= HUGE_PAGE_MIN {
+        if len >= HUGE_PAGE {
             if let Ok(map) = memmap2::MmapMut::map_anon(len + HUGE_PAGE) {
                 let start = (map.as_ptr() as usize).wrapping_neg() % HUGE_PAGE;
                 // Whole huge pages only: a huge page for the last, partly used
@@ -74,7 +73,7 @@ impl Buffer {
     pub fn map_file(path: &Path) -> io::Result<Buffer> {
         let file = File::open(path)?;
         let meta = file.metadata()?;
-        if meta.len() < HUGE_PAGE_MIN as u64 || !meta.is_file() {
+        if meta.len() < HUGE_PAGE as u64 || !meta.is_file() {
             return Buffer::read_file(path);
         }
         // SAFETY: session files are replaced by rename, never rewritten or
@@ -141,7 +140,7 @@ mod tests {
     #[test]
     fn small_and_large_buffers_read_files_exactly() {
         let dir = tempfile::tempdir().unwrap();
-        for len in [0, 10, HUGE_PAGE_MIN + 12_345] {
+        for len in [0, 10, HUGE_PAGE + 12_345] {
             let path = dir.path().join(format!("f{len}"));
             let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             std::fs::write(&path, &data).unwrap();
@@ -150,7 +149,7 @@ mod tests {
             let mapped = Buffer::map_file(&path).unwrap();
             assert_eq!(&mapped[..], &data[..]);
         }
-        let big = dir.path().join(format!("f{}", HUGE_PAGE_MIN + 12_345));
+        let big = dir.path().join(format!("f{}", HUGE_PAGE + 12_345));
         assert!(matches!(
             Buffer::map_file(&big).unwrap().0,
             Inner::Mapped { .. }
@@ -159,7 +158,7 @@ mod tests {
 
     #[test]
     fn large_new_buffers_are_zeroed_and_start_on_a_huge_page() {
-        for len in [HUGE_PAGE_MIN, HUGE_PAGE_MIN + 12_345, 5 * HUGE_PAGE + 1] {
+        for len in [HUGE_PAGE, HUGE_PAGE + 12_345, 5 * HUGE_PAGE + 1] {
             let mut buf = Buffer::zeroed(len);
             assert!(matches!(buf.0, Inner::Mapped { .. }));
             assert_eq!(buf.len(), len);

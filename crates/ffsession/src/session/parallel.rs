@@ -17,9 +17,10 @@
 //! Anything unexpected (the split is not where this thread finds a tab, a
 //! syntax or shape error, a duplicate field, invalid UTF-8, or whatever fails a
 //! fast attempt, `de::fast_attempt`) gives up the fast path and runs the
-//! reference parser on the whole document, which also words the error. Only the top level and the window objects are walked here; every
-//! value inside them (tabs, closed tabs, groups, numbers) is read by serde_json
-//! through the model's own `Deserialize` impls.
+//! reference parser on the whole document, which also words the error. Only the
+//! top level and the window objects are walked here; every value inside them
+//! (tabs, closed tabs, groups, numbers) is read by serde_json through the
+//! model's own `Deserialize` impls.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
