@@ -360,8 +360,9 @@ pub fn mozlz4(json: &[u8]) -> Vec<u8> {
 
 /// A corpus of broken session files, as `(file name, bytes)`, built from a
 /// small valid session: empty, truncated at several points, wrong magic, lying
-/// size headers, damaged LZ4, invalid JSON, invalid UTF-8, 100,000-deep
-/// nesting, and valid JSON of the wrong shape.
+/// size headers, damaged LZ4, invalid JSON, invalid UTF-8, and valid JSON that
+/// is no session (no `windows` array). Odd shapes that are still sessions are
+/// in [`odd_corpus`].
 pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
     let json = generate(&Spec {
         tabs: 4,
@@ -421,34 +422,10 @@ pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
     bad_utf8.extend_from_slice(b"\xff\xfe\xc3\x28 utf8\"}]}]}]}");
     out.push(("invalid-utf8.js".into(), bad_utf8.clone()));
     out.push(("invalid-utf8.jsonlz4".into(), mozlz4(&bad_utf8)));
-    let mut deep = br#"{"windows":[{"tabs":[{"entries":"#.to_vec();
-    deep.extend(std::iter::repeat_n(b'[', 100_000));
-    deep.extend(std::iter::repeat_n(b']', 100_000));
-    deep.extend_from_slice(b"}]}]}");
-    out.push(("nesting-100000.js".into(), deep.clone()));
-    out.push(("nesting-100000.jsonlz4".into(), mozlz4(&deep)));
-    let mut deep_objects = br#"{"windows":[{"tabs":[{"entries":[{"url":"#.to_vec();
-    deep_objects.extend(std::iter::repeat_n(&b"{\"a\":"[..], 100_000).flatten());
-    deep_objects.extend_from_slice(b"1");
-    deep_objects.extend(std::iter::repeat_n(b'}', 100_000));
-    deep_objects.extend_from_slice(b"}]}]}]}");
-    out.push(("nesting-objects-100000.js".into(), deep_objects));
     for (name, body) in [
         ("shape-array.js", &b"[1, 2, 3]"[..]),
         ("shape-no-windows.js", b"{\"session\": {\"lastUpdate\": 1}}"),
         ("shape-windows-number.js", b"{\"windows\": 5}"),
-        (
-            "shape-tabs-string.js",
-            b"{\"windows\": [{\"tabs\": \"many\"}]}",
-        ),
-        (
-            "shape-entries-object.js",
-            b"{\"windows\": [{\"tabs\": [{\"entries\": {\"url\": 1}}]}]}",
-        ),
-        (
-            "shape-url-number.js",
-            b"{\"windows\": [{\"tabs\": [{\"entries\": [{\"url\": 42}]}]}]}",
-        ),
         ("shape-string.js", b"\"windows\""),
         ("trailing-garbage.js", b"{\"windows\": []} trailing"),
         ("binary-noise.bin", b"\x00\x01\x02\x03\xff\xfe\xfd"),
@@ -457,6 +434,46 @@ pub fn bad_corpus() -> Vec<(String, Vec<u8>)> {
         if name.ends_with(".js") {
             out.push((name.replace(".js", ".jsonlz4"), mozlz4(body)));
         }
+    }
+    out
+}
+
+/// Session files of odd shapes that are still sessions, as `(file name,
+/// bytes, tabs)`: a field the reader uses holds a value of another type (read as
+/// absent), or 100,000 levels of nesting where the model reads (skipped without
+/// recursion). `tabs` is how many open tabs each holds.
+pub fn odd_corpus() -> Vec<(String, Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut deep = br#"{"windows":[{"tabs":[{"entries":"#.to_vec();
+    deep.extend(std::iter::repeat_n(b'[', 100_000));
+    deep.extend(std::iter::repeat_n(b']', 100_000));
+    deep.extend_from_slice(b"}]}]}");
+    let mut deep_objects = br#"{"windows":[{"tabs":[{"entries":[{"url":"#.to_vec();
+    deep_objects.extend(std::iter::repeat_n(&b"{\"a\":"[..], 100_000).flatten());
+    deep_objects.extend_from_slice(b"1");
+    deep_objects.extend(std::iter::repeat_n(b'}', 100_000));
+    deep_objects.extend_from_slice(b"}]}]}]}");
+    for (name, body, tabs) in [
+        ("nesting-100000.js", deep, 1),
+        ("nesting-objects-100000.js", deep_objects, 1),
+        (
+            "shape-tabs-string.js",
+            b"{\"windows\": [{\"tabs\": \"many\"}]}".to_vec(),
+            0,
+        ),
+        (
+            "shape-entries-object.js",
+            b"{\"windows\": [{\"tabs\": [{\"entries\": {\"url\": 1}}]}]}".to_vec(),
+            1,
+        ),
+        (
+            "shape-url-number.js",
+            b"{\"windows\": [{\"tabs\": [{\"entries\": [{\"url\": 42}]}]}]}".to_vec(),
+            1,
+        ),
+    ] {
+        out.push((name.replace(".js", ".jsonlz4"), mozlz4(&body), tabs));
+        out.push((name.into(), body, tabs));
     }
     out
 }

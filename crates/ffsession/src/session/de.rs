@@ -1,8 +1,13 @@
 //! Tolerant, borrowing field deserializers for the session model.
 //!
-//! Firefox versions differ in small ways (a number written as a float, a field
-//! set to `null`), so numbers accept any JSON number and every optional field
-//! accepts `null`. Strings borrow from the input unless an escape forces a copy.
+//! Firefox versions differ in small ways: a number written as a float or as a
+//! string (window geometry around Firefox 57 was `"width":"1280"`), a field set
+//! to `null`, a boolean written as `0`/`1`. The rule: if Firefox would restore a
+//! file's tabs, we read them. A field the model reads whose value has an
+//! unexpected type is read as absent, never a reason to reject the file; a list
+//! that is not an array is empty, and an element of a list that is not an object
+//! is skipped. Only `windows` must be an array. Strings borrow from the input
+//! unless an escape forces a copy.
 //!
 //! It also owns the one difference between the reference parse and a *fast
 //! attempt* (see [`fast_attempt`]): how long unused strings are skipped.
@@ -11,7 +16,11 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 
-use serde::de::{Deserializer, Error, IgnoredAny, Visitor};
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 
 thread_local! {
     /// Set while this thread runs a fast attempt: a parse whose every error
@@ -86,20 +95,56 @@ pub(crate) fn unused_blob<'de, D: Deserializer<'de>>(d: D) -> Result<Skipped, D:
 
 struct CowVisitor;
 
+/// The visitor methods that read any value of an unexpected type as `$absent`:
+/// booleans, numbers, `null`, and objects or arrays (drained, their contents
+/// skipped without recursion).
+macro_rules! absent_otherwise {
+    ($absent:expr; $($skip:ident),*) => {
+        $(absent_otherwise!(@one $skip, $absent);)*
+    };
+    (@one unit, $absent:expr) => {
+        fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    (@one bool, $absent:expr) => {
+        fn visit_bool<E: Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    (@one numbers, $absent:expr) => {
+        fn visit_u64<E: Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_i64<E: Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_f64<E: Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    (@one strings, $absent:expr) => {
+        fn visit_str<E: Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    (@one containers, $absent:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($absent)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
 impl<'de> Visitor<'de> for CowVisitor {
     type Value = Option<Cow<'de, str>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string or null")
-    }
-    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
+        f.write_str("a string (anything else reads as absent)")
     }
     fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Self::Value, E> {
         Ok(Some(Cow::Borrowed(v)))
@@ -110,16 +155,19 @@ impl<'de> Visitor<'de> for CowVisitor {
     fn visit_string<E: Error>(self, v: String) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(v)))
     }
+    absent_otherwise!(None; unit, bool, numbers, containers);
 }
 
 /// `Option<Cow<str>>` that borrows when it can (serde's own `Cow` impl always copies).
+/// Anything but a string reads as `None`.
 pub(crate) fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Cow<'a, str>>, D::Error> {
-    d.deserialize_option(CowVisitor)
+    d.deserialize_any(CowVisitor)
 }
 
-/// A string id that Firefox may also write as a number (tab group ids).
+/// A string id that Firefox may also write as a number (tab group ids);
+/// anything else reads as `None`.
 pub(crate) fn opt_id<'de: 'a, 'a, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Cow<'a, str>>, D::Error> {
@@ -127,11 +175,9 @@ pub(crate) fn opt_id<'de: 'a, 'a, D: Deserializer<'de>>(
     impl<'de> Visitor<'de> for IdVisitor {
         type Value = Option<Cow<'de, str>>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a string, a number or null")
+            f.write_str("a string or a number (anything else reads as absent)")
         }
-        fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
+        absent_otherwise!(None; unit, bool, containers);
         fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Self::Value, E> {
             Ok(Some(Cow::Borrowed(v)))
         }
@@ -157,10 +203,12 @@ impl<'de> Visitor<'de> for NumberVisitor {
     type Value = Option<f64>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a number or null")
+        f.write_str("a number (anything else reads as absent)")
     }
-    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
+    absent_otherwise!(None; unit, bool, containers);
+    /// A number written as a string (`"1280"`, window sizes around Firefox 57).
+    fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.trim().parse::<f64>().ok())
     }
     fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
         Ok(Some(v as f64))
@@ -173,37 +221,159 @@ impl<'de> Visitor<'de> for NumberVisitor {
     }
 }
 
-/// A non-negative integer written as any JSON number, or null. Negative values
-/// read as `None`.
+/// A non-negative integer written as any JSON number or a numeric string.
+/// Negative values and anything else read as `None`.
 pub(crate) fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     Ok(d.deserialize_any(NumberVisitor)?
         .filter(|v| *v >= 0.0 && v.is_finite())
         .map(|v| v as u64))
 }
 
-/// A signed integer written as any JSON number, or null.
+/// A signed integer written as any JSON number or a numeric string; anything
+/// else reads as `None`.
 pub(crate) fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     Ok(d.deserialize_any(NumberVisitor)?
         .filter(|v| v.is_finite())
         .map(|v| v as i64))
 }
 
-/// A boolean, with `null` (or a missing field, via `default`) read as false.
+/// A boolean; a number reads as JavaScript reads it (`1` is true, `0` false),
+/// and anything else (`null`, a missing field via `default`, a string, an
+/// object) as false.
 pub(crate) fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     struct BoolVisitor;
     impl<'de> Visitor<'de> for BoolVisitor {
         type Value = bool;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a boolean or null")
+            f.write_str("a boolean (anything else reads as false)")
         }
-        fn visit_unit<E: Error>(self) -> Result<bool, E> {
-            Ok(false)
-        }
+        absent_otherwise!(false; unit, strings, containers);
         fn visit_bool<E: Error>(self, v: bool) -> Result<bool, E> {
             Ok(v)
         }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<bool, E> {
+            Ok(v != 0)
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<bool, E> {
+            Ok(v != 0)
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<bool, E> {
+            Ok(v != 0.0 && !v.is_nan())
+        }
     }
     d.deserialize_any(BoolVisitor)
+}
+
+/// One element of a list: `Some` if it is an object (read by `T`, the model
+/// type), `None` (skipped) if it is anything else.
+struct Element<T>(Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Element<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Element<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object (anything else is skipped)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(|t| Element(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Element(None))
+            }
+            absent_otherwise!(Element(None); unit, bool, numbers, strings);
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// A list of model objects, as a visitor: elements that are not objects are
+/// skipped; `required` decides whether a value that is not an array is an
+/// error (`windows`) or an empty list (every other list).
+struct ListVisitor<T> {
+    required: bool,
+    marker: PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+    type Value = Vec<T>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(Element(element)) = seq.next_element::<Element<T>>()? {
+            list.extend(element);
+        }
+        Ok(list)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<T>, A::Error> {
+        if self.required {
+            return Err(Error::invalid_type(serde::de::Unexpected::Map, &self));
+        }
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Vec::new())
+    }
+    fn visit_unit<E: Error>(self) -> Result<Vec<T>, E> {
+        self.other(serde::de::Unexpected::Unit)
+    }
+    fn visit_bool<E: Error>(self, v: bool) -> Result<Vec<T>, E> {
+        self.other(serde::de::Unexpected::Bool(v))
+    }
+    fn visit_u64<E: Error>(self, v: u64) -> Result<Vec<T>, E> {
+        self.other(serde::de::Unexpected::Unsigned(v))
+    }
+    fn visit_i64<E: Error>(self, v: i64) -> Result<Vec<T>, E> {
+        self.other(serde::de::Unexpected::Signed(v))
+    }
+    fn visit_f64<E: Error>(self, v: f64) -> Result<Vec<T>, E> {
+        self.other(serde::de::Unexpected::Float(v))
+    }
+    fn visit_str<E: Error>(self, v: &str) -> Result<Vec<T>, E> {
+        self.other(serde::de::Unexpected::Str(v))
+    }
+}
+
+impl<T> ListVisitor<T> {
+    fn other<E: Error>(self, unexpected: serde::de::Unexpected) -> Result<Vec<T>, E> {
+        match self.required {
+            true => Err(E::invalid_type(unexpected, &"an array")),
+            false => Ok(Vec::new()),
+        }
+    }
+}
+
+/// A list of model objects (`tabs`, `entries`, `_closedTabs`, ...): a value
+/// that is not an array reads as empty, an element that is not an object is
+/// skipped.
+pub(crate) fn list<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    d.deserialize_any(ListVisitor {
+        required: false,
+        marker: PhantomData,
+    })
+}
+
+/// `windows`: must be an array (without it there is no session); elements
+/// that are not objects are skipped.
+pub(crate) fn array<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    d.deserialize_any(ListVisitor {
+        required: true,
+        marker: PhantomData,
+    })
+}
+
+/// A model object that may be absent: anything but an object reads as the
+/// default (`session`, a closed tab's `state`).
+pub(crate) fn object_or_default<'de, T: Deserialize<'de> + Default, D: Deserializer<'de>>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(Element::<T>::deserialize(d)?.0.unwrap_or_default())
 }
 
 /// Implement `Deserialize` for a model type so that it reads only from a JSON

@@ -9,9 +9,11 @@
 //! entries, never with those payloads.
 //!
 //! The shape follows what Firefox's SessionStore writes (`session.schema.json`):
-//! unknown fields are ignored and optional fields may be missing or `null`, so
-//! files from old and new Firefox versions read the same way. A file holding only
-//! `{"windows": []}` is a valid, empty session.
+//! unknown fields are ignored, and a field of an unexpected type (missing,
+//! `null`, a string where a number belongs, as Firefox 57 wrote window sizes)
+//! reads as absent (`de.rs`), so files from every Firefox version read the way
+//! Firefox reads them. A file holding only `{"windows": []}` is a valid, empty
+//! session; a file without a `windows` array is not a session.
 
 mod de;
 mod parallel;
@@ -54,19 +56,24 @@ fn utf8(json: &[u8]) -> Result<&str, ParseError> {
 #[serde(remote = "Self")]
 pub struct Session<'a> {
     /// Open windows, in file order.
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "de::array")]
     pub windows: Vec<Window<'a>>,
     /// Recently closed windows, most recently closed first.
-    #[serde(default, rename = "_closedWindows", borrow)]
+    #[serde(
+        default,
+        rename = "_closedWindows",
+        borrow,
+        deserialize_with = "de::list"
+    )]
     pub closed_windows: Vec<Window<'a>>,
     /// 1-based index of the selected window in `windows` (0 or missing: none).
     #[serde(default, rename = "selectedWindow", deserialize_with = "de::opt_u64")]
     pub selected_window: Option<u64>,
     /// Tab groups saved for later (Firefox 138+), not shown in any window.
-    #[serde(default, rename = "savedGroups", borrow)]
+    #[serde(default, rename = "savedGroups", borrow, deserialize_with = "de::list")]
     pub saved_groups: Vec<TabGroup<'a>>,
     /// Timestamps and crash counter.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de::object_or_default")]
     pub session: Timestamps,
 }
 
@@ -120,7 +127,7 @@ impl SessionMeta {
         struct MetaOnly {
             #[allow(dead_code)]
             windows: IgnoredAny,
-            #[serde(default)]
+            #[serde(default, deserialize_with = "de::object_or_default")]
             session: Timestamps,
         }
         de::object_only!(MetaOnly);
@@ -136,16 +143,16 @@ impl SessionMeta {
 #[serde(remote = "Self")]
 pub struct Window<'a> {
     /// Tabs in tab-strip order.
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "de::list")]
     pub tabs: Vec<Tab<'a>>,
     /// 1-based index of the selected tab.
     #[serde(default, deserialize_with = "de::opt_u64")]
     pub selected: Option<u64>,
     /// Recently closed tabs of this window, most recent first.
-    #[serde(default, rename = "_closedTabs", borrow)]
+    #[serde(default, rename = "_closedTabs", borrow, deserialize_with = "de::list")]
     pub closed_tabs: Vec<ClosedTab<'a>>,
     /// Tab groups of this window (Firefox 138+).
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "de::list")]
     pub groups: Vec<TabGroup<'a>>,
     /// Width in CSS pixels.
     #[serde(default, deserialize_with = "de::opt_i64")]
@@ -171,11 +178,11 @@ pub struct Window<'a> {
 }
 
 /// A tab: its back/forward history and where in it the tab stands.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(remote = "Self")]
 pub struct Tab<'a> {
     /// Back/forward history, oldest first.
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "de::list")]
     pub entries: Vec<Entry<'a>>,
     /// 1-based index of the current entry (missing or 0: the last one).
     #[serde(default, deserialize_with = "de::opt_u64")]
@@ -239,8 +246,9 @@ pub struct Entry<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(remote = "Self")]
 pub struct ClosedTab<'a> {
-    /// The tab as it was when closed.
-    #[serde(borrow)]
+    /// The tab as it was when closed (missing or not an object: a tab with no
+    /// history).
+    #[serde(default, borrow, deserialize_with = "de::object_or_default")]
     pub state: Tab<'a>,
     /// Title at the time of closing.
     #[serde(default, borrow, deserialize_with = "de::opt_str")]
@@ -270,7 +278,7 @@ pub struct TabGroup<'a> {
     #[serde(default, deserialize_with = "de::bool_or_null")]
     pub collapsed: bool,
     /// Tabs of a saved group (closed tabs); empty for a window's open groups.
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "de::list")]
     pub tabs: Vec<ClosedTab<'a>>,
 }
 
@@ -395,12 +403,14 @@ mod tests {
     }
 
     #[test]
-    fn wrong_shape_is_an_error() {
+    fn no_windows_array_is_an_error() {
         for bad in [
             &br#"{}"#[..],
             br#"{"windows": 5}"#,
+            br#"{"windows": {"tabs": []}}"#,
+            br#"{"windows": null}"#,
             br#"[]"#,
-            br#"{"windows": [{"tabs": "x"}]}"#,
+            br#""windows""#,
         ] {
             assert!(
                 Session::from_json(bad).is_err(),
@@ -408,6 +418,97 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    #[test]
+    fn unexpected_types_read_as_absent() {
+        // Every field the model reads, given a value of every other type: the
+        // file is read, and the field is absent (lists empty, flags false).
+        let others = [r#""x""#, "true", "-3", "{\"a\":[1]}", "[1,{}]", "null"];
+        for other in others {
+            let json = format!(
+                r#"{{"windows":[{{"tabs":[{{"entries":[{o},{{"url":"http://a/","title":{o}}}],
+                "index":{o},"pinned":{o},"hidden":{o},"groupId":{o},"userContextId":{o},
+                "lastAccessed":{o},"userTypedValue":{o},"image":{o}}},{o}],
+                "selected":{o},"_closedTabs":[{{"state":{o},"title":{o},"closedAt":{o},"pos":{o}}}],
+                "groups":[{{"id":{o},"name":{o},"color":{o},"collapsed":{o},"tabs":{o}}}],
+                "width":{o},"height":{o},"screenX":{o},"screenY":{o},"sizemode":{o},
+                "title":{o},"closedAt":{o}}},{o}],"_closedWindows":{o},"selectedWindow":{o},
+                "savedGroups":{o},"session":{o}}}"#,
+                o = other
+            );
+            let s = Session::from_json(json.as_bytes()).unwrap_or_else(|e| panic!("{other}: {e}"));
+            assert_eq!(
+                format!("{s:?}"),
+                format!("{:?}", Session::from_json_serial(json.as_bytes()).unwrap())
+            );
+            // An object in a list is an element (with nothing we read in it).
+            let objects = usize::from(other.starts_with('{'));
+            assert_eq!(s.windows.len(), 1 + objects, "{other}");
+            let w = &s.windows[0];
+            assert_eq!(w.tabs.len(), 1 + objects, "{other}");
+            let t = &w.tabs[0];
+            assert_eq!(t.url(), Some("http://a/"), "{other}");
+            // A string is a title; anything else is none.
+            let title = (other == r#""x""#).then_some("x");
+            assert_eq!(t.title(), title, "{other}");
+            // `true` is a flag and so is a non-zero number, as JavaScript reads
+            // it; `-3` is a valid width but no valid count or time.
+            let flag = other == "true" || other == "-3";
+            assert_eq!((t.pinned, t.hidden), (flag, flag), "{other}");
+            assert_eq!(
+                (t.index, t.last_accessed, t.user_context_id),
+                (None, None, None)
+            );
+            assert_eq!(w.closed_tabs.len(), 1);
+            assert!(w.closed_tabs[0].state.entries.is_empty());
+            let width = (other == "-3").then_some(-3);
+            assert_eq!((w.width, w.selected, w.closed_at), (width, None, None));
+            // In a list given for a list, the object `{}` is one element.
+            let in_list = usize::from(other.starts_with('['));
+            assert_eq!(
+                (s.closed_windows.len(), s.saved_groups.len()),
+                (in_list, in_list)
+            );
+            assert_eq!(w.groups[0].tabs.len(), in_list);
+            assert_eq!(s.session, Timestamps::default());
+            assert_eq!(s.summary().tabs, 1 + objects);
+        }
+    }
+
+    #[test]
+    fn numbers_written_as_strings_and_flags_as_numbers_are_read() {
+        // Firefox 57-era windows wrote their geometry as strings; very old
+        // versions wrote some flags as 0/1.
+        let json = br#"{"windows":[{"tabs":[{"entries":[{"url":"a"},{"url":"b"}],"index":"1",
+            "pinned":1,"hidden":0,"lastAccessed":" 1500000000000 "}],
+            "width":"1280","height":"1024","screenX":"-8","screenY":"0","selected":"1",
+            "sizemode":"maximized"}],"selectedWindow":"1",
+            "session":{"lastUpdate":"1500000000000","startTime":"x"}}"#;
+        let s = Session::from_json(json).unwrap();
+        let w = &s.windows[0];
+        assert_eq!(
+            (w.width, w.height, w.screen_x, w.screen_y),
+            (Some(1280), Some(1024), Some(-8), Some(0))
+        );
+        assert_eq!(w.selected, Some(1));
+        let t = &w.tabs[0];
+        assert_eq!(t.url(), Some("a"));
+        assert!(t.pinned && !t.hidden);
+        assert_eq!(t.last_accessed, Some(1_500_000_000_000));
+        assert_eq!(s.selected_window_index(), Some(1));
+        assert_eq!(s.session.last_update, Some(1_500_000_000_000));
+        assert_eq!(s.session.start_time, None);
+    }
+
+    #[test]
+    fn a_window_whose_tabs_are_not_a_list_has_no_tabs() {
+        let s = Session::from_json(
+            br#"{"windows": [{"tabs": "x"}, 3, {"tabs": [{"entries": [{"url": "u"}]}, "junk"]}]}"#,
+        )
+        .unwrap();
+        let tabs: Vec<usize> = s.windows.iter().map(|w| w.tabs.len()).collect();
+        assert_eq!(tabs, [0, 1]);
     }
 
     #[test]
@@ -524,11 +625,33 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_where_the_model_reads_fails_cleanly() {
-        let json = nested(r#"{"windows":"#, 100_000, "}");
-        // The model has a fixed depth, so nesting fails as a type error at once.
-        let err = Session::from_json(&json).unwrap_err();
-        assert!(err.to_string().contains("invalid type: sequence"), "{err}");
+    fn deep_nesting_where_the_model_reads_is_skipped_without_recursion() {
+        // A value of the wrong type is drained the way ignored fields are,
+        // iteratively, whatever its depth.
+        for prefix in [
+            r#"{"windows":"#,
+            r#"{"windows":[{"tabs":[{"entries":[{"url":"#,
+            r#"{"windows":[{"width":"#,
+        ] {
+            // Close what the prefix opened, innermost first.
+            let suffix: String = prefix
+                .chars()
+                .rev()
+                .filter_map(|c| match c {
+                    '{' => Some('}'),
+                    '[' => Some(']'),
+                    _ => None,
+                })
+                .collect();
+            let json = nested(prefix, 100_000, &suffix);
+            let parsed = Session::from_json(&json);
+            if prefix == r#"{"windows":"# {
+                // `windows` itself is an array of arrays: no window in it.
+                assert_eq!(parsed.unwrap().windows.len(), 0);
+            } else {
+                assert_eq!(parsed.unwrap().windows.len(), 1, "{prefix}");
+            }
+        }
     }
 
     #[test]

@@ -1,1 +1,0 @@
-{"windows": [{"tabs": [{"entries": [{"url": 42}]}]}]}
