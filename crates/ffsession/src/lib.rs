@@ -16,6 +16,7 @@
 //! - [`store`]: the backup store (content-defined chunks, SQLite catalog).
 //! - [`backup`]: snapshotting a profile into the store, with alarms.
 //! - [`retention`]: which snapshots a prune keeps, and why.
+//! - [`rescue`]: recovering the complete tabs of a damaged session file.
 //! - [`restore`]: putting a snapshot back so the next Firefox start reopens it.
 //! - [`watch`]: when the watcher takes a snapshot (debounce policy).
 //! - [`service`]: systemd / launchd definitions that run the watcher.
@@ -28,6 +29,7 @@ pub mod export;
 pub mod format;
 pub mod fs_util;
 pub mod profile;
+pub mod rescue;
 pub mod restore;
 pub mod retention;
 pub mod service;

@@ -1,0 +1,501 @@
+//! Rescuing the tabs of a damaged session file.
+//!
+//! Firefox drops a session file whole when it cannot read it, although a
+//! crash mid-write, a full disk or a flipped bit leaves everything before the
+//! damage intact: an LZ4 block decodes in order ([`lz4`]), and JSON up to the
+//! damage is still JSON ([`salvage`]). [`rescue`] decodes the file as far as it
+//! is valid, cuts it where UTF-8 or JSON first goes wrong, and keeps every
+//! complete window, tab, closed tab and closed window before that point, byte
+//! for byte. A tab cut by the damage is dropped, never guessed.
+//!
+//! An undamaged file is rescued as itself: the reader's normal path reads it
+//! first, so that case costs what [`crate::SessionData::parse`] costs.
+
+mod lz4;
+mod salvage;
+
+use std::path::{Path, PathBuf};
+
+use serde::de::IgnoredAny;
+use serde::Serialize;
+
+use crate::error::{Error, FormatError};
+use crate::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
+use crate::session::Session;
+use crate::Summary;
+
+/// The most one byte of LZ4 data can expand to, as in `format.rs`.
+const LZ4_MAX_EXPANSION: usize = 255;
+
+/// How much LZ4 data before the point where corruption shows is distrusted.
+/// A flipped bit in a match offset or length copies the wrong earlier bytes,
+/// which can read as JSON for a while: over 1,200 random flips in generated
+/// sessions, the bad output began at most 105 bytes of LZ4 data (3 KB of JSON)
+/// before the JSON went wrong, and at 0 bytes in half the cases.
+const LZ4_MARGIN: usize = 512;
+
+/// The same margin for plain JSON, where a flipped byte spoils only its own
+/// value: it shows at the latest just after the string or token it is in.
+const JSON_MARGIN: usize = 64;
+
+/// Where the damage in a file starts, and what it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Damage {
+    /// Byte offset in the file where the damage starts (for mozlz4, the start
+    /// of the LZ4 sequence that produced the first bad byte).
+    pub file_offset: u64,
+    /// That offset as a percentage of the file's size.
+    pub file_percent: f64,
+    /// Byte offset in the session JSON where the readable part ends.
+    pub json_offset: u64,
+    /// The size of the JSON the file claims (mozlz4 size header), if any.
+    pub json_expected: Option<u64>,
+    /// How much of the JSON was trusted: up to `json_offset`, or, for damage
+    /// other than a clean cut, a margin less (bytes just before corruption
+    /// shows may already be wrong).
+    pub kept_json_bytes: u64,
+    /// What is wrong there, in words.
+    pub reason: String,
+    /// Whether the data simply ends there (a truncated file), as opposed to
+    /// holding damaged bytes.
+    #[serde(skip)]
+    truncation: bool,
+}
+
+/// What [`rescue`] recovered from a file.
+#[derive(Debug, Clone)]
+pub struct Rescued {
+    /// The file that was rescued.
+    pub path: PathBuf,
+    /// Its container format.
+    pub format: Format,
+    /// Its size in bytes.
+    pub file_size: u64,
+    /// `None` if the file is whole (it is then recovered as it is).
+    pub damage: Option<Damage>,
+    /// The recovered session's counts.
+    pub summary: Summary,
+    /// What was cut by the damage and dropped (`tab 57 of window 2`, ...).
+    pub dropped: Vec<String>,
+    /// The recovered session JSON.
+    pub json: Vec<u8>,
+}
+
+impl Rescued {
+    /// Whether anything worth writing was recovered: a tab, open or closed.
+    pub fn recovered_anything(&self) -> bool {
+        let s = &self.summary;
+        s.tabs + s.closed_tabs + s.closed_window_tabs > 0
+    }
+
+    /// The recovered session as a mozlz4 file Firefox loads.
+    pub fn to_mozlz4(&self) -> Result<Vec<u8>, Error> {
+        format::compress(&self.json).map_err(|source| Error::Format {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// Why nothing could be rescued from a file.
+#[derive(Debug, thiserror::Error)]
+pub enum RescueError {
+    /// Reading the file failed.
+    #[error(transparent)]
+    Io(#[from] crate::PathError),
+    /// The file is neither mozlz4 nor JSON, or holds no session object before
+    /// the damage.
+    #[error("{}: nothing to rescue: {why}", path.display())]
+    Nothing {
+        /// The file.
+        path: PathBuf,
+        /// Why, in words.
+        why: String,
+    },
+}
+
+impl RescueError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            RescueError::Io(_) => Some("check the path and its permissions"),
+            RescueError::Nothing { .. } => Some(
+                "the damage starts before the first complete tab; try another session file or backup (`ffsession profiles`, `ffsession list`)",
+            ),
+        }
+    }
+}
+
+/// Rescue the session file at `path`.
+pub fn rescue_file(path: impl AsRef<Path>) -> Result<Rescued, RescueError> {
+    use crate::error::IoResultExt;
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).with_path(path)?;
+    rescue(path, &bytes)
+}
+
+/// Rescue a session file's bytes (`path` names it in the report).
+pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueError> {
+    let path = path.into();
+    let nothing = |why: String| RescueError::Nothing {
+        path: path.clone(),
+        why,
+    };
+    // A whole file reads the normal way, and is recovered as it is.
+    if let Ok(data) = crate::SessionData::from_bytes(path.clone(), bytes.to_vec()) {
+        if let Ok(session) = data.parse() {
+            return Ok(Rescued {
+                summary: session.summary(),
+                path,
+                format: data.format(),
+                file_size: bytes.len() as u64,
+                damage: None,
+                dropped: Vec::new(),
+                json: data.json().to_vec(),
+            });
+        }
+    }
+    let file_size = bytes.len() as u64;
+    let decoded = decode(bytes).map_err(|e| nothing(e.to_string()))?;
+    let mut damage = decoded.damage.clone();
+    let (text_start, text) = json_text(&decoded.json)
+        .ok_or_else(|| nothing("no JSON object at the start of the session data".into()))?;
+    // Where UTF-8, then JSON, first go wrong.
+    let mut valid = match std::str::from_utf8(text) {
+        Ok(_) => text.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    // A character cut by the end of the data is a truncation, not damage.
+    let mut why = match std::str::from_utf8(&text[valid..]) {
+        Err(e) if e.error_len().is_none() && e.valid_up_to() == 0 => None,
+        _ if valid == text.len() => None,
+        _ => Some("invalid UTF-8".to_string()),
+    };
+    if let Some((at, reason)) = json_error(&text[..valid]) {
+        // serde_json reports the position just past the byte it stopped on;
+        // one byte less keeps that byte out of anything kept.
+        valid = at.saturating_sub(1).min(valid);
+        why = Some(reason);
+    }
+    // Damage that is not a clean cut (a flipped bit, say) may have spoiled
+    // some bytes before the point where it shows: keep a margin.
+    let corrupt = why.is_some() || decoded.damage.as_ref().is_some_and(|d| !d.truncation);
+    let detected = valid;
+    if corrupt {
+        valid = match decoded.block {
+            Some((block, limit)) => {
+                let at = lz4::input_offset_of(block, limit, text_start + valid);
+                let safe = lz4::output_before(block, limit, at.saturating_sub(LZ4_MARGIN));
+                safe.saturating_sub(text_start).min(valid)
+            }
+            None => valid.saturating_sub(JSON_MARGIN),
+        };
+    }
+    let salvaged = salvage::salvage(&text[..valid])
+        .ok_or_else(|| nothing("the session data does not start with a JSON object".into()))?;
+    let json_offset = (text_start + detected) as u64;
+    if let Some(why) = why.filter(|_| damage.as_ref().is_none_or(|d| d.json_offset > json_offset)) {
+        damage = Some(decoded.damage_at(json_offset, why, file_size));
+    }
+    if damage.is_none() && !salvaged.whole {
+        damage = Some(decoded.damage_at(json_offset, "the JSON ends early".into(), file_size));
+    }
+    if let Some(d) = damage.as_mut() {
+        d.kept_json_bytes = (text_start + valid) as u64;
+    }
+    let session = Session::from_json(&salvaged.json)
+        .map_err(|e| nothing(format!("the salvaged part does not read as a session: {e}")))?;
+    let summary = session.summary();
+    drop(session);
+    Ok(Rescued {
+        path,
+        format: decoded.format,
+        file_size,
+        damage,
+        summary,
+        dropped: salvaged.dropped,
+        json: salvaged.json,
+    })
+}
+
+/// A file's session data decoded as far as it goes.
+struct Decoded<'a> {
+    format: Format,
+    json: std::borrow::Cow<'a, [u8]>,
+    /// Damage found while decoding (LZ4 or size header).
+    damage: Option<Damage>,
+    /// The LZ4 block and the decoding limit, to map JSON offsets back to file
+    /// offsets (mozlz4 only).
+    block: Option<(&'a [u8], usize)>,
+    json_expected: Option<u64>,
+}
+
+impl Decoded<'_> {
+    /// A damage report for JSON offset `at`.
+    fn damage_at(&self, at: u64, reason: String, file_size: u64) -> Damage {
+        let file_offset = match self.block {
+            Some((block, limit)) => {
+                (MOZLZ4_HEADER_LEN + lz4::input_offset_of(block, limit, at as usize)) as u64
+            }
+            None => at,
+        };
+        Damage {
+            file_offset,
+            file_percent: percent(file_offset, file_size),
+            json_offset: at,
+            json_expected: self.json_expected,
+            kept_json_bytes: at,
+            reason,
+            truncation: false,
+        }
+    }
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        return 0.0;
+    }
+    (part as f64 * 1000.0 / whole as f64).round() / 10.0
+}
+
+/// Decode the container as far as it is valid.
+fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
+    if !bytes.starts_with(MOZLZ4_MAGIC) {
+        // Plain JSON (or not a session at all: `json_text` decides).
+        if bytes.starts_with(b"mozLz4") || MOZLZ4_MAGIC.starts_with(bytes) {
+            return Err(format::detect(bytes)
+                .err()
+                .unwrap_or(FormatError::UnknownFormat));
+        }
+        return Ok(Decoded {
+            format: Format::Json,
+            json: std::borrow::Cow::Borrowed(bytes),
+            damage: None,
+            block: None,
+            json_expected: None,
+        });
+    }
+    if bytes.len() < MOZLZ4_HEADER_LEN {
+        return Err(FormatError::TruncatedHeader { len: bytes.len() });
+    }
+    let claimed = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+    let block = &bytes[MOZLZ4_HEADER_LEN..];
+    let cap = block
+        .len()
+        .saturating_mul(LZ4_MAX_EXPANSION)
+        .saturating_add(16);
+    // A plausible header bounds the output; a damaged one does not stop us
+    // reading what the data holds.
+    let limit = if claimed <= cap { claimed } else { cap };
+    let prefix = lz4::decode_prefix(block, limit, limit.min(claimed));
+    let file_size = bytes.len() as u64;
+    let damage = match (&prefix.stop, prefix.out.len() == claimed) {
+        (Some(stop), _) => {
+            let file_offset = (MOZLZ4_HEADER_LEN + stop.input) as u64;
+            Some(Damage {
+                file_offset,
+                file_percent: percent(file_offset, file_size),
+                json_offset: prefix.out.len() as u64,
+                json_expected: Some(claimed as u64),
+                kept_json_bytes: prefix.out.len() as u64,
+                reason: format!("damaged LZ4 data: {}", stop.reason),
+                truncation: stop.input == block.len(),
+            })
+        }
+        (None, false) => Some(Damage {
+            file_offset: file_size,
+            file_percent: 100.0,
+            json_offset: prefix.out.len() as u64,
+            json_expected: Some(claimed as u64),
+            kept_json_bytes: prefix.out.len() as u64,
+            reason: format!(
+                "the size header says {claimed} bytes but the LZ4 data holds {}",
+                prefix.out.len()
+            ),
+            truncation: prefix.out.len() < claimed,
+        }),
+        (None, true) => None,
+    };
+    Ok(Decoded {
+        format: Format::Mozlz4,
+        json: std::borrow::Cow::Owned(prefix.out),
+        damage,
+        block: Some((block, limit)),
+        json_expected: Some(claimed as u64),
+    })
+}
+
+/// The JSON text of the decoded data: from its first `{`, past a byte-order
+/// mark, white space and the `(` of old Firefox versions. Returns its offset.
+fn json_text(data: &[u8]) -> Option<(usize, &[u8])> {
+    let mut start = if data.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    start += data[start..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'('))
+        .count();
+    (data.get(start) == Some(&b'{')).then(|| (start, &data[start..]))
+}
+
+/// Where the JSON in `text` stops being valid, with serde_json's words; `None`
+/// if it is one valid value followed only by white space or the `)` of old
+/// Firefox versions, or if it is valid as far as it goes.
+fn json_error(text: &[u8]) -> Option<(usize, String)> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let err = match serde::Deserialize::deserialize(&mut de).map(|_: IgnoredAny| ()) {
+        Ok(()) => {
+            // Complete: anything after it (a `)`, garbage) is not read.
+            return None;
+        }
+        Err(e) => e,
+    };
+    if err.is_eof() {
+        return None;
+    }
+    let at = offset_of(text, err.line(), err.column());
+    let message = err.to_string();
+    let what = message.split(" at line ").next().unwrap_or(&message);
+    Some((at, format!("invalid JSON: {what}")))
+}
+
+/// The byte offset of serde_json's (1-based line, column).
+fn offset_of(text: &[u8], line: usize, column: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        memchr::memchr_iter(b'\n', text)
+            .nth(line - 2)
+            .map_or(text.len(), |i| i + 1)
+    };
+    (line_start + column).min(text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(tabs: usize) -> String {
+        ffsession_gen::generate(&ffsession_gen::Spec {
+            tabs,
+            windows: 2,
+            seed: 7,
+            ..ffsession_gen::Spec::default()
+        })
+    }
+
+    fn urls(json: &[u8]) -> Vec<String> {
+        let s = Session::from_json(json).unwrap();
+        s.windows
+            .iter()
+            .flat_map(|w| w.tabs.iter().filter_map(|t| t.url().map(str::to_string)))
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_file_is_recovered_as_it_is() {
+        let json = session(30);
+        let packed = format::compress(json.as_bytes()).unwrap();
+        let r = rescue("x.jsonlz4", &packed).unwrap();
+        assert_eq!(r.damage, None);
+        assert_eq!(r.json, json.as_bytes());
+        assert_eq!(r.summary.tabs, 30);
+    }
+
+    #[test]
+    fn truncated_mozlz4_keeps_every_tab_before_the_cut() {
+        let json = session(200);
+        let all = urls(json.as_bytes());
+        let packed = format::compress(json.as_bytes()).unwrap();
+        for pct in [20, 50, 90, 99] {
+            let cut = packed.len() * pct / 100;
+            let r = rescue("x.jsonlz4", &packed[..cut]).unwrap();
+            let d = r.damage.as_ref().expect("damage");
+            assert!(d.file_offset <= cut as u64, "{d:?}");
+            assert!(d.json_offset < json.len() as u64, "{d:?}");
+            let got = urls(&r.json);
+            // Every recovered URL is an original one, in the original order.
+            assert_eq!(got[..], all[..got.len()], "{pct}%");
+            // The tabs wholly before the readable end are all there.
+            let readable = d.json_offset as usize;
+            let before = tabs_ending_before(&json, readable);
+            assert!(got.len() >= before, "{pct}%: {} < {before}", got.len());
+            assert!(!r.dropped.is_empty());
+        }
+    }
+
+    /// How many tabs of `json` end before byte `at` (counted with the serial
+    /// parser on each window's tab array, independent of the salvage).
+    fn tabs_ending_before(json: &str, at: usize) -> usize {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let mut n = 0;
+        let mut from = 0;
+        for w in v["windows"].as_array().unwrap() {
+            for t in w["tabs"].as_array().unwrap() {
+                let text = serde_json::to_string(t).unwrap();
+                let Some(i) = json[from..].find(&text) else {
+                    continue;
+                };
+                let end = from + i + text.len();
+                if end < at {
+                    n += 1;
+                }
+                from = end;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn truncated_plain_json_and_parenthesized_json_are_rescued() {
+        let json = session(50);
+        let cut = &json.as_bytes()[..json.len() / 2];
+        let r = rescue("x.js", cut).unwrap();
+        assert_eq!(r.format, Format::Json);
+        assert!(r.summary.tabs > 5);
+        let wrapped = format!("({}", &json[..json.len() * 3 / 4]);
+        let r2 = rescue("x.js", wrapped.as_bytes()).unwrap();
+        assert!(r2.summary.tabs > r.summary.tabs);
+        let d = r2.damage.unwrap();
+        assert_eq!(d.json_offset as usize, wrapped.len());
+    }
+
+    #[test]
+    fn a_flipped_byte_never_adds_a_url() {
+        let json = session(120);
+        let all = urls(json.as_bytes());
+        let packed = format::compress(json.as_bytes()).unwrap();
+        let mut rng = fastrand::Rng::with_seed(3);
+        for _ in 0..200 {
+            let at = rng.usize(MOZLZ4_HEADER_LEN..packed.len());
+            let mut bad = packed.clone();
+            bad[at] ^= 1 << rng.u32(0..8);
+            if let Ok(r) = rescue("x.jsonlz4", &bad) {
+                if r.damage.is_some() {
+                    for u in urls(&r.json) {
+                        assert!(
+                            all.contains(&u) || r.dropped.is_empty(),
+                            "flip at {at}: {u}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_is_nothing_to_rescue() {
+        for bad in [
+            &b""[..],
+            b"mozLz40\0",
+            b"mozLz40\0\x10\0\0\0",
+            b"[1,2]",
+            b"\x00\x01",
+            b"mozLz41\0abcd",
+        ] {
+            assert!(rescue("x", bad).is_err(), "{bad:?}");
+        }
+    }
+}
