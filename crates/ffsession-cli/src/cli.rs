@@ -27,7 +27,8 @@ use crate::commands;
   ffsession diff 42 current         tabs and windows changed since snapshot 42
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
   ffsession search 'rust OR cargo'  tabs ever backed up whose title or URL match
-  ffsession history https://example.org/   when that page was open, and where")]
+  ffsession history https://example.org/   when that page was open, and where
+  ffsession rescue recovery.jsonlz4 -o rescued.jsonlz4   the complete tabs of a damaged file")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -76,6 +77,7 @@ pub enum Command {
     Search(commands::search::SearchArgs),
     History(commands::history::HistoryArgs),
     Reindex(commands::reindex::ReindexArgs),
+    Rescue(commands::rescue::RescueArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
 }

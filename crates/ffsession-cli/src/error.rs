@@ -13,6 +13,21 @@ pub const EXIT_USAGE: u8 = 2;
 /// Exit code of `backup` when the newest session file is damaged or shrunken.
 pub const EXIT_ALARM: u8 = 3;
 
+/// Exit code of `rescue` when nothing could be recovered.
+pub const EXIT_NOTHING_RESCUED: u8 = 4;
+
+/// `rescue` found no complete tab before the damage.
+#[derive(Debug)]
+pub struct NothingRescued(pub String);
+
+impl std::fmt::Display for NothingRescued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NothingRescued {}
+
 /// `backup` finished, but what it found needs the user's attention.
 #[derive(Debug)]
 pub struct AlarmRaised(pub String);
@@ -66,6 +81,15 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::backup::BackupError>() {
             return e.hint().map(str::to_owned);
         }
+        if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
+            return e.hint().map(str::to_owned);
+        }
+        if cause.is::<NothingRescued>() {
+            return Some(
+                "try another session file or backup (`ffsession profiles`, `ffsession list`)"
+                    .into(),
+            );
+        }
         cause
             .downcast_ref::<UserError>()
             .and_then(|e| e.hint.clone())
@@ -113,5 +137,16 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     }
     let line = line.replace('\n', " ");
     let _ = writeln!(io::stderr().lock(), "{line}");
-    ExitCode::from(EXIT_ERROR)
+    let nothing = err.chain().any(|c| {
+        c.is::<NothingRescued>()
+            || matches!(
+                c.downcast_ref::<ffsession::rescue::RescueError>(),
+                Some(ffsession::rescue::RescueError::Nothing { .. })
+            )
+    });
+    ExitCode::from(if nothing {
+        EXIT_NOTHING_RESCUED
+    } else {
+        EXIT_ERROR
+    })
 }

@@ -201,10 +201,10 @@ impl Error {
                 FormatError::AlreadyCompressed => "it is already a session file; use `ffsession decompress` to get JSON",
                 FormatError::TooLarge(_) => "split or slim the session before compressing it",
                 FormatError::UnknownFormat => "ffsession reads mozlz4 files (sessionstore.jsonlz4, recovery.jsonlz4, ...) and JSON session files",
-                _ => "the file is damaged; use another session file or backup (`ffsession profiles` lists them)",
+                _ => "the file is damaged; `ffsession rescue FILE -o OUT` recovers its complete tabs, or use another session file or backup (`ffsession profiles` lists them)",
             }),
             Error::Parse { .. } => Some(
-                "the file is damaged or is not a Firefox session; use another session file or backup (`ffsession profiles` lists them)",
+                "the file is damaged or is not a Firefox session; `ffsession rescue FILE -o OUT` recovers the complete tabs of a damaged one, or use another session file or backup (`ffsession profiles` lists them)",
             ),
             Error::Profile(e) => e.hint(),
             Error::NoSessionFile { .. } => Some(

@@ -69,7 +69,16 @@ pub fn run(global: &GlobalArgs, args: BackupArgs) -> Result<()> {
         apply_policy(&mut store, &policy, false, args.json)?;
     }
     match report.alarm {
-        Some(alarm) => Err(AlarmRaised(alarm.to_string()).into()),
+        Some(alarm) => {
+            let mut message = alarm.to_string();
+            if let ffsession::backup::Alarm::NewestCorrupt { file, .. } = &alarm {
+                message.push_str(&format!(
+                    " (hint: `ffsession rescue {} -o rescued.jsonlz4` recovers its complete tabs)",
+                    profile.path.join(file).display()
+                ));
+            }
+            Err(AlarmRaised(message).into())
+        }
         None => Ok(()),
     }
 }

@@ -13,6 +13,7 @@ mod output;
 pub mod profiles;
 pub mod prune;
 pub mod reindex;
+pub mod rescue;
 pub mod restore;
 pub mod search;
 pub mod service;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Search(args) => search::run(g, args),
         Command::History(args) => history::run(g, args),
         Command::Reindex(args) => reindex::run(g, args),
+        Command::Rescue(args) => rescue::run(g, args),
         Command::Stats(args) => stats::run(g, args),
         Command::Decompress(args) => decompress::run(args),
         Command::Compress(args) => compress::run(args),

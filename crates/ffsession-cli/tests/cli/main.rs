@@ -7,5 +7,6 @@ mod diff;
 mod durability;
 mod profiles;
 mod read;
+mod rescue;
 mod search;
 mod store;

@@ -50,6 +50,9 @@ pub struct Damage {
     pub json_offset: u64,
     /// The size of the JSON the file claims (mozlz4 size header), if any.
     pub json_expected: Option<u64>,
+    /// `json_offset` as a percentage of `json_expected` (of the file's size
+    /// for plain JSON): how much of the session was readable.
+    pub json_percent: f64,
     /// How much of the JSON was trusted: up to `json_offset`, or, for damage
     /// other than a clean cut, a margin less (bytes just before corruption
     /// shows may already be wrong).
@@ -244,6 +247,7 @@ impl Decoded<'_> {
             file_percent: percent(file_offset, file_size),
             json_offset: at,
             json_expected: self.json_expected,
+            json_percent: percent(at, self.json_expected.unwrap_or(file_size)),
             kept_json_bytes: at,
             reason,
             truncation: false,
@@ -297,6 +301,7 @@ fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
                 file_percent: percent(file_offset, file_size),
                 json_offset: prefix.out.len() as u64,
                 json_expected: Some(claimed as u64),
+                json_percent: percent(prefix.out.len() as u64, claimed as u64),
                 kept_json_bytes: prefix.out.len() as u64,
                 reason: format!("damaged LZ4 data: {}", stop.reason),
                 truncation: stop.input == block.len(),
@@ -307,6 +312,7 @@ fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
             file_percent: 100.0,
             json_offset: prefix.out.len() as u64,
             json_expected: Some(claimed as u64),
+            json_percent: percent(prefix.out.len() as u64, claimed as u64),
             kept_json_bytes: prefix.out.len() as u64,
             reason: format!(
                 "the size header says {claimed} bytes but the LZ4 data holds {}",

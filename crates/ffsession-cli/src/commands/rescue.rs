@@ -1,0 +1,194 @@
+//! `ffsession rescue`: recover the tabs of a damaged session file.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+use ffsession::fs_util::{same_file, write_atomic};
+use ffsession::rescue::{self, Rescued};
+use ffsession::store::SnapshotId;
+use ffsession::Summary;
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::error::{NothingRescued, UserError};
+use crate::fmt;
+
+/// Recover every complete tab of a damaged session file.
+///
+/// Firefox drops a damaged session file whole. But a file cut by a crash or a
+/// full disk, or with a flipped bit, is intact up to the damage: rescue
+/// decodes it as far as it is valid and keeps every complete window, tab,
+/// closed tab and closed window before that point, with all their history,
+/// byte for byte. A tab cut by the damage is dropped, never guessed. For
+/// damage other than a clean cut, the last few kilobytes before the point
+/// where it shows are not trusted either.
+///
+/// OUT is a mozlz4 session file Firefox loads (written atomically, readable
+/// only by you). To open it, close Firefox and put it in place of the
+/// profile's sessionstore.jsonlz4, or look at it first with `ffsession tabs
+/// OUT`. An undamaged file is written out as it is.
+///
+/// Exit status: 0 when something was recovered, 4 when nothing was (no tab
+/// is complete before the damage), 1 on other errors.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession rescue sessionstore-backups/recovery.jsonlz4 -o rescued.jsonlz4
+  ffsession rescue 42 -o rescued.jsonlz4      a damaged snapshot from the store
+  ffsession tabs rescued.jsonlz4 --format urls")]
+pub struct RescueArgs {
+    /// The damaged file (mozlz4 or JSON), or a snapshot id from the store
+    #[arg(value_name = "FILE|SNAPSHOT")]
+    pub source: String,
+
+    /// Where to write the recovered session (mozlz4)
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    source: String,
+    output: &'a Path,
+    format: ffsession::Format,
+    file_size: u64,
+    damaged: bool,
+    damage: Option<&'a rescue::Damage>,
+    #[serde(flatten)]
+    recovered: &'a Summary,
+    dropped: &'a [String],
+}
+
+pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
+    let (label, rescued) = load(global, &args.source)?;
+    if !rescued.recovered_anything() {
+        return Err(anyhow::Error::new(NothingRescued(format!(
+            "{label}: nothing to rescue: no tab is complete before the damage{}",
+            rescued
+                .damage
+                .as_ref()
+                .map(|d| format!(
+                    " ({} at byte {}, {}%)",
+                    d.reason, d.file_offset, d.file_percent
+                ))
+                .unwrap_or_default()
+        ))));
+    }
+    let input = Path::new(&args.source);
+    if input.exists() && same_file(&args.output, input) {
+        return Err(ffsession::Error::WouldOverwriteInput {
+            path: args.output.clone(),
+        }
+        .into());
+    }
+    let packed = rescued.to_mozlz4()?;
+    write_atomic(&args.output, |w: &mut dyn Write| w.write_all(&packed))?;
+    if args.json {
+        return super::print_json(&Report {
+            source: label,
+            output: &args.output,
+            format: rescued.format,
+            file_size: rescued.file_size,
+            damaged: rescued.damage.is_some(),
+            damage: rescued.damage.as_ref(),
+            recovered: &rescued.summary,
+            dropped: &rescued.dropped,
+        });
+    }
+    print_text(&label, &args.output, &rescued)?;
+    Ok(())
+}
+
+/// Rescue a file, or a snapshot's stored content (all digits and no such file).
+fn load(global: &GlobalArgs, source: &str) -> Result<(String, Rescued)> {
+    let digits = !source.is_empty() && source.bytes().all(|b| b.is_ascii_digit());
+    if digits && !Path::new(source).exists() {
+        let id = SnapshotId(source.parse().map_err(|_| {
+            UserError::with_hint(
+                format!("{source}: no such snapshot"),
+                "`ffsession list` shows the snapshots",
+            )
+        })?);
+        let config = global.config()?;
+        let profile = global.profile()?;
+        let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+        let info = store.snapshot(id)?;
+        let bytes = store.read_content(id)?;
+        let label = format!("snapshot #{id} ({})", info.file_name);
+        return Ok((label.clone(), rescue::rescue(label, &bytes)?));
+    }
+    Ok((source.to_string(), rescue::rescue_file(source)?))
+}
+
+fn print_text(label: &str, output: &Path, r: &Rescued) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let s = &r.summary;
+    match &r.damage {
+        None => writeln!(
+            out,
+            "{label}: not damaged; written as it is to {}",
+            output.display()
+        )?,
+        Some(d) => {
+            let expected = d
+                .json_expected
+                .map(|e| format!(" of {}", fmt::size(e)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{label}: damaged at byte {} of {} ({}%): {}",
+                d.file_offset, r.file_size, d.file_percent, d.reason
+            )?;
+            writeln!(
+                out,
+                "readable:  {} of session JSON{expected} ({}%); trusted: {}",
+                fmt::size(d.json_offset),
+                d.json_percent,
+                fmt::size(d.kept_json_bytes)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "recovered: {} window{}, {} tab{} ({} pinned), {} closed tab{}, {} closed window{} ({} tabs)",
+        s.windows,
+        plural(s.windows),
+        s.tabs,
+        plural(s.tabs),
+        s.pinned_tabs,
+        s.closed_tabs,
+        plural(s.closed_tabs),
+        s.closed_windows,
+        plural(s.closed_windows),
+        s.closed_window_tabs
+    )?;
+    if !r.dropped.is_empty() {
+        writeln!(out, "dropped (cut by the damage): {}", r.dropped.join(", "))?;
+    }
+    if r.damage.is_some() {
+        writeln!(
+            out,
+            "everything after the damage is lost; an older session file or snapshot may hold it (`ffsession profiles`, `ffsession list`)"
+        )?;
+    }
+    writeln!(out, "written:   {}", output.display())?;
+    writeln!(
+        out,
+        "next:      `ffsession tabs {}` to look at it; to open it, quit Firefox and copy it over the profile's sessionstore.jsonlz4",
+        output.display()
+    )?;
+    out.flush()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

@@ -1,0 +1,186 @@
+//! `ffsession rescue`: damaged files in, a session Firefox loads out.
+
+use std::fs;
+use std::path::Path;
+
+use ffsession_gen::Spec;
+
+use crate::common::{ok_json, ok_stdout, session, stderr, TestEnv};
+
+fn tab_urls(env: &TestEnv, file: &Path) -> Vec<String> {
+    ok_stdout(env.cmd().args(["tabs", "--format", "urls"]).arg(file))
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_truncated_file_is_rescued_into_a_session_that_reads() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 120,
+        windows: 2,
+        ..Spec::default()
+    });
+    let original = env.write("orig.jsonlz4", &g.packed);
+    let all = tab_urls(&env, &original);
+    let cut = env.write("cut.jsonlz4", &g.packed[..g.packed.len() * 6 / 10]);
+    // The reader refuses it and points at rescue.
+    let out = env.cmd().arg("info").arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("ffsession rescue"),
+        "{}",
+        stderr(&out)
+    );
+
+    let report = ok_json(
+        env.cmd()
+            .args(["rescue", "--json", "-o", "out.jsonlz4"])
+            .arg(&cut),
+    );
+    assert_eq!(report["damaged"], true);
+    let tabs = report["tabs"].as_u64().unwrap() as usize;
+    assert!(tabs > 30 && tabs < 120, "{report}");
+    // Cut at 60% of the file: the damage is its end, and about as much of
+    // the JSON was readable.
+    assert_eq!(report["damage"]["file_percent"], 100.0);
+    let pct = report["damage"]["json_percent"].as_f64().unwrap();
+    assert!((45.0..=75.0).contains(&pct), "{report}");
+    assert!(!report["dropped"].as_array().unwrap().is_empty());
+    let out = env.path().join("out.jsonlz4");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    assert!(fs::read(&out).unwrap().starts_with(b"mozLz40\0"));
+    // The rescued file holds exactly the reported tabs, all original, in order.
+    let got = tab_urls(&env, &out);
+    assert_eq!(got.len(), tabs);
+    assert_eq!(got[..], all[..tabs]);
+
+    // The text report says where, what and what next.
+    let text = ok_stdout(env.cmd().args(["rescue", "-o", "out2.jsonlz4"]).arg(&cut));
+    assert!(text.contains("damaged at byte"), "{text}");
+    assert!(text.contains(&format!("{tabs} tabs")), "{text}");
+    assert!(text.contains("ffsession tabs"), "{text}");
+}
+
+#[test]
+fn an_undamaged_file_is_written_as_it_is() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 10,
+        ..Spec::default()
+    });
+    let input = env.write("ok.jsonlz4", &g.packed);
+    let text = ok_stdout(env.cmd().args(["rescue", "-o", "out.jsonlz4"]).arg(&input));
+    assert!(text.contains("not damaged"), "{text}");
+    assert_eq!(tab_urls(&env, &env.path().join("out.jsonlz4")).len(), 10);
+}
+
+#[test]
+fn nothing_to_rescue_exits_4_and_writes_nothing() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 3,
+        ..Spec::default()
+    });
+    for (name, bytes) in [
+        ("tiny.jsonlz4", g.packed[..40].to_vec()),
+        ("header.jsonlz4", g.packed[..12].to_vec()),
+        ("noise.bin", b"\x00\x01\x02".to_vec()),
+    ] {
+        let input = env.write(name, &bytes);
+        let out = env
+            .cmd()
+            .args(["rescue", "-o", "out.jsonlz4"])
+            .arg(&input)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(4), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(name) && err.contains("hint:"), "{name}: {err}");
+        assert!(!env.path().join("out.jsonlz4").exists(), "{name}");
+    }
+}
+
+#[test]
+fn every_bad_file_gives_one_line_and_a_whole_output_or_none() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffsession/tests/corpus/bad");
+    for file in fs::read_dir(&corpus).unwrap() {
+        let file = file.unwrap().path();
+        let env = TestEnv::new();
+        let out = env
+            .cmd()
+            .args(["rescue", "-o", "out.jsonlz4"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let name = file.display();
+        let written = env.path().join("out.jsonlz4");
+        match out.status.code() {
+            Some(0) => {
+                // Whatever was written reads as a session.
+                ok_stdout(env.cmd().arg("info").arg(&written));
+            }
+            Some(1 | 4) => {
+                let err = stderr(&out);
+                assert_eq!(err.lines().count(), 1, "{name}: {err}");
+                assert!(err.starts_with("ffsession: error: "), "{name}: {err}");
+                assert!(!written.exists(), "{name}: partial output");
+                assert!(out.stdout.is_empty(), "{name}");
+            }
+            other => panic!("{name}: exit {other:?}: {}", stderr(&out)),
+        }
+        assert_eq!(
+            env.files()
+                .iter()
+                .filter(|f| f.starts_with(".ffsession-"))
+                .count(),
+            0
+        );
+    }
+}
+
+#[test]
+fn a_damaged_snapshot_in_the_store_is_rescued() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 60,
+        ..Spec::default()
+    });
+    let cut = &g.packed[..g.packed.len() * 8 / 10];
+    let profile = env.profile_with_recovery(cut);
+    // backup raises its alarm for the damaged newest file and names rescue.
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("ffsession rescue"),
+        "{}",
+        stderr(&out)
+    );
+    let id = env.snapshot_ids(&profile)[0];
+    let report = ok_json(env.store_cmd(&profile).args([
+        "rescue",
+        "--json",
+        "-o",
+        "out.jsonlz4",
+        &id.to_string(),
+    ]));
+    assert!(report["source"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("snapshot #{id}")));
+    let tabs = report["tabs"].as_u64().unwrap();
+    assert!(tabs > 20, "{report}");
+    assert_eq!(
+        tab_urls(&env, &env.path().join("out.jsonlz4")).len() as u64,
+        tabs
+    );
+}
