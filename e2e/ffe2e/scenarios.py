@@ -846,3 +846,82 @@ def s9_truncated(ctx):
     soft.raise_if_any("truncated file")
     return ("%sFirefox silently opened %r" % ("" if ctx.firefox_only else
             "ffsession exits non-zero with a one-line error; ", got[0][0]))
+
+
+@scenario(10, "rescue: a 500-tab session cut at 60% is rescued and Firefox reopens the rescued tabs")
+def s10_rescue(ctx):
+    """Firefox writes a 500-tab session; the file is cut at 60% (Firefox itself then
+    restores nothing from it); `ffsession rescue` recovers the complete tabs before the
+    cut, all original and in order; Firefox reopens exactly the tabs rescue reported."""
+    srv = ctx.srv
+    u0 = [srv.url("p", 3000 + i) for i in range(300)]
+    u1 = [srv.url("p", 4000 + i, "w=2") for i in range(200)]
+    with ctx.firefox() as ff:
+        ff.start()
+        for b in range(0, len(u0), 100):
+            ff.add_tabs(0, u0[b:b + 100], replace_first=(b == 0))
+        ff.new_window(u1)
+        ff.select_first_window()
+        ff.flush_and_save()
+        sanity_snapshot(ff.snapshot(), windows=2, tabs=500, urls=u0 + u1)
+        ff.quit()
+        profile = ff.profile
+        with open(ff.sessionstore, "rb") as f:
+            raw = f.read()
+    if ctx.firefox_only:
+        raise Skip("needs the ffsession binary")
+    ctx.cli.require()
+    orig_path = ctx.path("original.jsonlz4")
+    with open(orig_path, "wb") as f:
+        f.write(raw)
+    orig_json = mozlz4.read(orig_path)
+    orig_state = json.loads(orig_json)
+    original = [[t["entries"][t["index"] - 1]["url"] for t in w["tabs"]]
+                for w in orig_state["windows"]]
+    trunc = ctx.path("cut.jsonlz4")
+    with open(trunc, "wb") as f:
+        f.write(raw[: len(raw) * 6 // 10])
+    rescued = ctx.path("rescued.jsonlz4")
+    r = ctx.cli.run("rescue", trunc, "-o", rescued, "--json")
+    report = json.loads(r.stdout)
+    soft = Soft()
+    tabs = report["tabs"]
+    soft.true("rescue reports damage", report["damaged"] is True, r.stdout[:400], r.cmd)
+    # Every tab whose JSON lies wholly before the cut, by the original file itself.
+    state = mozlz4.load_json(rescued)
+    got = [[t["entries"][t["index"] - 1]["url"] for t in w["tabs"]] for w in state["windows"]]
+    soft.eq("rescued tab count (file) = reported", sum(map(len, got)), tabs, r.cmd)
+    flat_orig = [u for w in original for u in w]
+    flat_got = [u for w in got for u in w]
+    soft.eq("rescued tabs are the original's first tabs, in order", flat_got, flat_orig[:len(flat_got)])
+    # The tabs that end before the readable part ends, found in Firefox's own
+    # bytes (it writes compact JSON, as json.dumps below does).
+    readable = report["damage"]["json_offset"]
+    before, pos = 0, 0
+    for w in orig_state["windows"]:
+        for t in w["tabs"]:
+            own = json.dumps(t, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            at = orig_json.find(own, pos)
+            if at < 0:
+                continue
+            pos = at + len(own)
+            before += pos < readable
+    soft.true("found the original tabs' bytes", before > 100, "%d tabs before the cut" % before)
+    soft.true("rescue recovered at least 95%% of the %d tabs before the cut" % before,
+              len(flat_got) >= 0.95 * before, "%d tabs" % len(flat_got), r.cmd)
+    # Firefox with the rescued file as its only session file.
+    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
+    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
+    shutil.copyfile(rescued, os.path.join(profile, "sessionstore.jsonlz4"))
+    with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 3}) as ff2:
+        ff2.start()
+        ff2.wait_restored()
+        snap = ff2.snapshot()
+        ff2.quit()
+    reopened = [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
+    soft.eq("Firefox reopened exactly the rescued tabs (multiset of windows)",
+            sorted(map(tuple, reopened)), sorted(map(tuple, got)))
+    soft.raise_if_any("rescue")
+    return ("cut at 60%% of %d bytes: rescue recovered %d of the %d tabs wholly before the cut "
+            "(of 500; %d windows; readable JSON %s%%); Firefox reopened exactly them" %
+            (len(raw), tabs, before, len(got), report["damage"]["json_percent"]))

@@ -222,3 +222,57 @@ fn check_json_record(v: &serde_json::Value, r: &TabRecord<'_>) {
     assert_eq!(v["window"].as_u64(), Some(r.window as u64));
     assert_eq!(v["state"].as_str(), Some(r.state.as_str()));
 }
+
+/// The `rescue` target: rescuing arbitrary bytes never panics; whatever it
+/// recovers reads as the session it reports, and its mozlz4 decompresses to
+/// the same JSON. A file the reader accepts is recovered as it is. And for a
+/// valid session, rescuing it cut at several points (plain JSON and mozlz4)
+/// recovers only tabs of the original, in order: a clean cut never adds one.
+pub fn rescue(data: &[u8]) {
+    let full = check_rescue(data);
+    if let Ok(d) = SessionData::from_bytes("fuzz", data.to_vec()) {
+        if let Ok(session) = d.parse() {
+            let r = full.expect("a readable file is rescued");
+            assert!(r.damage.is_none(), "a readable file reported damaged");
+            assert_eq!(r.summary, session.summary());
+            assert!(r.json == d.json(), "a readable file was changed");
+            let all = open_urls(&session);
+            let json = d.json();
+            let packed = format::compress(json).unwrap();
+            for cut in [json.len() / 3, json.len() / 2, json.len() * 9 / 10] {
+                for prefix in [&json[..cut], &packed[..(MOZLZ4_HEADER_LEN + cut).min(packed.len())]] {
+                    if let Some(r) = check_rescue(prefix) {
+                        let s = Session::from_json(&r.json).unwrap();
+                        let got = open_urls(&s);
+                        assert!(
+                            got.iter().all(|u| all.contains(u)),
+                            "a cut file gave a tab that was not in the original"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every open tab's URL (empty for none).
+fn open_urls(s: &Session<'_>) -> Vec<String> {
+    s.windows
+        .iter()
+        .flat_map(|w| w.tabs.iter().map(|t| t.url().unwrap_or("").to_string()))
+        .collect()
+}
+
+/// Rescue `data` and check what came out; `None` if nothing was.
+fn check_rescue(data: &[u8]) -> Option<ffsession::rescue::Rescued> {
+    let r = ffsession::rescue::rescue("fuzz", data).ok()?;
+    let s = Session::from_json(&r.json).expect("the rescued JSON reads as a session");
+    assert_eq!(s.summary(), r.summary, "the report counts what was rescued");
+    let packed = r.to_mozlz4().expect("the rescued JSON compresses");
+    assert!(format::decompress(&packed).unwrap() == r.json);
+    if let Some(d) = &r.damage {
+        assert!(d.kept_json_bytes <= d.json_offset);
+        assert!(d.file_offset <= data.len() as u64);
+    }
+    Some(r)
+}

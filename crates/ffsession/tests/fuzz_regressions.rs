@@ -2,7 +2,8 @@
 //! cargo-fuzz targets (`fuzz/`): the `mozlz4` target (detect, decompress,
 //! compress round trip) and the `session` target (`SessionData::from_bytes`,
 //! `parse`, `parse_meta`, summary, tab records with closed tabs, every export
-//! format, and `Session::from_json` on the raw bytes).
+//! format, and `Session::from_json` on the raw bytes), and the `rescue` target
+//! (salvage of the input and of cuts of it).
 //!
 //! The checks are not copied: `fuzz/src/lib.rs` is compiled into this test as a
 //! module, so the test and the fuzzer cannot drift apart. Each input must come
@@ -52,9 +53,10 @@ fn every_input_passes_the_mozlz4_and_session_checks() {
     let mut failures = Vec::new();
     for (name, bytes) in &inputs {
         type Check = fn(&[u8]);
-        let targets: [(&str, Check); 2] = [
+        let targets: [(&str, Check); 3] = [
             ("mozlz4", fuzz_checks::mozlz4),
             ("session", fuzz_checks::session),
+            ("rescue", fuzz_checks::rescue),
         ];
         for (target, check) in targets {
             if catch_unwind(AssertUnwindSafe(|| check(bytes))).is_err() {
