@@ -240,7 +240,10 @@ pub fn rescue(data: &[u8]) {
             let json = d.json();
             let packed = format::compress(json).unwrap();
             for cut in [json.len() / 3, json.len() / 2, json.len() * 9 / 10] {
-                for prefix in [&json[..cut], &packed[..(MOZLZ4_HEADER_LEN + cut).min(packed.len())]] {
+                for prefix in [
+                    &json[..cut],
+                    &packed[..(MOZLZ4_HEADER_LEN + cut).min(packed.len())],
+                ] {
                     if let Some(r) = check_rescue(prefix) {
                         let s = Session::from_json(&r.json).unwrap();
                         let got = open_urls(&s);

@@ -176,6 +176,8 @@ pub struct SessionData {
     file_size: u64,
     buf: Buffer,
     json: Range<usize>,
+    /// A repaired copy of the JSON, made only if the JSON does not parse.
+    repaired: std::sync::OnceLock<Option<Vec<u8>>>,
 }
 
 impl SessionData {
@@ -217,6 +219,7 @@ impl SessionData {
             file_size,
             buf,
             json,
+            repaired: std::sync::OnceLock::new(),
         })
     }
 
@@ -241,14 +244,36 @@ impl SessionData {
     }
 
     /// Parse the JSON into a [`Session`] borrowing from this buffer.
+    ///
+    /// JSON that Firefox wrote but serde_json refuses (lone surrogate escapes,
+    /// the JavaScript literals of Firefox 2 and 3.0) is read from a repaired
+    /// copy kept with this data (`legacy.rs`); the error reported is the
+    /// original one if that fails too.
     pub fn parse(&self) -> Result<Session<'_>, Error> {
-        Session::from_json(self.json()).map_err(|e| self.parse_error(e))
+        Session::from_json(self.json()).or_else(|e| {
+            let repaired = self
+                .repaired
+                .get_or_init(|| crate::legacy::normalize(self.json()));
+            match repaired {
+                Some(json) => Session::from_json(json).map_err(|_| self.parse_error(e)),
+                None => Err(self.parse_error(e)),
+            }
+        })
     }
 
     /// Parse only the session's metadata (`session.lastUpdate` etc.), skipping the
     /// windows without building them.
     pub fn parse_meta(&self) -> Result<crate::session::SessionMeta, Error> {
-        crate::session::SessionMeta::from_json(self.json()).map_err(|e| self.parse_error(e))
+        use crate::session::SessionMeta;
+        SessionMeta::from_json(self.json()).or_else(|e| {
+            let repaired = self
+                .repaired
+                .get_or_init(|| crate::legacy::normalize(self.json()));
+            match repaired {
+                Some(json) => SessionMeta::from_json(json).map_err(|_| self.parse_error(e)),
+                None => Err(self.parse_error(e)),
+            }
+        })
     }
 
     fn parse_error(&self, source: ParseError) -> Error {

@@ -28,6 +28,7 @@ pub mod error;
 pub mod export;
 pub mod format;
 pub mod fs_util;
+mod legacy;
 pub mod profile;
 pub mod rescue;
 pub mod restore;

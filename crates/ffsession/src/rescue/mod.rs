@@ -147,6 +147,11 @@ pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueE
     // A whole file reads the normal way, and is recovered as it is.
     if let Ok(data) = crate::SessionData::from_bytes(path.clone(), bytes.to_vec()) {
         if let Ok(session) = data.parse() {
+            // As it is, or as the reader repaired it (`legacy.rs`).
+            let json = match Session::from_json(data.json()) {
+                Ok(_) => data.json().to_vec(),
+                Err(_) => crate::legacy::normalize(data.json()).unwrap_or_default(),
+            };
             return Ok(Rescued {
                 summary: session.summary(),
                 path,
@@ -154,7 +159,7 @@ pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueE
                 file_size: bytes.len() as u64,
                 damage: None,
                 dropped: Vec::new(),
-                json: data.json().to_vec(),
+                json,
             });
         }
     }
