@@ -235,7 +235,10 @@ pub fn rescue(data: &[u8]) {
             let r = full.expect("a readable file is rescued");
             assert!(r.damage.is_none(), "a readable file reported damaged");
             assert_eq!(r.summary, session.summary());
-            assert!(r.json == d.json(), "a readable file was changed");
+            // Kept as it is, unless the reader had to repair it (`legacy.rs`).
+            if Session::from_json(d.json()).is_ok() {
+                assert!(r.json()[..] == *d.json(), "a readable file was changed");
+            }
             let all = open_urls(&session);
             let json = d.json();
             let packed = format::compress(json).unwrap();
@@ -245,7 +248,8 @@ pub fn rescue(data: &[u8]) {
                     &packed[..(MOZLZ4_HEADER_LEN + cut).min(packed.len())],
                 ] {
                     if let Some(r) = check_rescue(prefix) {
-                        let s = Session::from_json(&r.json).unwrap();
+                        let json = r.json();
+                        let s = Session::from_json(&json).unwrap();
                         let got = open_urls(&s);
                         assert!(
                             got.iter().all(|u| all.contains(u)),
@@ -269,10 +273,12 @@ fn open_urls(s: &Session<'_>) -> Vec<String> {
 /// Rescue `data` and check what came out; `None` if nothing was.
 fn check_rescue(data: &[u8]) -> Option<ffsession::rescue::Rescued> {
     let r = ffsession::rescue::rescue("fuzz", data).ok()?;
-    let s = Session::from_json(&r.json).expect("the rescued JSON reads as a session");
+    let json = r.json();
+    let s = Session::from_json(&json).expect("the rescued JSON reads as a session");
     assert_eq!(s.summary(), r.summary, "the report counts what was rescued");
     let packed = r.to_mozlz4().expect("the rescued JSON compresses");
-    assert!(format::decompress(&packed).unwrap() == r.json);
+    assert!(format::decompress(&packed).unwrap() == *json);
+    drop(s);
     if let Some(d) = &r.damage {
         assert!(d.kept_json_bytes <= d.json_offset);
         assert!(d.file_offset <= data.len() as u64);

@@ -261,6 +261,12 @@ impl SessionData {
         })
     }
 
+    /// The repaired copy of the JSON that [`SessionData::parse`] read, if the
+    /// JSON itself did not parse and a repair did (`legacy.rs`).
+    pub fn repaired_json(&self) -> Option<&[u8]> {
+        self.repaired.get()?.as_deref()
+    }
+
     /// Parse only the session's metadata (`session.lastUpdate` etc.), skipping the
     /// windows without building them.
     pub fn parse_meta(&self) -> Result<crate::session::SessionMeta, Error> {

@@ -67,7 +67,7 @@ fn sessions() -> Vec<(String, Vec<u8>)> {
 /// the point where the damage showed.
 fn compare(original: &[u8], r: &Rescued) -> (usize, usize, usize) {
     let all: HashSet<String> = urls(original).into_iter().collect();
-    let got = urls(&r.json);
+    let got = urls(&r.json());
     let foreign = got.iter().filter(|u| !all.contains(*u)).count();
     let readable = r
         .damage
@@ -120,7 +120,7 @@ fn one_flipped_byte_gives_back_the_tabs_before_it() {
             if r.damage.is_none() {
                 // Still a valid session: the flip changed a byte of a value.
                 unnoticed += 1;
-                if urls(&r.json) != urls(&json) {
+                if urls(&r.json()) != urls(&json) {
                     changed_unnoticed += 1;
                 }
                 continue;

@@ -14,6 +14,7 @@
 mod lz4;
 mod salvage;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::de::IgnoredAny;
@@ -80,8 +81,16 @@ pub struct Rescued {
     pub summary: Summary,
     /// What was cut by the damage and dropped (`tab 57 of window 2`, ...).
     pub dropped: Vec<String>,
-    /// The recovered session JSON.
-    pub json: Vec<u8>,
+    body: Body,
+}
+
+/// What was recovered, as bytes.
+#[derive(Debug, Clone)]
+enum Body {
+    /// A whole mozlz4 file: itself, not compressed again.
+    File(Vec<u8>),
+    /// Session JSON.
+    Json(Vec<u8>),
 }
 
 impl Rescued {
@@ -91,12 +100,29 @@ impl Rescued {
         s.tabs + s.closed_tabs + s.closed_window_tabs > 0
     }
 
-    /// The recovered session as a mozlz4 file Firefox loads.
-    pub fn to_mozlz4(&self) -> Result<Vec<u8>, Error> {
-        format::compress(&self.json).map_err(|source| Error::Format {
-            path: self.path.clone(),
-            source,
-        })
+    /// The recovered session JSON.
+    pub fn json(&self) -> Cow<'_, [u8]> {
+        match &self.body {
+            Body::Json(json) => Cow::Borrowed(json),
+            // Read whole once already, so it decompresses.
+            Body::File(file) => Cow::Owned(format::decompress(file).unwrap_or_default()),
+        }
+    }
+
+    /// The recovered session as a mozlz4 file Firefox loads (a whole mozlz4
+    /// file as it is).
+    pub fn to_mozlz4(&self) -> Result<Cow<'_, [u8]>, Error> {
+        match &self.body {
+            Body::File(file) => Ok(Cow::Borrowed(file)),
+            Body::Json(json) => {
+                format::compress(json)
+                    .map(Cow::Owned)
+                    .map_err(|source| Error::Format {
+                        path: self.path.clone(),
+                        source,
+                    })
+            }
+        }
     }
 }
 
@@ -134,35 +160,43 @@ pub fn rescue_file(path: impl AsRef<Path>) -> Result<Rescued, RescueError> {
     use crate::error::IoResultExt;
     let path = path.as_ref();
     let bytes = std::fs::read(path).with_path(path)?;
-    rescue(path, &bytes)
+    rescue_owned(path.to_path_buf(), bytes)
 }
 
 /// Rescue a session file's bytes (`path` names it in the report).
 pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueError> {
-    let path = path.into();
+    rescue_owned(path.into(), bytes.to_vec())
+}
+
+fn rescue_owned(path: PathBuf, file: Vec<u8>) -> Result<Rescued, RescueError> {
     let nothing = |why: String| RescueError::Nothing {
         path: path.clone(),
         why,
     };
     // A whole file reads the normal way, and is recovered as it is.
-    if let Ok(data) = crate::SessionData::from_bytes(path.clone(), bytes.to_vec()) {
+    if let Ok(data) = crate::SessionData::from_bytes(path.clone(), file.clone()) {
         if let Ok(session) = data.parse() {
+            let summary = session.summary();
             // As it is, or as the reader repaired it (`legacy.rs`).
-            let json = match Session::from_json(data.json()) {
-                Ok(_) => data.json().to_vec(),
-                Err(_) => crate::legacy::normalize(data.json()).unwrap_or_default(),
+            let body = match data.repaired_json() {
+                Some(json) => Body::Json(json.to_vec()),
+                None if data.format() == Format::Mozlz4 => Body::File(file),
+                None => Body::Json(data.json().to_vec()),
             };
+            let format = data.format();
+            drop(session);
             return Ok(Rescued {
-                summary: session.summary(),
+                summary,
                 path,
-                format: data.format(),
-                file_size: bytes.len() as u64,
+                format,
+                file_size: data.file_size(),
                 damage: None,
                 dropped: Vec::new(),
-                json,
+                body,
             });
         }
     }
+    let bytes = &file[..];
     let file_size = bytes.len() as u64;
     let decoded = decode(bytes).map_err(|e| nothing(e.to_string()))?;
     let mut damage = decoded.damage.clone();
@@ -222,7 +256,7 @@ pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueE
         damage,
         summary,
         dropped: salvaged.dropped,
-        json: salvaged.json,
+        body: Body::Json(salvaged.json),
     })
 }
 
@@ -411,7 +445,7 @@ mod tests {
         let packed = format::compress(json.as_bytes()).unwrap();
         let r = rescue("x.jsonlz4", &packed).unwrap();
         assert_eq!(r.damage, None);
-        assert_eq!(r.json, json.as_bytes());
+        assert_eq!(&r.json()[..], json.as_bytes());
         assert_eq!(r.summary.tabs, 30);
     }
 
@@ -426,7 +460,7 @@ mod tests {
             let d = r.damage.as_ref().expect("damage");
             assert!(d.file_offset <= cut as u64, "{d:?}");
             assert!(d.json_offset < json.len() as u64, "{d:?}");
-            let got = urls(&r.json);
+            let got = urls(&r.json());
             // Every recovered URL is an original one, in the original order.
             assert_eq!(got[..], all[..got.len()], "{pct}%");
             // The tabs wholly before the readable end are all there.
@@ -485,7 +519,7 @@ mod tests {
             bad[at] ^= 1 << rng.u32(0..8);
             if let Ok(r) = rescue("x.jsonlz4", &bad) {
                 if r.damage.is_some() {
-                    for u in urls(&r.json) {
+                    for u in urls(&r.json()) {
                         assert!(
                             all.contains(&u) || r.dropped.is_empty(),
                             "flip at {at}: {u}"
