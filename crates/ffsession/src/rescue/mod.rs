@@ -2,8 +2,8 @@
 //!
 //! Firefox drops a session file whole when it cannot read it, although a
 //! crash mid-write, a full disk or a flipped bit leaves everything before the
-//! damage intact: an LZ4 block decodes in order ([`lz4`]), and JSON up to the
-//! damage is still JSON ([`salvage`]). [`rescue`] decodes the file as far as it
+//! damage intact: an LZ4 block decodes in order (`lz4.rs`), and JSON up to the
+//! damage is still JSON (`salvage.rs`). [`rescue`] decodes the file as far as it
 //! is valid, cuts it where UTF-8 or JSON first goes wrong, and keeps every
 //! complete window, tab, closed tab and closed window before that point, byte
 //! for byte. A tab cut by the damage is dropped, never guessed.
