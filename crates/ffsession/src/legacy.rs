@@ -27,7 +27,7 @@ fn replace_lone_surrogates(json: &[u8]) -> Option<Vec<u8>> {
     let mut i = 0;
     // Escapes only occur in strings, and `\\` is skipped as a pair, so every
     // `\u` found this way is an escape.
-    while let Some(off) = memchr::memchr(b'\\', &json[i..]) {
+    while let Some(off) = json.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
         let at = i + off;
         if json.get(at + 1) != Some(&b'u') {
             i = at + 2;
