@@ -801,6 +801,20 @@ def s8_crash(ctx):
     return "recovery.jsonlz4 after SIGKILL matches; Firefox resumed 2 windows / 7 tabs (recent_crashes=1)"
 
 
+def reopen_with_only(ctx, profile, session_file):
+    """Start Firefox on `profile` with `session_file` as its only session file
+    (restoring the previous session); return each window's tab URLs."""
+    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
+    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
+    shutil.copyfile(session_file, os.path.join(profile, "sessionstore.jsonlz4"))
+    with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 3}) as ff:
+        ff.start()
+        ff.wait_restored()
+        snap = ff.snapshot()
+        ff.quit()
+    return [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
+
+
 @scenario(9, "truncated real session file: ffsession refuses it, Firefox silently drops it")
 def s9_truncated(ctx):
     """A real sessionstore.jsonlz4 cut in half: `ffsession info/tabs` must exit non-zero
@@ -831,16 +845,7 @@ def s9_truncated(ctx):
                       "stderr: %r" % r.stderr[:500], r.cmd)
             soft.true("`%s` prints nothing on stdout on error" % args[0], r.stdout.strip() == "",
                       "stdout: %r" % r.stdout[:300], r.cmd)
-    # Firefox with the truncated file as its only session file.
-    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
-    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
-    shutil.copyfile(trunc, os.path.join(profile, "sessionstore.jsonlz4"))
-    with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 3}) as ff2:
-        ff2.start()
-        ff2.wait_restored()
-        snap = ff2.snapshot()
-        ff2.quit()
-    got = [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
+    got = reopen_with_only(ctx, profile, trunc)
     soft.true("Firefox started from the truncated file with one window and no restored tab",
               len(got) == 1 and len(got[0]) == 1 and not any(u in urls for u in got[0]), repr(got))
     soft.raise_if_any("truncated file")
@@ -909,16 +914,7 @@ def s10_rescue(ctx):
     soft.true("found the original tabs' bytes", before > 100, "%d tabs before the cut" % before)
     soft.true("rescue recovered at least 95%% of the %d tabs before the cut" % before,
               len(flat_got) >= 0.95 * before, "%d tabs" % len(flat_got), r.cmd)
-    # Firefox with the rescued file as its only session file.
-    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
-    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
-    shutil.copyfile(rescued, os.path.join(profile, "sessionstore.jsonlz4"))
-    with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 3}) as ff2:
-        ff2.start()
-        ff2.wait_restored()
-        snap = ff2.snapshot()
-        ff2.quit()
-    reopened = [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
+    reopened = reopen_with_only(ctx, profile, rescued)
     soft.eq("Firefox reopened exactly the rescued tabs (multiset of windows)",
             sorted(map(tuple, reopened)), sorted(map(tuple, got)))
     soft.raise_if_any("rescue")

@@ -250,15 +250,7 @@ impl SessionData {
     /// copy kept with this data (`legacy.rs`); the error reported is the
     /// original one if that fails too.
     pub fn parse(&self) -> Result<Session<'_>, Error> {
-        Session::from_json(self.json()).or_else(|e| {
-            let repaired = self
-                .repaired
-                .get_or_init(|| crate::legacy::normalize(self.json()));
-            match repaired {
-                Some(json) => Session::from_json(json).map_err(|_| self.parse_error(e)),
-                None => Err(self.parse_error(e)),
-            }
-        })
+        self.read_with(Session::from_json)
     }
 
     /// The repaired copy of the JSON that [`SessionData::parse`] read, if the
@@ -270,13 +262,21 @@ impl SessionData {
     /// Parse only the session's metadata (`session.lastUpdate` etc.), skipping the
     /// windows without building them.
     pub fn parse_meta(&self) -> Result<crate::session::SessionMeta, Error> {
-        use crate::session::SessionMeta;
-        SessionMeta::from_json(self.json()).or_else(|e| {
+        self.read_with(crate::session::SessionMeta::from_json)
+    }
+
+    /// Read the JSON with `read`, or, if that fails, its repaired copy (made
+    /// once); the error reported is the one about the JSON itself.
+    fn read_with<'s, T>(
+        &'s self,
+        read: impl Fn(&'s [u8]) -> Result<T, ParseError>,
+    ) -> Result<T, Error> {
+        read(self.json()).or_else(|e| {
             let repaired = self
                 .repaired
                 .get_or_init(|| crate::legacy::normalize(self.json()));
             match repaired {
-                Some(json) => SessionMeta::from_json(json).map_err(|_| self.parse_error(e)),
+                Some(json) => read(json).map_err(|_| self.parse_error(e)),
                 None => Err(self.parse_error(e)),
             }
         })

@@ -7,6 +7,15 @@ use ffsession_gen::Spec;
 
 use crate::common::{ok_json, ok_stdout, session, stderr, TestEnv};
 
+/// `ffsession rescue INPUT -o out.jsonlz4`, run to the end.
+fn rescue_to_out(env: &TestEnv, input: &Path) -> std::process::Output {
+    env.cmd()
+        .args(["rescue", "-o", "out.jsonlz4"])
+        .arg(input)
+        .output()
+        .unwrap()
+}
+
 fn tab_urls(env: &TestEnv, file: &Path) -> Vec<String> {
     ok_stdout(env.cmd().args(["tabs", "--format", "urls"]).arg(file))
         .lines()
@@ -96,12 +105,7 @@ fn nothing_to_rescue_exits_4_and_writes_nothing() {
         ("noise.bin", b"\x00\x01\x02".to_vec()),
     ] {
         let input = env.write(name, &bytes);
-        let out = env
-            .cmd()
-            .args(["rescue", "-o", "out.jsonlz4"])
-            .arg(&input)
-            .output()
-            .unwrap();
+        let out = rescue_to_out(&env, &input);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(4), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
@@ -116,12 +120,7 @@ fn every_bad_file_gives_one_line_and_a_whole_output_or_none() {
     for file in fs::read_dir(&corpus).unwrap() {
         let file = file.unwrap().path();
         let env = TestEnv::new();
-        let out = env
-            .cmd()
-            .args(["rescue", "-o", "out.jsonlz4"])
-            .arg(&file)
-            .output()
-            .unwrap();
+        let out = rescue_to_out(&env, &file);
         let name = file.display();
         let written = env.path().join("out.jsonlz4");
         match out.status.code() {
