@@ -193,32 +193,51 @@ impl SessionData {
         Self::from_buffer(path, Buffer::from(bytes))
     }
 
+    /// Interpret `bytes` without taking them: a mozlz4 file is decompressed
+    /// from them, plain JSON is copied. (For a caller that keeps the file's
+    /// bytes, as `rescue` does to write a whole file out as it is.)
+    pub fn from_slice(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Self, Error> {
+        match detect(bytes) {
+            Ok(Format::Mozlz4) => Self::decompressed(path.into(), bytes),
+            _ => Self::from_bytes(path, bytes.to_vec()),
+        }
+    }
+
     fn from_buffer(path: impl Into<PathBuf>, bytes: Buffer) -> Result<Self, Error> {
         let path = path.into();
-        let file_size = bytes.len() as u64;
         let fail = |source| Error::Format {
             path: path.clone(),
             source,
         };
-        let format = detect(&bytes).map_err(fail)?;
-        let (buf, json) = match format {
-            Format::Mozlz4 => {
-                let buf = decompress_to_buffer(&bytes).map_err(fail)?;
-                drop(bytes);
-                let len = buf.len();
-                (buf, 0..len)
-            }
+        match detect(&bytes).map_err(fail)? {
+            Format::Mozlz4 => Self::decompressed(path, &bytes),
             Format::Json => {
                 let range = json_range(&bytes).ok_or_else(|| fail(FormatError::UnknownFormat))?;
-                (bytes, range)
+                Ok(SessionData {
+                    file_size: bytes.len() as u64,
+                    path,
+                    format: Format::Json,
+                    buf: bytes,
+                    json: range,
+                    repaired: std::sync::OnceLock::new(),
+                })
             }
-        };
+        }
+    }
+
+    /// A mozlz4 file's bytes, decompressed into a new buffer.
+    fn decompressed(path: PathBuf, bytes: &[u8]) -> Result<Self, Error> {
+        let buf = decompress_to_buffer(bytes).map_err(|source| Error::Format {
+            path: path.clone(),
+            source,
+        })?;
+        let len = buf.len();
         Ok(SessionData {
             path,
-            format,
-            file_size,
+            format: Format::Mozlz4,
+            file_size: bytes.len() as u64,
             buf,
-            json,
+            json: 0..len,
             repaired: std::sync::OnceLock::new(),
         })
     }

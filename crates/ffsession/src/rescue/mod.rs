@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::de::IgnoredAny;
 use serde::Serialize;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, FormatError};
 use crate::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
 use crate::session::Session;
@@ -67,7 +68,7 @@ pub struct Damage {
 }
 
 /// What [`rescue`] recovered from a file.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Rescued {
     /// The file that was rescued.
     pub path: PathBuf,
@@ -85,10 +86,10 @@ pub struct Rescued {
 }
 
 /// What was recovered, as bytes.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Body {
     /// A whole mozlz4 file: itself, not compressed again.
-    File(Vec<u8>),
+    File(Buffer),
     /// Session JSON.
     Json(Vec<u8>),
 }
@@ -159,22 +160,24 @@ impl RescueError {
 pub fn rescue_file(path: impl AsRef<Path>) -> Result<Rescued, RescueError> {
     use crate::error::IoResultExt;
     let path = path.as_ref();
-    let bytes = std::fs::read(path).with_path(path)?;
-    rescue_owned(path.to_path_buf(), bytes)
+    // Mapped, not read: Firefox replaces session files by rename, so the
+    // mapping keeps the version that was opened (`buffer.rs`).
+    let file = Buffer::map_file(path).with_path(path)?;
+    rescue_owned(path.to_path_buf(), file)
 }
 
 /// Rescue a session file's bytes (`path` names it in the report).
 pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueError> {
-    rescue_owned(path.into(), bytes.to_vec())
+    rescue_owned(path.into(), Buffer::from(bytes.to_vec()))
 }
 
-fn rescue_owned(path: PathBuf, file: Vec<u8>) -> Result<Rescued, RescueError> {
+fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     let nothing = |why: String| RescueError::Nothing {
         path: path.clone(),
         why,
     };
     // A whole file reads the normal way, and is recovered as it is.
-    if let Ok(data) = crate::SessionData::from_bytes(path.clone(), file.clone()) {
+    if let Ok(data) = crate::SessionData::from_slice(path.clone(), &file) {
         if let Ok(session) = data.parse() {
             let summary = session.summary();
             // As it is, or as the reader repaired it (`legacy.rs`).
