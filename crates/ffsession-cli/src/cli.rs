@@ -23,6 +23,8 @@ use crate::commands;
   ffsession decompress recovery.jsonlz4 -o session.json --pretty
   ffsession backup --prune          snapshot every session file, then apply retention
   ffsession list                    the snapshots in the store, newest first
+  ffsession stores                  the backup stores in the data directory
+  ffsession --store /mnt/backup/default-release list   a store copied from elsewhere
   ffsession restore 42              Firefox reopens snapshot 42 at its next start
   ffsession diff 42 current         tabs and windows changed since snapshot 42
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
@@ -66,6 +68,7 @@ pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
     Backup(commands::backup::BackupArgs),
     List(commands::list::ListArgs),
+    Stores(commands::stores::StoresArgs),
     Stats(commands::stats::StatsArgs),
     Prune(commands::prune::PruneArgs),
     Restore(commands::restore::RestoreArgs),

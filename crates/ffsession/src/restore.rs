@@ -100,6 +100,8 @@ pub struct RestorePlan {
     pub profile_dir: PathBuf,
     /// The snapshot to restore.
     pub snapshot: SnapshotInfo,
+    /// The profile folder does not exist yet and will be created.
+    pub create_dir: bool,
     /// Current session files that will be snapshotted first.
     pub back_up: Vec<String>,
     /// Files that will be removed after that backup (relative to the profile).
@@ -119,20 +121,43 @@ pub fn plan(
     profile_dir: &Path,
 ) -> Result<RestorePlan, RestoreError> {
     let snapshot = store.snapshot(id)?;
-    let not = |reason: &str| RestoreError::NotRestorable {
-        id,
-        reason: reason.to_owned(),
-    };
-    if !snapshot.is_ok() {
-        return Err(not("its file was damaged when it was taken"));
-    }
-    match snapshot.counts {
-        Some(c) if c.windows > 0 && c.tabs > 0 => {}
-        _ => {
-            return Err(not(
-                "it has no window with tabs, and Firefox would start empty instead",
-            ))
-        }
+    check_restorable(&snapshot)?;
+    let changes = profile_changes(profile_dir)?;
+    Ok(RestorePlan {
+        profile_dir: profile_dir.to_path_buf(),
+        snapshot,
+        create_dir: changes.create_dir,
+        back_up: changes.back_up,
+        remove: changes.remove,
+        write: profile_dir.join("sessionstore.jsonlz4"),
+        prefs: profile_dir.join("prefs.js"),
+        warnings: changes.warnings,
+    })
+}
+
+/// What a restore changes in a profile folder, whatever it restores.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ProfileChanges {
+    /// The folder does not exist yet and will be created (a new machine, a
+    /// new profile): Firefox opens it with `firefox -profile DIR`.
+    pub create_dir: bool,
+    /// Current session files that will be snapshotted first.
+    pub back_up: Vec<String>,
+    /// Files that will be removed after that backup (relative to the profile).
+    pub remove: Vec<String>,
+    /// Things the user should know (e.g. `user.js` overriding the pref).
+    pub warnings: Vec<String>,
+}
+
+/// Check that Firefox does not run on `profile_dir` and say what a restore
+/// would change there. A folder that does not exist is created by the
+/// restore; an empty one just gets the session and `prefs.js`.
+pub fn profile_changes(profile_dir: &Path) -> Result<ProfileChanges, RestoreError> {
+    if !profile_dir.exists() {
+        return Ok(ProfileChanges {
+            create_dir: true,
+            ..ProfileChanges::default()
+        });
     }
     if let LockState::Running { pid } = lock_state(profile_dir) {
         return Err(RestoreError::FirefoxRunning {
@@ -159,15 +184,50 @@ pub fn plan(
             }
         }
     }
-    Ok(RestorePlan {
-        profile_dir: profile_dir.to_path_buf(),
-        snapshot,
+    Ok(ProfileChanges {
+        create_dir: false,
         back_up,
         remove,
-        write: profile_dir.join("sessionstore.jsonlz4"),
-        prefs: profile_dir.join("prefs.js"),
         warnings,
     })
+}
+
+/// Store the session file at `path` as a snapshot, so that it is restored
+/// (and the restore undone) like any other: an extracted, merged or rescued
+/// session, or one copied from elsewhere. It must be a session Firefox would
+/// restore.
+pub fn import(store: &mut Store, path: &Path, now_ms: u64) -> Result<SnapshotInfo, RestoreError> {
+    let mut f = File::open(path).with_path(path)?;
+    let meta = f.metadata().with_path(path)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut f, &mut bytes).with_path(path)?;
+    let source = crate::store::SnapshotSource {
+        bytes,
+        profile: "imported".to_owned(),
+        file_name: path.display().to_string(),
+        kind: crate::sources::SourceKind::Other,
+        mtime_ms: meta.modified().ok().and_then(crate::store::unix_ms),
+    };
+    let info = store.add_snapshots(vec![source], now_ms)?.remove(0);
+    check_restorable(&info)?;
+    Ok(info)
+}
+
+/// A snapshot Firefox would restore: verified, with a window with tabs.
+fn check_restorable(snapshot: &SnapshotInfo) -> Result<(), RestoreError> {
+    let not = |reason: &str| RestoreError::NotRestorable {
+        id: snapshot.id,
+        reason: reason.to_owned(),
+    };
+    if !snapshot.is_ok() {
+        return Err(not("its file was damaged when it was taken"));
+    }
+    match snapshot.counts {
+        Some(c) if c.windows > 0 && c.tabs > 0 => Ok(()),
+        _ => Err(not(
+            "it has no window with tabs, and Firefox would start empty instead",
+        )),
+    }
 }
 
 /// What a restore did.
@@ -188,6 +248,9 @@ pub fn execute(
     now_ms: u64,
 ) -> Result<RestoreReport, RestoreError> {
     let dir = &plan.profile_dir;
+    if plan.create_dir {
+        create_private_dir(dir)?;
+    }
     let _lock = hold_profile_lock(dir)?;
     let packed = store.export_mozlz4(plan.snapshot.id)?;
 
@@ -241,6 +304,20 @@ pub fn execute(
     let new_prefs = with_resume_once(old_prefs.as_deref().unwrap_or(""));
     write_atomic(&plan.prefs, |w| w.write_all(new_prefs.as_bytes()))?;
     Ok(RestoreReport { undo, prefs_backup })
+}
+
+/// Create a new profile folder (and its parents), readable only by the user
+/// as Firefox creates them, durably.
+fn create_private_dir(dir: &Path) -> Result<(), PathError> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).with_path(dir)?;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        crate::fs_util::sync_dir(parent)?;
+    }
+    Ok(())
 }
 
 /// `prefs.js` text with the one-shot restore pref set and the pref that would

@@ -80,8 +80,7 @@ fn load(global: &GlobalArgs, side: &Side) -> Result<Loaded> {
     Ok(match side {
         Side::Snapshot(id) => {
             let config = global.config()?;
-            let profile = global.profile()?;
-            let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+            let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
             let info = store.snapshot(*id)?;
             let json = store.read_json(*id)?;
             let label = format!("snapshot #{id}");

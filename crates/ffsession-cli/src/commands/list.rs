@@ -20,8 +20,7 @@ pub struct ListArgs {
 
 pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
     let config = global.config()?;
-    let profile = global.profile()?;
-    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+    let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let snapshots = store.snapshots()?;
     if args.json {
         return super::print_json(&snapshots);

@@ -18,6 +18,7 @@ pub mod restore;
 pub mod search;
 pub mod service;
 pub mod stats;
+pub mod stores;
 pub mod tabs;
 pub mod watch;
 
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tabs(args) => tabs::run(g, args),
         Command::Diff(args) => diff::run(g, args),
         Command::Search(args) => search::run(g, args),
+        Command::Stores(args) => stores::run(g, args),
         Command::History(args) => history::run(g, args),
         Command::Reindex(args) => reindex::run(g, args),
         Command::Rescue(args) => rescue::run(g, args),
@@ -97,12 +99,6 @@ impl GlobalArgs {
         if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
             return Ok(dir);
         }
-        let dirs = directories::ProjectDirs::from("", "", "ffsession").ok_or_else(|| {
-            UserError::with_hint(
-                "cannot find the data directory for the backup store",
-                "pass --store DIR, or set `store` in the config file",
-            )
-        })?;
         let name: String = profile
             .name
             .chars()
@@ -114,7 +110,35 @@ impl GlobalArgs {
                 }
             })
             .collect();
-        Ok(dirs.data_dir().join(name))
+        Ok(self.stores_root()?.join(name))
+    }
+}
+
+impl GlobalArgs {
+    /// The store a command works on when it needs no Firefox profile of its
+    /// own (`list`, `search`, `prune`, `restore --profile PATH`, ...): `--store`
+    /// or the config file's `store` as they are, so a store copied to a new
+    /// machine works without Firefox; else the chosen profile's store.
+    pub fn chosen_store_dir(&self, config: &Config) -> Result<PathBuf> {
+        if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
+            return Ok(dir);
+        }
+        let profile = self.profile().map_err(|e| {
+            let hint = "pass --store DIR to use a store without a Firefox profile; `ffsession stores` lists the stores in the data directory";
+            UserError::with_hint(format!("{e:#}"), hint)
+        })?;
+        self.store_dir(config, &profile)
+    }
+
+    /// The data directory's folder of stores (`<data dir>/ffsession`).
+    pub fn stores_root(&self) -> Result<PathBuf> {
+        let dirs = directories::ProjectDirs::from("", "", "ffsession").ok_or_else(|| {
+            UserError::with_hint(
+                "cannot find the data directory for the backup stores",
+                "pass --store DIR, or set `store` in the config file",
+            )
+        })?;
+        Ok(dirs.data_dir().to_path_buf())
     }
 }
 
@@ -140,8 +164,7 @@ pub fn open_store_with_snapshots(
     global: &GlobalArgs,
 ) -> Result<(ffsession::store::Store, Vec<ffsession::store::SnapshotInfo>)> {
     let config = global.config()?;
-    let profile = global.profile()?;
-    let store = open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+    let store = open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let snapshots = store.snapshots()?;
     if snapshots.is_empty() {
         return Err(UserError::with_hint(

@@ -75,8 +75,7 @@ impl KeepArgs {
 
 pub fn run(global: &GlobalArgs, args: PruneArgs) -> Result<()> {
     let config = global.config()?;
-    let profile = global.profile()?;
-    let dir = global.store_dir(&config, &profile)?;
+    let dir = global.chosen_store_dir(&config)?;
     let policy = args.keep.policy(&config.prune);
     let mut store = super::open_existing_store(&dir, !args.dry_run)?;
     apply_policy(&mut store, &policy, args.dry_run, args.json)

@@ -115,8 +115,7 @@ fn load(global: &GlobalArgs, source: &str) -> Result<(String, Rescued)> {
             )
         })?);
         let config = global.config()?;
-        let profile = global.profile()?;
-        let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+        let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
         let info = store.snapshot(id)?;
         let bytes = store.read_content(id)?;
         let label = format!("snapshot #{id} ({})", info.file_name);

@@ -9,4 +9,5 @@ mod profiles;
 mod read;
 mod rescue;
 mod search;
+mod standalone;
 mod store;

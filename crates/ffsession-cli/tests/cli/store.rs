@@ -272,7 +272,7 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
     for (id, msg) in [
         ("2", "cannot be restored: its file was damaged"),
         ("99", "no snapshot with id 99"),
-        ("abc", "\"abc\" is not a snapshot id"),
+        ("abc", "\"abc\" is neither a snapshot id nor a file"),
     ] {
         let err = expect_error(env.store_cmd(&profile).args(["restore", id]));
         assert!(err.contains(msg), "{id}: {err}");
@@ -392,18 +392,28 @@ fn a_missing_or_unusable_profile_is_a_clear_error_for_every_store_command() {
     let env = TestEnv::new();
     let not_a_dir = env.path().join("a-file");
     fs::write(&not_a_dir, b"x").unwrap();
-    for profile in [env.path().join("does/not/exist"), not_a_dir] {
-        for args in [
-            &["backup"][..],
-            &["list"],
-            &["prune", "--dry-run"],
-            &["restore", "1"],
-            &["watch"],
-        ] {
+    for profile in [env.path().join("does/not/exist"), not_a_dir.clone()] {
+        // Commands that work on the profile itself need one. (`restore` into
+        // a folder that does not exist creates it: see standalone.rs.)
+        let mut commands = vec![&["backup"][..], &["watch"]];
+        if profile == not_a_dir {
+            commands.push(&["restore", "1"]);
+        }
+        for args in commands {
             let err = expect_error(env.store_cmd(&profile).args(args));
             assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
             assert!(
                 err.contains("not a profile folder") && err.contains("(hint: "),
+                "{args:?}: {err}"
+            );
+        }
+        // With --store, the store commands need no profile: here the store
+        // does not exist, and that is what they say.
+        for args in [&["list"][..], &["prune", "--dry-run"]] {
+            let err = expect_error(env.store_cmd(&profile).args(args));
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.contains("no backups yet") && err.contains("(hint: "),
                 "{args:?}: {err}"
             );
         }

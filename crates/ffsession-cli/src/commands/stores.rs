@@ -1,0 +1,150 @@
+//! `ffsession stores`: the backup stores in the data directory.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+use ffsession::store::Store;
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::fmt;
+
+/// List the backup stores in the data directory (one per Firefox profile):
+/// where each is, how many snapshots it holds, the newest, and its size.
+///
+/// Every store command works on a store alone with --store DIR, with no
+/// Firefox installed: a store copied from an old machine is listed, searched
+/// and restored from that way.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession stores
+  ffsession stores /mnt/backup             stores copied to another folder
+  ffsession --store /mnt/backup/default-release list")]
+pub struct StoresArgs {
+    /// Folder holding stores [default: <data dir>/ffsession]
+    pub dir: Option<PathBuf>,
+
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct StoreRow {
+    path: PathBuf,
+    name: String,
+    snapshots: Option<u64>,
+    newest_ms: Option<u64>,
+    profile: Option<String>,
+    stored_bytes: Option<u64>,
+    error: Option<String>,
+}
+
+pub fn run(global: &GlobalArgs, args: StoresArgs) -> Result<()> {
+    let root = match args.dir {
+        Some(dir) => dir,
+        None => global.stores_root()?,
+    };
+    let rows = stores_in(&root)?;
+    if args.json {
+        return super::print_json(&rows);
+    }
+    print_rows(&root, &rows)?;
+    Ok(())
+}
+
+/// The stores in `root` (folders holding a catalog), by name.
+fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
+    let mut rows = Vec::new();
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(rows),
+        Err(e) => {
+            return Err(ffsession::PathError {
+                path: root.to_path_buf(),
+                source: e,
+            }
+            .into())
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.join("catalog.sqlite").is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        rows.push(match describe(&path) {
+            Ok((snapshots, newest_ms, profile, stored_bytes)) => StoreRow {
+                path,
+                name,
+                snapshots: Some(snapshots),
+                newest_ms,
+                profile,
+                stored_bytes: Some(stored_bytes),
+                error: None,
+            },
+            Err(e) => StoreRow {
+                path,
+                name,
+                snapshots: None,
+                newest_ms: None,
+                profile: None,
+                stored_bytes: None,
+                error: Some(e.to_string()),
+            },
+        });
+    }
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(rows)
+}
+
+/// Snapshots, newest snapshot time, its profile, stored bytes.
+fn describe(
+    dir: &Path,
+) -> Result<(u64, Option<u64>, Option<String>, u64), ffsession::store::StoreError> {
+    let store = Store::open_read_only(dir)?;
+    let snapshots = store.snapshots()?;
+    let stats = store.stats()?;
+    let newest = snapshots.first();
+    Ok((
+        snapshots.len() as u64,
+        newest.map(|s| s.taken_at_ms),
+        newest.map(|s| s.profile.clone()),
+        stats.chunk_stored_bytes + stats.catalog_bytes,
+    ))
+}
+
+fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if rows.is_empty() {
+        writeln!(
+            out,
+            "no backup stores in {} (take a backup with `ffsession backup`, or name a store with --store DIR)",
+            root.display()
+        )?;
+        return out.flush();
+    }
+    for r in rows {
+        match &r.error {
+            Some(e) => writeln!(out, "{:<24} UNREADABLE: {e}", r.name)?,
+            None => writeln!(
+                out,
+                "{:<24} {:>6} snapshots  newest {}  {}  (profile {})",
+                r.name,
+                r.snapshots.unwrap_or(0),
+                fmt::local_time_or_unknown(r.newest_ms),
+                fmt::size(r.stored_bytes.unwrap_or(0)),
+                r.profile.as_deref().unwrap_or("?")
+            )?,
+        }
+        writeln!(out, "  {}", r.path.display())?;
+    }
+    writeln!(
+        out,
+        "use one with: ffsession --store {} list",
+        rows[0].path.display()
+    )?;
+    out.flush()
+}

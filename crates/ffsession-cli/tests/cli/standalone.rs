@@ -1,0 +1,184 @@
+//! The store stands alone: a store copied to a machine with no Firefox at all
+//! is listed, searched, compared, pruned and restored from with --store.
+
+use std::fs;
+use std::path::Path;
+
+use ffsession_gen::Spec;
+
+use crate::common::{expect_error, ok_json, ok_stdout, session, TestEnv};
+
+/// Copy a folder tree (a store copied from an external disk).
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn urls(env: &TestEnv, file: &Path) -> String {
+    ok_stdout(env.cmd().args(["tabs", "--format", "urls"]).arg(file))
+}
+
+#[test]
+fn a_copied_store_works_on_a_machine_without_firefox() {
+    // The old machine: two backups of a profile.
+    let old = TestEnv::new();
+    let first = session(Spec {
+        tabs: 30,
+        last_update: 1_000,
+        ..Spec::default()
+    });
+    let profile = old.back_up_recovery(&first.packed);
+    let second = session(Spec {
+        tabs: 25,
+        last_update: 2_000,
+        seed: 9,
+        ..Spec::default()
+    });
+    old.back_up_recovery(&second.packed);
+    let original_urls = urls(&old, &profile.join("sessionstore-backups/recovery.jsonlz4"));
+
+    // The new machine: an empty HOME (no ~/.mozilla at all), the store copied.
+    let new = TestEnv::new();
+    let store = new.path().join("from-disk/default-release");
+    copy_tree(&old.store_dir(), &store);
+    let with_store = |args: &[&str]| {
+        let mut cmd = new.cmd();
+        cmd.arg("--store").arg(&store).args(args);
+        cmd
+    };
+    let list = ok_json(&mut with_store(&["list", "--json"]));
+    assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+    ok_stdout(&mut with_store(&["stats"]));
+    let hits = ok_json(&mut with_store(&["search", "Page", "--json"]));
+    assert!(!hits.as_array().unwrap().is_empty(), "{hits}");
+    let diff = ok_json(&mut with_store(&["diff", "1", "2", "--json"]));
+    assert!(diff.is_object(), "{diff}");
+    ok_stdout(&mut with_store(&["prune", "--dry-run"]));
+
+    // Restore the newest good snapshot into a profile folder that does not
+    // exist yet: it is created with what Firefox needs at its next start.
+    let target = new.path().join("new-profile");
+    let plan = ok_stdout(with_store(&["restore", "latest", "--dry-run", "--profile"]).arg(&target));
+    assert!(plan.contains("would create the profile folder"), "{plan}");
+    assert!(!target.exists(), "a dry run created the folder");
+    let text = ok_stdout(with_store(&["restore", "latest", "--profile"]).arg(&target));
+    assert!(text.contains("firefox -profile"), "{text}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
+    assert_eq!(
+        urls(&new, &target.join("sessionstore.jsonlz4")),
+        original_urls
+    );
+    let prefs = fs::read_to_string(target.join("prefs.js")).unwrap();
+    assert!(
+        prefs.contains("browser.sessionstore.resume_session_once\", true"),
+        "{prefs}"
+    );
+}
+
+#[test]
+fn without_a_profile_or_a_store_the_error_points_at_stores() {
+    let env = TestEnv::new();
+    for cmd in ["list", "search", "stats"] {
+        let mut c = env.cmd();
+        c.arg(cmd);
+        if cmd == "search" {
+            c.arg("x");
+        }
+        let err = expect_error(&mut c);
+        assert!(
+            err.contains("--store DIR") && err.contains("ffsession stores"),
+            "{cmd}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn stores_lists_the_stores_of_the_data_directory() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 5,
+        ..Spec::default()
+    });
+    let profile = env.profile_with_recovery(&g.packed);
+    // The default store: <data dir>/ffsession/<profile name>.
+    ok_stdout(env.cmd().arg("--profile").arg(&profile).arg("backup"));
+    let rows = ok_json(env.cmd().args(["stores", "--json"]));
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["name"], "profile");
+    assert_eq!(rows[0]["snapshots"], 1);
+    let text = ok_stdout(env.cmd().arg("stores"));
+    assert!(
+        text.contains("1 snapshots") || text.contains("     1 snapshots"),
+        "{text}"
+    );
+    assert!(text.contains("ffsession --store"), "{text}");
+    // An empty folder: said so, not an error.
+    let empty = env.path().join("nothing");
+    fs::create_dir_all(&empty).unwrap();
+    assert!(ok_stdout(env.cmd().arg("stores").arg(&empty)).contains("no backup stores"));
+}
+
+#[test]
+fn restore_accepts_a_session_file_and_can_be_undone() {
+    let env = TestEnv::new();
+    let current = session(Spec {
+        tabs: 9,
+        last_update: 1_000,
+        ..Spec::default()
+    });
+    let profile = env.profile_with_recovery(&current.packed);
+    let other = session(Spec {
+        tabs: 4,
+        last_update: 5_000,
+        seed: 3,
+        ..Spec::default()
+    });
+    let file = env.write("extracted.jsonlz4", &other.packed);
+    let dry = ok_stdout(
+        env.store_cmd(&profile)
+            .args(["restore", "--dry-run"])
+            .arg(&file),
+    );
+    assert!(dry.contains("would store it as a snapshot"), "{dry}");
+    assert!(!env.store_dir().exists(), "a dry run stored something");
+    let text = ok_stdout(env.store_cmd(&profile).arg("restore").arg(&file));
+    assert!(text.contains("stored ") && text.contains("done:"), "{text}");
+    assert_eq!(
+        urls(&env, &profile.join("sessionstore.jsonlz4")),
+        urls(&env, &file)
+    );
+    let undo = text
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    ok_stdout(env.store_cmd(&profile).args(["restore", &undo]));
+    assert_eq!(
+        urls(&env, &profile.join("sessionstore.jsonlz4")),
+        urls(&env, &env.write("cur.jsonlz4", &current.packed))
+    );
+    // A file with no tabs is refused, nothing written.
+    let empty = env.write("empty.json", br#"{"windows":[]}"#);
+    let err = expect_error(env.store_cmd(&profile).arg("restore").arg(&empty));
+    assert!(err.contains("no window with tabs"), "{err}");
+}
