@@ -921,3 +921,47 @@ def s10_rescue(ctx):
     return ("cut at 60%% of %d bytes: rescue recovered %d of the %d tabs wholly before the cut "
             "(of 500; %d windows; readable JSON %s%%); Firefox reopened exactly them" %
             (len(raw), tabs, before, len(got), report["damage"]["json_percent"]))
+
+
+@scenario(11, "new machine: a store copied from elsewhere restored into a brand-new profile")
+def s11_new_machine(ctx):
+    """The old machine backs up a 3-window / 50-tab session; its store is copied to an
+    "external disk"; on the new machine, with no profile at all, `ffsession --store COPY
+    restore latest --profile NEW` creates the profile folder, and Firefox started on it
+    (default startup prefs: no restore) reopens exactly those windows and tabs."""
+    with ctx.firefox() as ff:
+        ff.start()
+        build_rich_session(ctx, ff)
+        ff.flush_and_save()
+        snap = ff.snapshot()
+        sanity_snapshot(snap, windows=3, tabs=21 + 14 + 15)
+        ff.quit()
+        profile = ff.profile
+    if ctx.firefox_only:
+        raise Skip("needs the ffsession binary")
+    ctx.cli.require()
+    store = ctx.path("old-machine-store")
+    ctx.cli.backup(profile, store)
+    copy = ctx.path("external-disk/default-release")
+    shutil.copytree(store, copy)
+    new_profile = ctx.path("new-machine/profile")
+    soft = Soft()
+    rl = ctx.cli.run("--store", copy, "list", "--json")
+    soft.true("`list` works on the copied store alone", len(json.loads(rl.stdout)) >= 1, rl.stdout[:300], rl.cmd)
+    r = ctx.cli.run("--store", copy, "restore", "latest", "--profile", new_profile)
+    soft.true("restore created the new profile folder", os.path.isdir(new_profile), "", r.cmd)
+    soft.raise_if_any("restore into a new profile")
+    with ctx.firefox(profile_dir=new_profile, prefs={"browser.startup.page": 1}) as ff2:
+        ff2.start()
+        ff2.wait_restored()
+        snap2 = ff2.snapshot()
+        ff2.quit()
+    soft = Soft()
+    soft.eq("Firefox on the new profile reopened the old machine's windows (multiset of URL lists)",
+            window_urls(snap2), window_urls(snap), r.cmd)
+    soft.eq("Firefox on the new profile: pinned/hidden/container/group per tab",
+            tab_props(snap2), tab_props(snap), r.cmd)
+    soft.raise_if_any("new machine")
+    n = sum(len(w["tabs"]) for w in snap["windows"])
+    return ("store copied, restored into a brand-new profile folder: Firefox reopened %d windows / %d tabs"
+            % (len(snap["windows"]), n))
