@@ -27,22 +27,22 @@ use ffsession_gen::{generate, mozlz4, Spec};
 use crate::common::{expect_error, ok_json, stderr, TestEnv};
 
 const SIGKILL: i32 = 9;
-const DELAY_ENV: &str = "FFSESSION_TEST_WRITE_DELAY_MS";
+pub(crate) const DELAY_ENV: &str = "FFSESSION_TEST_WRITE_DELAY_MS";
 const ENOSPC_ENV: &str = "FFSESSION_TEST_ENOSPC_AFTER_BYTES";
 
 /// Writes a profile's session files as Firefox does (a temporary file renamed
 /// over the old one) and remembers every content it ever wrote.
-struct FakeFirefox {
-    profile: PathBuf,
+pub(crate) struct FakeFirefox {
+    pub(crate) profile: PathBuf,
     step: u64,
     tabs: usize,
     /// Digest of the content the store keeps (the JSON of a valid session, the
     /// raw bytes of a damaged file) -> that content, and whether it is valid.
-    written: HashMap<Digest, (Vec<u8>, bool)>,
+    pub(crate) written: HashMap<Digest, (Vec<u8>, bool)>,
 }
 
 impl FakeFirefox {
-    fn new(profile: PathBuf, tabs: usize) -> FakeFirefox {
+    pub(crate) fn new(profile: PathBuf, tabs: usize) -> FakeFirefox {
         fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
         FakeFirefox {
             profile,
@@ -80,7 +80,7 @@ impl FakeFirefox {
     /// other step (all its chunks new) and otherwise the same tabs with a new
     /// `lastUpdate` (a chunk or two new); every few steps the other files
     /// change too, and now and then the new recovery file is damaged.
-    fn advance(&mut self) {
+    pub(crate) fn advance(&mut self) {
         self.step += 1;
         let s = self.step;
         let recovery = self.profile.join("sessionstore-backups/recovery.jsonlz4");
@@ -153,7 +153,7 @@ fn backup(env: &TestEnv, profile: &Path, store: &Path) -> Command {
 }
 
 /// Run a backup to its end; it must succeed (0, or 3 for a damaged newest file).
-fn backup_ok(env: &TestEnv, profile: &Path, store: &Path) -> Duration {
+pub(crate) fn backup_ok(env: &TestEnv, profile: &Path, store: &Path) -> Duration {
     let start = Instant::now();
     let out = backup(env, profile, store).output().unwrap();
     let took = start.elapsed();
@@ -188,7 +188,7 @@ fn chunk_files(store: &Path) -> BTreeSet<String> {
 /// Check every catalogued snapshot of `store` against what was written;
 /// contents in `verified` were checked before and are skipped. Returns the
 /// snapshots and the number of chunk files no snapshot references.
-fn verify(
+pub(crate) fn verify(
     store: &Store,
     written: &HashMap<Digest, (Vec<u8>, bool)>,
     verified: &mut HashSet<Digest>,
@@ -228,7 +228,7 @@ fn list_count(env: &TestEnv, profile: &Path, store: &Path) -> usize {
 
 /// Start a backup and SIGKILL it after `delay`, unless it exits first (then
 /// it must have succeeded); true if it was killed.
-fn kill_after(mut cmd: Command, delay: Duration) -> bool {
+pub(crate) fn kill_after(mut cmd: Command, delay: Duration) -> bool {
     let deadline = Instant::now() + delay;
     let mut child = cmd
         .stdout(Stdio::null())

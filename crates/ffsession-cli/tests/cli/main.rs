@@ -5,6 +5,7 @@ mod convert;
 mod corpus;
 mod diff;
 mod durability;
+mod durability_ops;
 mod profiles;
 mod read;
 mod rescue;

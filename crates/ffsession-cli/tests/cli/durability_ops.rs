@@ -1,0 +1,275 @@
+//! Never lose data, beyond `backup`: `prune` and `restore` killed with SIGKILL
+//! at a hundred points each (durability.rs does `backup`). After every kill,
+//! every snapshot the store lists reads back byte-identical, nothing the
+//! retention policy keeps is gone, and the profile holds either its old
+//! session files or the restored one, never a mix that loses a session: a
+//! file that is gone from the profile is in the store.
+#![cfg(unix)]
+
+use std::collections::{BTreeSet, HashSet};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ffsession::store::{Digest, Store};
+
+use crate::common::{ok_json, TestEnv};
+use crate::durability::{backup_ok, kill_after, verify, FakeFirefox, DELAY_ENV};
+
+const RUNS: u64 = 100;
+
+/// Copy a folder tree.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn ids(store: &Path) -> BTreeSet<i64> {
+    Store::open_read_only(store)
+        .unwrap()
+        .snapshots()
+        .unwrap()
+        .iter()
+        .map(|s| s.id.0)
+        .collect()
+}
+
+/// The median of three whole runs of `cmd` (each on a fresh copy made by
+/// `fresh`).
+fn timed(mut run: impl FnMut() -> Command) -> Duration {
+    let mut took: Vec<Duration> = (0..3)
+        .map(|_| {
+            let mut cmd = run();
+            let start = Instant::now();
+            let out = cmd.stdout(Stdio::null()).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            start.elapsed()
+        })
+        .collect();
+    took.sort();
+    took[1]
+}
+
+/// Kill times spread evenly over 1.2 times a whole run, in a shuffled order.
+fn kill_time(i: u64, whole: Duration) -> Duration {
+    whole.mul_f64(1.2 * ((i * 37) % RUNS) as f64 / RUNS as f64)
+}
+
+#[test]
+fn kill_9_at_a_hundred_points_of_prune_loses_nothing_it_keeps() {
+    let env = TestEnv::new();
+    let store = env.path().join("store");
+    let mut fx = FakeFirefox::new(env.path().join("profile"), 3);
+    for _ in 0..12 {
+        fx.advance();
+        backup_ok(&env, &fx.profile, &store);
+    }
+    let all = ids(&store);
+    let prune = |dir: &Path| {
+        let mut cmd = env.std_store_cmd_at(&fx.profile, dir);
+        cmd.args([
+            "prune",
+            "--keep-last",
+            "4",
+            "--keep-hourly",
+            "0",
+            "--keep-daily",
+            "0",
+        ])
+        .args([
+            "--keep-weekly",
+            "0",
+            "--keep-monthly",
+            "0",
+            "--keep-yearly",
+            "0",
+        ])
+        .env(DELAY_ENV, "1")
+        .stdin(Stdio::null());
+        cmd
+    };
+    // What a whole prune keeps.
+    let mut n = 0;
+    let mut fresh = || {
+        n += 1;
+        let dir = env.path().join(format!("copy-{n}"));
+        copy_tree(&store, &dir);
+        dir
+    };
+    let whole_dir = fresh();
+    let whole = timed(|| prune(&fresh()));
+    let out = prune(&whole_dir).output().unwrap();
+    assert!(out.status.success());
+    let kept = ids(&whole_dir);
+    assert!(
+        kept.len() >= 4 && kept.len() < all.len(),
+        "{kept:?} of {all:?}"
+    );
+
+    let mut killed = 0;
+    for i in 0..RUNS {
+        let dir = fresh();
+        killed += u32::from(kill_after(prune(&dir), kill_time(i, whole)));
+        let left = ids(&dir);
+        assert!(
+            left.is_superset(&kept),
+            "run {i}: kept snapshots gone: {left:?}"
+        );
+        let store = Store::open_read_only(&dir).unwrap();
+        verify(&store, &fx.written, &mut HashSet::new());
+        drop(store);
+        // Pruning again finishes the job, and leaves no stray chunk.
+        assert!(prune(&dir).output().unwrap().status.success());
+        assert_eq!(ids(&dir), kept, "run {i}");
+        let store = Store::open_read_only(&dir).unwrap();
+        let (_, unreferenced) = verify(&store, &fx.written, &mut HashSet::new());
+        assert_eq!(unreferenced, 0, "run {i}");
+        drop(store);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+    eprintln!("prune: {killed} of {RUNS} runs killed (a whole prune took {whole:?})");
+    assert!(killed >= RUNS as u32 / 2, "{killed}");
+}
+
+/// The content the store would keep for a session file's bytes.
+fn content_digest(bytes: &[u8]) -> Digest {
+    match ffsession::format::decompress(bytes) {
+        Ok(json) => Digest::of(&json),
+        Err(_) => Digest::of(bytes),
+    }
+}
+
+#[test]
+fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
+    let env = TestEnv::new();
+    let store = env.path().join("store");
+    let mut fx = FakeFirefox::new(env.path().join("profile"), 3);
+    fx.advance();
+    backup_ok(&env, &fx.profile, &store);
+    let snapshots = ok_json(
+        env.store_cmd_at(&fx.profile, &store)
+            .args(["list", "--json"]),
+    );
+    let target = snapshots
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["status"] == "ok" && s["file_name"] == "sessionstore-backups/recovery.jsonlz4")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let target_json = Store::open_read_only(&store)
+        .unwrap()
+        .read_json(ffsession::store::SnapshotId(target))
+        .unwrap();
+    // The profile moves on, so the restore changes it.
+    for _ in 0..3 {
+        fx.advance();
+    }
+    fs::write(fx.profile.join("prefs.js"), "user_pref(\"a\", 1);\n").unwrap();
+    let old: Vec<(String, Vec<u8>)> = ffsession::sources::list(&fx.profile)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.name.clone(), fs::read(&f.path).unwrap()))
+        .collect();
+    let old_prefs = fs::read_to_string(fx.profile.join("prefs.js")).unwrap();
+
+    let mut n = 0;
+    let mut fresh = || {
+        n += 1;
+        let dir = env.path().join(format!("run-{n}"));
+        copy_tree(&store, &dir.join("store"));
+        copy_tree(&fx.profile, &dir.join("profile"));
+        dir
+    };
+    let restore = |dir: &Path| {
+        let mut cmd = env.std_store_cmd_at(&dir.join("profile"), &dir.join("store"));
+        cmd.args(["restore", &target.to_string()])
+            .env(DELAY_ENV, "2")
+            .stdin(Stdio::null());
+        cmd
+    };
+    let whole = timed(|| restore(&fresh()));
+
+    let mut killed = 0;
+    let mut restored_seen = 0;
+    for i in 0..RUNS {
+        let dir = fresh();
+        let profile = dir.join("profile");
+        killed += u32::from(kill_after(restore(&dir), kill_time(i, whole)));
+        let store = Store::open_read_only(&dir.join("store")).unwrap();
+        verify(&store, &fx.written, &mut HashSet::new());
+        let stored: HashSet<Digest> = store
+            .snapshots()
+            .unwrap()
+            .iter()
+            .map(|s| s.content_hash)
+            .collect();
+        drop(store);
+        // Each old file is still there as it was, or (set aside by the
+        // restore) it is in the store.
+        for (name, bytes) in &old {
+            match fs::read(profile.join(name)) {
+                Ok(now) if &now == bytes => {}
+                Ok(now) if name == "sessionstore.jsonlz4" => {
+                    assert_eq!(
+                        ffsession::format::decompress(&now).unwrap(),
+                        target_json,
+                        "run {i}: sessionstore.jsonlz4 is neither old nor restored"
+                    );
+                    assert!(
+                        stored.contains(&content_digest(bytes)),
+                        "run {i}: old {name} lost"
+                    );
+                    restored_seen += 1;
+                }
+                Ok(_) => panic!("run {i}: {name} changed"),
+                Err(_) => assert!(
+                    stored.contains(&content_digest(bytes)),
+                    "run {i}: {name} gone and not stored"
+                ),
+            }
+        }
+        let prefs = fs::read_to_string(profile.join("prefs.js")).unwrap();
+        assert!(
+            prefs == old_prefs || prefs.contains("resume_session_once\", true"),
+            "run {i}: prefs.js {prefs:?}"
+        );
+        // A restore run to its end afterwards puts the snapshot in place.
+        let out = restore(&dir).env_remove(DELAY_ENV).output().unwrap();
+        assert!(
+            out.status.success(),
+            "run {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let now = fs::read(profile.join("sessionstore.jsonlz4")).unwrap();
+        assert_eq!(
+            ffsession::format::decompress(&now).unwrap(),
+            target_json,
+            "run {i}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+    eprintln!(
+        "restore: {killed} of {RUNS} runs killed (a whole restore took {whole:?}); \
+         {restored_seen} left the restored sessionstore.jsonlz4 in place"
+    );
+    assert!(killed >= RUNS as u32 / 2, "{killed}");
+    assert!(
+        restored_seen > 0 && restored_seen < RUNS as usize,
+        "{restored_seen}"
+    );
+}
