@@ -210,7 +210,7 @@ fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
         let dir = fresh();
         let profile = dir.join("profile");
         killed += u32::from(kill_after(restore(&dir), kill_time(i, whole)));
-        let store = Store::open_read_only(&dir.join("store")).unwrap();
+        let store = Store::open_read_only(dir.join("store")).unwrap();
         verify(&store, &fx.written, &mut HashSet::new());
         let stored: HashSet<Digest> = store
             .snapshots()
