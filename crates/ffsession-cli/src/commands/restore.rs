@@ -60,7 +60,11 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             )
         })?)
     };
-    let mut store = super::open_existing_store(&dir, !args.dry_run)?;
+    let mut store = if args.dry_run {
+        super::open_existing_store(&dir, false)?
+    } else {
+        super::open_existing_store_waiting(global, &dir)?
+    };
     let plan = restore::plan(&store, id, &profile.path)?;
     let mut out = io::stdout().lock();
     let verb = |now: &str, later: &str| {

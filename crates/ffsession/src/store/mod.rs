@@ -72,6 +72,7 @@ mod catalog;
 mod chunk;
 mod error;
 mod layout;
+mod queries;
 mod snapshot;
 mod tabs;
 
@@ -84,6 +85,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
+pub use layout::lock_holder;
 pub use snapshot::{
     unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
     StoreStats, UnreferencedChunk,
