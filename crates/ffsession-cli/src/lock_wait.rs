@@ -39,16 +39,28 @@ pub fn parse_lock_wait(text: &str) -> Result<Duration> {
 fn holder(dir: &Path) -> String {
     match lock_holder(dir) {
         Some(pid) => {
+            // Linux only: the holder's command, short and on one line.
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
                 .ok()
                 .map(|b| {
-                    let words: Vec<String> = b
-                        .split(|&c| c == 0)
-                        .filter(|w| !w.is_empty())
-                        .take(3)
-                        .map(|w| String::from_utf8_lossy(w).into_owned())
+                    let mut words = b.split(|&c| c == 0).filter(|w| !w.is_empty());
+                    let program = words.next().map(|w| {
+                        let w = String::from_utf8_lossy(w).into_owned();
+                        w.rsplit('/').next().unwrap_or_default().to_owned()
+                    });
+                    let text = program
+                        .into_iter()
+                        .chain(words.take(2).map(|w| String::from_utf8_lossy(w).into_owned()))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let text: String = text
+                        .chars()
+                        .map(|c| if c.is_control() { ' ' } else { c })
                         .collect();
-                    words.join(" ")
+                    match text.char_indices().nth(40) {
+                        Some((i, _)) => format!("{}...", &text[..i]),
+                        None => text,
+                    }
                 })
                 .filter(|s| !s.is_empty());
             match cmdline {
