@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! <store>/                      0700 (tightened to 0700 when opened for writing)
-//!   lock                        empty; exclusively locked while open for writing
+//!   lock                        the writer's pid; exclusively locked while open for writing
 //!   catalog.sqlite              the catalog (+ -wal, -shm while open), 0600
 //!   chunks/<2 hex>/<digest>.zst one zstd frame per chunk, 0600, never rewritten
 //! ```
