@@ -50,7 +50,11 @@ fn holder(dir: &Path) -> String {
                     });
                     let text = program
                         .into_iter()
-                        .chain(words.take(2).map(|w| String::from_utf8_lossy(w).into_owned()))
+                        .chain(
+                            words
+                                .take(2)
+                                .map(|w| String::from_utf8_lossy(w).into_owned()),
+                        )
                         .collect::<Vec<_>>()
                         .join(" ");
                     let text: String = text
@@ -85,11 +89,7 @@ pub fn with_lock_wait(
         match open() {
             Err(StoreError::Locked { .. }) if wait.is_zero() => {
                 return Err(UserError::with_hint(
-                    format!(
-                        "{}: the store is locked by {}",
-                        dir.display(),
-                        holder(dir)
-                    ),
+                    format!("{}: the store is locked by {}", dir.display(), holder(dir)),
                     "pass --lock-wait 1m to wait for it, or try again when it has finished",
                 ));
             }

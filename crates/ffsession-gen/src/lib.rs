@@ -545,7 +545,11 @@ impl FlockHolder {
         std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
             .read_line(&mut line)
             .expect("reading the lock holder's output");
-        assert_eq!(line.trim(), "locked", "the lock holder did not take the lock");
+        assert_eq!(
+            line.trim(),
+            "locked",
+            "the lock holder did not take the lock"
+        );
         FlockHolder(child)
     }
 

@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use jiff::tz::TimeZone;
 
-use crate::backup::{backup_profile_with, BackupError, BackupReport, UnchangedFile, UnchangedFiles};
+use crate::backup::{
+    backup_profile_with, BackupError, BackupReport, UnchangedFile, UnchangedFiles,
+};
 use crate::prune::{self, PruneOutcome};
 use crate::retention::RetentionPolicy;
 use crate::store::{SnapshotId, Store};

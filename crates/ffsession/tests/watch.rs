@@ -71,13 +71,20 @@ fn unchanged_files_are_not_stored_and_said_once_per_change() {
             .unwrap()
             .id
     };
-    let (rec1, prev1) = (id_of(&first, "recovery.jsonlz4"), id_of(&first, "previous.jsonlz4"));
+    let (rec1, prev1) = (
+        id_of(&first, "recovery.jsonlz4"),
+        id_of(&first, "previous.jsonlz4"),
+    );
 
     // Nothing changed: nothing stored, said once.
     let second = cycle(&mut store, "p", &profile, T0 + HOUR, &policy, &tz).unwrap();
     assert!(second.backup.snapshots.is_empty());
     assert!(second.pruned.is_none(), "no prune when nothing was stored");
-    let said: Vec<UnchangedFile> = notices.update(&second.backup).into_iter().cloned().collect();
+    let said: Vec<UnchangedFile> = notices
+        .update(&second.backup)
+        .into_iter()
+        .cloned()
+        .collect();
     assert_eq!(
         said,
         vec![
@@ -93,7 +100,10 @@ fn unchanged_files_are_not_stored_and_said_once_per_change() {
     );
     let third = cycle(&mut store, "p", &profile, T0 + 2 * HOUR, &policy, &tz).unwrap();
     assert_eq!(third.backup.unchanged.len(), 2);
-    assert!(notices.update(&third.backup).is_empty(), "quiet until it changes");
+    assert!(
+        notices.update(&third.backup).is_empty(),
+        "quiet until it changes"
+    );
 
     // The recovery file changes: stored; previous stays quiet.
     write(&profile, "recovery.jsonlz4", &session(6, 3));
@@ -124,8 +134,16 @@ fn latest_content_is_the_content_of_the_newest_snapshot_of_that_file() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("profile");
     let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
-    assert_eq!(store.latest_content("p", "sessionstore-backups/recovery.jsonlz4").unwrap(), None);
-    for (i, bytes) in [session(3, 1), b"mozLz40\0damaged".to_vec(), session(3, 1)].iter().enumerate() {
+    assert_eq!(
+        store
+            .latest_content("p", "sessionstore-backups/recovery.jsonlz4")
+            .unwrap(),
+        None
+    );
+    for (i, bytes) in [session(3, 1), b"mozLz40\0damaged".to_vec(), session(3, 1)]
+        .iter()
+        .enumerate()
+    {
         write(&profile, "recovery.jsonlz4", bytes);
         let r = backup_profile(&mut store, "p", &profile, T0 + i as u64).unwrap();
         let s = &r.snapshots[0];
@@ -145,7 +163,12 @@ fn latest_content_is_the_content_of_the_newest_snapshot_of_that_file() {
         assert_eq!(source.content_digest(), s.content_hash, "file {i}");
     }
     // Another profile's snapshots are not this one's.
-    assert_eq!(store.latest_content("q", "sessionstore-backups/recovery.jsonlz4").unwrap(), None);
+    assert_eq!(
+        store
+            .latest_content("q", "sessionstore-backups/recovery.jsonlz4")
+            .unwrap(),
+        None
+    );
 }
 
 #[test]
@@ -173,7 +196,10 @@ fn each_cycle_applies_the_policy_with_its_protections() {
     write(&profile, "recovery.jsonlz4", &session(3, 100));
     cycle(&mut store, "p", &profile, T0 + 6 * HOUR, &policy, &tz).unwrap();
     let ids: Vec<i64> = store.snapshots().unwrap().iter().map(|s| s.id.0).collect();
-    assert!(ids.contains(&5), "the last good snapshot before the shrunken one: {ids:?}");
+    assert!(
+        ids.contains(&5),
+        "the last good snapshot before the shrunken one: {ids:?}"
+    );
     assert_eq!(&ids[..2], &[7, 6]);
     // Garbage collection ran: no chunk file is left that no snapshot uses.
     assert!(store.unreferenced_chunks().unwrap().is_empty());

@@ -151,9 +151,7 @@ pub fn open_existing_store_waiting(
 /// `--lock-wait` while another ffsession holds it.
 pub fn create_store_waiting(global: &GlobalArgs, dir: &Path) -> Result<ffsession::store::Store> {
     let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
-    crate::lock_wait::with_lock_wait(dir, wait, || {
-        ffsession::store::Store::create_or_open(dir)
-    })
+    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::create_or_open(dir))
 }
 
 /// The profile's store, read-only, with its snapshots (newest first); an empty

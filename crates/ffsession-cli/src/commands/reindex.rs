@@ -30,7 +30,8 @@ pub struct ReindexArgs {
 pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
     let config = global.config()?;
     let profile = global.profile()?;
-    let mut store = super::open_existing_store_waiting(global, &global.store_dir(&config, &profile)?)?;
+    let mut store =
+        super::open_existing_store_waiting(global, &global.store_dir(&config, &profile)?)?;
     let bar = ProgressBar::new(0);
     if io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::stderr());

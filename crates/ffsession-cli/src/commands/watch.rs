@@ -171,7 +171,14 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
             };
             retry_at = None;
             let now_ms = super::now_ms();
-            let report = cycle(&mut store, &profile.name, &profile.path, now_ms, &policy, &tz)?;
+            let report = cycle(
+                &mut store,
+                &profile.name,
+                &profile.path,
+                now_ms,
+                &policy,
+                &tz,
+            )?;
             drop(store);
             debouncer.snapshot_taken(start.elapsed());
             let when = fmt::local_time_or_unknown(Some(now_ms));
@@ -186,7 +193,11 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 )?;
             }
             for u in notices.update(&report.backup) {
-                writeln!(out, "{when}  {} unchanged since #{}, not stored", u.file, u.since)?;
+                writeln!(
+                    out,
+                    "{when}  {} unchanged since #{}, not stored",
+                    u.file, u.since
+                )?;
             }
             if let Some(p) = report.pruned.filter(|p| p.removed > 0) {
                 writeln!(

@@ -57,7 +57,10 @@ fn a_second_backup_times_out_with_a_hint() {
     let env = TestEnv::new();
     let (profile, holder) = locked_store(&env);
     let start = Instant::now();
-    let err = expect_error(env.store_cmd(&profile).args(["backup", "--lock-wait", "1s"]));
+    let err = expect_error(
+        env.store_cmd(&profile)
+            .args(["backup", "--lock-wait", "1s"]),
+    );
     let took = start.elapsed();
     assert!(took >= Duration::from_secs(1), "{took:?}");
     assert!(took < Duration::from_secs(20), "{took:?}");
@@ -79,7 +82,10 @@ fn a_second_backup_times_out_with_a_hint() {
     assert_eq!(env.snapshot_ids(&profile).len(), 1, "nothing was added");
 
     // --lock-wait 0: at once, and the same with `prune`.
-    for args in [&["backup", "--lock-wait", "0"][..], &["prune", "--lock-wait=0"]] {
+    for args in [
+        &["backup", "--lock-wait", "0"][..],
+        &["prune", "--lock-wait=0"],
+    ] {
         let start = Instant::now();
         let err = expect_error(env.store_cmd(&profile).args(args));
         assert!(start.elapsed() < Duration::from_secs(5));
@@ -102,7 +108,10 @@ fn readers_never_wait_for_a_writer() {
     let start = Instant::now();
     let list = ok_json(env.store_cmd(&profile).args(["list", "--json"]));
     assert_eq!(list.as_array().unwrap().len(), 1);
-    let hits = ok_json(env.store_cmd(&profile).args(["search", "--json", "Example"]));
+    let hits = ok_json(
+        env.store_cmd(&profile)
+            .args(["search", "--json", "Example"]),
+    );
     assert!(hits.as_array().is_some());
     let out = ok_output(env.store_cmd(&profile).args(["list"]));
     assert!(!stderr(&out).contains("waiting"), "{}", stderr(&out));
@@ -144,7 +153,10 @@ fn backup_all_profiles_stores_each_profile_into_its_own_store() {
     assert!(out.contains("profile work:\n#1 "), "{out}");
     for (name, tabs) in [("default", 2), ("work", 4)] {
         assert!(
-            out.contains(&format!("1 snapshot stored in {}", data.join(name).display())),
+            out.contains(&format!(
+                "1 snapshot stored in {}",
+                data.join(name).display()
+            )),
             "{out}"
         );
         let list = ok_json(env.cmd().args(["--profile", name, "list", "--json"]));
@@ -154,21 +166,27 @@ fn backup_all_profiles_stores_each_profile_into_its_own_store() {
     }
     // A single store cannot take several profiles.
     let err = expect_error(env.cmd().args(["--store", "x", "backup", "--all-profiles"]));
-    assert!(err.contains("--all-profiles puts each profile into its own store"), "{err}");
+    assert!(
+        err.contains("--all-profiles puts each profile into its own store"),
+        "{err}"
+    );
 }
 
 #[test]
 fn backup_all_profiles_goes_on_after_a_failure_and_exits_non_zero() {
     let env = TestEnv::new();
     two_profiles(&env, true);
-    let out = env.cmd().args(["backup", "--all-profiles"]).output().unwrap();
+    let out = env
+        .cmd()
+        .args(["backup", "--all-profiles"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
     assert!(
-        lines[0].starts_with("ffsession: error: profile \"work\": ")
-            && lines[0].contains("b.work"),
+        lines[0].starts_with("ffsession: error: profile \"work\": ") && lines[0].contains("b.work"),
         "{err}"
     );
     assert_eq!(
@@ -176,26 +194,43 @@ fn backup_all_profiles_goes_on_after_a_failure_and_exits_non_zero() {
         "ffsession: error: 1 of 2 profiles failed: work (hint: the other profiles were backed up; see the errors above)"
     );
     let list = ok_json(env.cmd().args(["--profile", "default", "list", "--json"]));
-    assert_eq!(list.as_array().unwrap().len(), 1, "the good profile was backed up");
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "the good profile was backed up"
+    );
 }
 
 #[test]
 fn service_install_all_profiles_writes_one_unit_per_profile() {
     let env = TestEnv::new();
     two_profiles(&env, false);
-    let out = ok_stdout(env.cmd().args(["service", "install", "--all-profiles", "--no-enable"]));
+    let out = ok_stdout(
+        env.cmd()
+            .args(["service", "install", "--all-profiles", "--no-enable"]),
+    );
     let units = env.home().join(".config/systemd/user");
     for (name, dir) in [("default", "a.default"), ("work", "b.work")] {
         let path = units.join(format!("ffsession-watch-{name}.service"));
         let unit = fs::read_to_string(&path).unwrap();
         let profile = env.firefox_root().join("Profiles").join(dir);
         assert!(
-            unit.contains(&format!("\"watch\" \"--profile\" \"{}\"\n", profile.display())),
+            unit.contains(&format!(
+                "\"watch\" \"--profile\" \"{}\"\n",
+                profile.display()
+            )),
             "{unit}"
         );
         assert!(out.contains(&format!("wrote {}", path.display())), "{out}");
     }
-    let out = ok_stdout(env.cmd().args(["service", "uninstall", "--all-profiles", "--no-enable"]));
-    assert_eq!(out.lines().filter(|l| l.starts_with("removed ")).count(), 2, "{out}");
+    let out = ok_stdout(
+        env.cmd()
+            .args(["service", "uninstall", "--all-profiles", "--no-enable"]),
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("removed ")).count(),
+        2,
+        "{out}"
+    );
     assert!(fs::read_dir(&units).unwrap().next().is_none());
 }

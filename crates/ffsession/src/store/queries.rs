@@ -61,7 +61,9 @@ impl Store {
                 .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
                 .optional()
                 .or_else(|e| match e {
-                    rusqlite::Error::SqliteFailure(_, Some(ref m)) if m.contains("no such table") => {
+                    rusqlite::Error::SqliteFailure(_, Some(ref m))
+                        if m.contains("no such table") =>
+                    {
                         Ok(None)
                     }
                     e => Err(e),
