@@ -234,3 +234,96 @@ fn service_install_all_profiles_writes_one_unit_per_profile() {
     );
     assert!(fs::read_dir(&units).unwrap().next().is_none());
 }
+
+#[test]
+fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
+    let env = TestEnv::new();
+    let profile = env.profile_with_recovery(&packed(5, 1_000));
+    let child = env
+        .std_store_cmd_at(&profile, &env.store_dir())
+        .args(["watch", "--interval", "1s", "--keep-last", "2"])
+        .args([
+            "--keep-hourly",
+            "0",
+            "--keep-daily",
+            "0",
+            "--keep-weekly",
+            "0",
+        ])
+        .args(["--keep-monthly", "0", "--keep-yearly", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ids = |env: &TestEnv| -> Vec<i64> {
+        let out = env
+            .store_cmd(&profile)
+            .args(["list", "--json"])
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            return Vec::new();
+        }
+        crate::common::stdout_json(&out)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_i64().unwrap())
+            .collect()
+    };
+    let wait_for = |id: i64| {
+        for _ in 0..200 {
+            if ids(&env).first() == Some(&id) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no snapshot {id} within 10 s: {:?}", ids(&env));
+    };
+    wait_for(1);
+    // The service does not hold the store between snapshots: a backup runs.
+    ok_output(
+        env.store_cmd(&profile)
+            .args(["backup", "--lock-wait", "10s"]),
+    );
+    let backups = profile.join("sessionstore-backups");
+    let replace = |bytes: &[u8]| {
+        fs::write(backups.join("recovery.jsonlz4.tmp"), bytes).unwrap();
+        fs::rename(
+            backups.join("recovery.jsonlz4.tmp"),
+            backups.join("recovery.jsonlz4"),
+        )
+        .unwrap();
+    };
+    for (i, tabs) in [6, 7, 8].into_iter().enumerate() {
+        replace(&packed(tabs, 2_000));
+        wait_for(3 + i as i64);
+    }
+    // Firefox writes the same session again, twice: two unchanged cycles.
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(1_300));
+        replace(&packed(8, 2_000));
+    }
+    std::thread::sleep(Duration::from_millis(1_500));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        ids(&env),
+        vec![5, 4],
+        "keep-last 2 applied by watch: {text}"
+    );
+    let said = |id: i64| {
+        text.matches(&format!(
+            "sessionstore-backups/recovery.jsonlz4 unchanged since #{id}, not stored"
+        ))
+        .count()
+    };
+    assert_eq!(said(5), 1, "said once, then quiet: {text}");
+    assert!(text.matches(" pruned 1 snapshot ").count() >= 2, "{text}");
+    assert!(text.trim_end().ends_with("stopped"), "{text}");
+}
