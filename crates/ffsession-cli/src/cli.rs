@@ -60,6 +60,11 @@ pub struct GlobalArgs {
     /// Configuration file [default: <config dir>/ffsession/config.toml]
     #[arg(long, global = true, value_name = "FILE", env = "FFSESSION_CONFIG")]
     pub config: Option<PathBuf>,
+
+    /// How long a command that changes the store waits for another ffsession
+    /// (the watch service, say) to release it, like 30s or 5m; 0 fails at once
+    #[arg(long, global = true, value_name = "DURATION", default_value = "1m")]
+    pub lock_wait: String,
 }
 
 /// The subcommands.

@@ -64,7 +64,7 @@ impl UserError {
     }
 }
 
-fn hint(err: &anyhow::Error) -> Option<String> {
+pub fn hint(err: &anyhow::Error) -> Option<String> {
     err.chain().find_map(|cause| {
         if let Some(e) = cause.downcast_ref::<ffsession::Error>() {
             return e.hint().map(str::to_owned);

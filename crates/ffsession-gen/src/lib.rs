@@ -521,6 +521,52 @@ impl Drop for FcntlLockHolder {
     }
 }
 
+/// A child process holding an exclusive `flock` on a file, as a writing
+/// ffsession holds its store's `lock` (flock locks conflict between open files
+/// even within one process, but a CLI test needs the holder outside the
+/// `ffsession` it runs). Writes its process id into the file, as ffsession
+/// does. Needs `python3`. The lock is released when this value is dropped.
+#[cfg(unix)]
+pub struct FlockHolder(std::process::Child);
+
+#[cfg(unix)]
+impl FlockHolder {
+    /// Lock `path` (created if missing) and return once the lock is held.
+    pub fn hold(path: &std::path::Path) -> FlockHolder {
+        use std::io::BufRead;
+        let script = "import fcntl, os, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\nf.truncate(0)\nf.write('%d\\n' % os.getpid())\nf.flush()\nprint('locked', flush=True)\ntime.sleep(120)\n";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 is needed to hold a flock");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("reading the lock holder's output");
+        assert_eq!(
+            line.trim(),
+            "locked",
+            "the lock holder did not take the lock"
+        );
+        FlockHolder(child)
+    }
+
+    /// The holder's process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+#[cfg(unix)]
+impl Drop for FlockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Every file (not folder) under `dir`, recursively; empty if `dir` is missing.
 pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

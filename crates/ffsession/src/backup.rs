@@ -8,12 +8,16 @@
 //! it is corrupt, or holds fewer than half the tabs of the last good snapshot
 //! taken before this backup, the report carries an [`Alarm`]. The snapshots are
 //! kept either way, marked, so the evidence is never lost.
+//!
+//! [`backup_profile_with`] with [`UnchangedFiles::Skip`] (what `watch` does)
+//! leaves out a file whose content is that of its newest snapshot, and says so
+//! in [`BackupReport::unchanged`]; the explicit `backup` stores every file.
 
 use std::path::Path;
 
 use crate::retention::is_shrunken;
 use crate::sources;
-use crate::store::{SnapshotInfo, SnapshotSource, Store, StoreError};
+use crate::store::{SnapshotId, SnapshotInfo, SnapshotSource, Store, StoreError};
 
 /// Why a backup deserves the user's attention.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -84,6 +88,29 @@ pub struct BackupReport {
     pub snapshots: Vec<SnapshotInfo>,
     /// Set when the newest file is corrupt or shrunken.
     pub alarm: Option<Alarm>,
+    /// Files left out because their content is that of their newest snapshot
+    /// (only with [`UnchangedFiles::Skip`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<UnchangedFile>,
+}
+
+/// A file not stored again: its content is that of its newest snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UnchangedFile {
+    /// The file, relative to the profile.
+    pub file: String,
+    /// Its newest snapshot, whose content it still has.
+    pub since: SnapshotId,
+}
+
+/// What a backup does with a file whose content is that of the file's newest
+/// snapshot in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnchangedFiles {
+    /// Take a snapshot anyway (a catalog row; no chunk is stored twice).
+    Store,
+    /// Take none, and list the file in [`BackupReport::unchanged`].
+    Skip,
 }
 
 /// Why a backup failed.
@@ -106,13 +133,27 @@ pub fn backup_profile(
     profile_dir: &Path,
     now_ms: u64,
 ) -> Result<BackupReport, BackupError> {
+    backup_profile_with(store, profile, profile_dir, now_ms, UnchangedFiles::Store)
+}
+
+/// [`backup_profile`], choosing what to do with files that did not change
+/// since their newest snapshot. The alarm looks at the newest file only when
+/// it is stored: an unchanged file was judged when its content was stored.
+pub fn backup_profile_with(
+    store: &mut Store,
+    profile: &str,
+    profile_dir: &Path,
+    now_ms: u64,
+    unchanged_files: UnchangedFiles,
+) -> Result<BackupReport, BackupError> {
     let last_good = store
         .snapshots()?
         .into_iter()
         .find(|s| s.is_ok() && s.counts.is_some());
     let files = sources::list(profile_dir)?;
     let mut read = Vec::with_capacity(files.len());
-    let mut newest: Option<(usize, std::time::SystemTime)> = None;
+    let mut newest: Option<(Option<usize>, std::time::SystemTime)> = None;
+    let mut unchanged = Vec::new();
     for file in &files {
         let source = match SnapshotSource::read(profile, file) {
             Ok(source) => source,
@@ -120,16 +161,29 @@ pub fn backup_profile(
             Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e.into()),
         };
+        let same = match unchanged_files {
+            UnchangedFiles::Store => None,
+            UnchangedFiles::Skip => store
+                .latest_content(profile, &source.file_name)?
+                .filter(|(_, digest)| *digest == source.content_digest())
+                .map(|(id, _)| id),
+        };
         if let Some(m) = file.modified {
             if newest.is_none_or(|(_, t)| m > t) {
-                newest = Some((read.len(), m));
+                newest = Some((same.is_none().then_some(read.len()), m));
             }
         }
-        read.push(source);
+        match same {
+            Some(since) => unchanged.push(UnchangedFile {
+                file: source.file_name,
+                since,
+            }),
+            None => read.push(source),
+        }
     }
     // All files or none: a failure (a full disk) leaves the catalog as it was.
     let taken = store.add_snapshots(read, now_ms)?;
-    let alarm = newest.and_then(|(i, _)| {
+    let alarm = newest.and_then(|(i, _)| i).and_then(|i| {
         let s = &taken[i];
         match (&s.status, s.counts, &last_good) {
             (crate::store::SnapshotStatus::Corrupt { reason }, _, _) => {
@@ -153,5 +207,6 @@ pub fn backup_profile(
     Ok(BackupReport {
         snapshots: taken,
         alarm,
+        unchanged,
     })
 }

@@ -30,6 +30,7 @@ pub mod format;
 pub mod fs_util;
 mod legacy;
 pub mod profile;
+pub mod prune;
 pub mod rescue;
 pub mod restore;
 pub mod retention;

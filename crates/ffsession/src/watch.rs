@@ -6,8 +6,25 @@
 //! changes keep coming, as soon as the interval allows after a change, and at
 //! once when Firefox exits (its final `sessionstore.jsonlz4`, or the last
 //! recovery file after a crash), whatever the interval.
+//!
+//! Each snapshot is a [`cycle`]: back up the files whose content changed since
+//! their newest snapshot ([`UnchangedFiles::Skip`]), then, if anything was
+//! stored, apply the retention policy ([`crate::prune`]), so a store that
+//! `watch` feeds for years stays bounded by the policy. [`UnchangedNotices`]
+//! turns the unchanged files of each cycle into notices said once per change.
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
+
+use jiff::tz::TimeZone;
+
+use crate::backup::{
+    backup_profile_with, BackupError, BackupReport, UnchangedFile, UnchangedFiles,
+};
+use crate::prune::{self, PruneOutcome};
+use crate::retention::RetentionPolicy;
+use crate::store::{SnapshotId, Store};
 
 /// The default minimum time between two snapshots.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5 * 60);
@@ -64,6 +81,59 @@ impl Debouncer {
         self.last_snapshot = Some(now);
         self.pending = false;
         self.urgent = false;
+    }
+}
+
+/// What one watch cycle did.
+#[derive(Debug, Clone)]
+pub struct CycleReport {
+    /// The backup: snapshots taken, files unchanged, the alarm.
+    pub backup: BackupReport,
+    /// What retention removed; `None` when nothing was stored (nothing to
+    /// prune that the last cycle did not already consider).
+    pub pruned: Option<PruneOutcome>,
+}
+
+/// One watch snapshot at `now_ms`: back up the changed files of the profile
+/// in `profile_dir` into `store`, then apply `policy` (periods in `tz`) if
+/// anything was stored.
+pub fn cycle(
+    store: &mut Store,
+    profile: &str,
+    profile_dir: &Path,
+    now_ms: u64,
+    policy: &RetentionPolicy,
+    tz: &TimeZone,
+) -> Result<CycleReport, BackupError> {
+    let backup = backup_profile_with(store, profile, profile_dir, now_ms, UnchangedFiles::Skip)?;
+    let pruned = if backup.snapshots.is_empty() {
+        None
+    } else {
+        Some(prune::apply(store, policy, tz)?)
+    };
+    Ok(CycleReport { backup, pruned })
+}
+
+/// Which files were last said to be unchanged, so each "unchanged since #N"
+/// is said once, and again only after the file changed.
+#[derive(Debug, Clone, Default)]
+pub struct UnchangedNotices {
+    said: HashMap<String, SnapshotId>,
+}
+
+impl UnchangedNotices {
+    /// The unchanged files of `report` not yet said (since their last change);
+    /// files stored by `report` are forgotten, so their next "unchanged" is
+    /// said again.
+    pub fn update<'r>(&mut self, report: &'r BackupReport) -> Vec<&'r UnchangedFile> {
+        for s in &report.snapshots {
+            self.said.remove(&s.file_name);
+        }
+        report
+            .unchanged
+            .iter()
+            .filter(|u| self.said.insert(u.file.clone(), u.since) != Some(u.since))
+            .collect()
     }
 }
 

@@ -1,30 +1,37 @@
-//! `ffsession backup`: snapshot every session file of a profile into the store.
+//! `ffsession backup`: snapshot every session file of a profile (or of every
+//! profile) into the store.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::backup::backup_profile;
-use ffsession::store::Store;
+use ffsession::backup::{backup_profile, Alarm, BackupReport};
+use ffsession::profile::{self, Profile};
 
 use super::prune::{apply_policy, KeepArgs};
 use crate::cli::GlobalArgs;
-use crate::error::AlarmRaised;
+use crate::config::Config;
+use crate::error::{AlarmRaised, UserError};
 use crate::fmt;
 
 /// Snapshot every session file of the profile (sessionstore.jsonlz4 and
 /// everything in sessionstore-backups/) into the backup store.
 ///
 /// Each file is verified (decompressed and parsed) before it counts as good;
-/// content already in the store is not stored twice. If the newest file is
-/// damaged, or has lost more than half of the tabs of the last good snapshot,
-/// backup says so on stderr and exits with code 3; the snapshot is kept anyway,
-/// marked, so nothing is lost.
+/// content already in the store is not stored twice (a file that did not
+/// change still gets a snapshot, a catalog row, so each backup is a complete
+/// restore point; `watch` skips unchanged files instead). If the newest file
+/// is damaged, or has lost more than half of the tabs of the last good
+/// snapshot, backup says so on stderr and exits with code 3; the snapshot is
+/// kept anyway, marked, so nothing is lost. If another ffsession (the watch
+/// service) is using the store, backup waits for it, up to --lock-wait.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession backup
   ffsession backup --profile work --store /mnt/backup/ffsession-work
-  ffsession backup --prune --keep-daily 30")]
+  ffsession backup --prune --keep-daily 30
+  ffsession backup --all-profiles           every profile, each into its own store")]
 pub struct BackupArgs {
     /// Apply the retention policy after backing up (see `ffsession prune`)
     #[arg(long)]
@@ -33,6 +40,12 @@ pub struct BackupArgs {
     #[command(flatten)]
     pub keep: KeepArgs,
 
+    /// Back up every profile of profiles.ini, each into its own store
+    /// (<data dir>/ffsession/<profile name>); a profile that fails is reported
+    /// and the others go on; exits non-zero if any failed
+    #[arg(long, conflicts_with = "json")]
+    pub all_profiles: bool,
+
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -40,9 +53,117 @@ pub struct BackupArgs {
 
 pub fn run(global: &GlobalArgs, args: BackupArgs) -> Result<()> {
     let config = global.config()?;
+    if args.all_profiles {
+        return run_all(global, &config, &args);
+    }
     let profile = global.profile()?;
     let store_dir = global.store_dir(&config, &profile)?;
-    let mut store = Store::create_or_open(&store_dir)?;
+    let report = back_up(global, &config, &args, &profile, &store_dir)?;
+    alarm_result(&profile, report.alarm)
+}
+
+/// The profiles `--all-profiles` means, each with its store; refuses a single
+/// store (`--store`, config `store`) and `--profile`, which name one profile.
+pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile, PathBuf)>> {
+    if global.profile.is_some() {
+        return Err(UserError::with_hint(
+            "--all-profiles and --profile cannot be used together",
+            "drop one of them",
+        ));
+    }
+    if global.store.is_some() || config.store.is_some() {
+        return Err(UserError::with_hint(
+            "--all-profiles puts each profile into its own store, but a single store is set (--store, $FFSESSION_STORE or `store` in the config file)",
+            "unset it, or back up one profile at a time with --profile NAME --store DIR",
+        ));
+    }
+    let profiles = profile::list(&global.firefox_root()?)?;
+    if profiles.is_empty() {
+        return Err(UserError::with_hint(
+            "profiles.ini lists no profile",
+            "check --firefox-dir; `ffsession profiles` lists what it finds",
+        ));
+    }
+    let mut out: Vec<(Profile, PathBuf)> = Vec::with_capacity(profiles.len());
+    for p in profiles {
+        let dir = global.store_dir(config, &p)?;
+        if let Some((other, _)) = out.iter().find(|(_, d)| *d == dir) {
+            return Err(UserError::with_hint(
+                format!(
+                    "profiles \"{}\" and \"{}\" would share the store {}",
+                    other.name,
+                    p.name,
+                    dir.display()
+                ),
+                "rename one of them in Firefox's profile manager, or back them up one at a time with --profile NAME --store DIR",
+            ));
+        }
+        out.push((p, dir));
+    }
+    Ok(out)
+}
+
+fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()> {
+    let profiles = all_profiles(global, config)?;
+    let mut failed = Vec::new();
+    let mut alarms = Vec::new();
+    for (profile, dir) in &profiles {
+        writeln!(io::stdout().lock(), "profile {}:", profile.name)?;
+        match back_up(global, config, args, profile, dir) {
+            Ok(report) => {
+                if let Err(e) = alarm_result(profile, report.alarm) {
+                    writeln!(
+                        io::stderr().lock(),
+                        "ffsession: profile \"{}\": {e:#}",
+                        profile.name
+                    )?;
+                    alarms.push(profile.name.clone());
+                }
+            }
+            Err(e) => {
+                let hint = crate::error::hint(&e)
+                    .map(|h| format!(" (hint: {h})"))
+                    .unwrap_or_default();
+                writeln!(
+                    io::stderr().lock(),
+                    "ffsession: error: profile \"{}\": {e:#}{hint}",
+                    profile.name
+                )?;
+                failed.push(profile.name.clone());
+            }
+        }
+    }
+    if !failed.is_empty() {
+        return Err(UserError::with_hint(
+            format!(
+                "{} of {} failed: {}",
+                failed.len(),
+                fmt::count(profiles.len(), "profile", "profiles"),
+                failed.join(", ")
+            ),
+            "the other profiles were backed up; see the errors above",
+        ));
+    }
+    if !alarms.is_empty() {
+        return Err(AlarmRaised(format!(
+            "the newest session file needs attention in {}: {}",
+            fmt::count(alarms.len(), "profile", "profiles"),
+            alarms.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Back up `profile` into `store_dir`, print the report, prune if asked.
+fn back_up(
+    global: &GlobalArgs,
+    config: &Config,
+    args: &BackupArgs,
+    profile: &Profile,
+    store_dir: &std::path::Path,
+) -> Result<BackupReport> {
+    let mut store = super::create_store_waiting(global, store_dir)?;
     let now = super::now_ms();
     let report = backup_profile(&mut store, &profile.name, &profile.path, now)?;
     if args.json {
@@ -68,10 +189,15 @@ pub fn run(global: &GlobalArgs, args: BackupArgs) -> Result<()> {
         let policy = args.keep.policy(&config.prune);
         apply_policy(&mut store, &policy, false, args.json)?;
     }
-    match report.alarm {
+    Ok(report)
+}
+
+/// Exit code 3 with the alarm's message, if there is one.
+fn alarm_result(profile: &Profile, alarm: Option<Alarm>) -> Result<()> {
+    match alarm {
         Some(alarm) => {
             let mut message = alarm.to_string();
-            if let ffsession::backup::Alarm::NewestCorrupt { file, .. } = &alarm {
+            if let Alarm::NewestCorrupt { file, .. } = &alarm {
                 message.push_str(&format!(
                     " (hint: `ffsession rescue {} -o rescued.jsonlz4` recovers its complete tabs)",
                     profile.path.join(file).display()

@@ -158,6 +158,26 @@ pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::stor
     })
 }
 
+/// Open an existing store for writing, waiting up to `--lock-wait` while
+/// another ffsession holds it.
+pub fn open_existing_store_waiting(
+    global: &GlobalArgs,
+    dir: &Path,
+) -> Result<ffsession::store::Store> {
+    if !dir.exists() {
+        return open_existing_store(dir, true);
+    }
+    let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
+    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::open(dir))
+}
+
+/// Open (creating it if needed) the store in `dir` for writing, waiting up to
+/// `--lock-wait` while another ffsession holds it.
+pub fn create_store_waiting(global: &GlobalArgs, dir: &Path) -> Result<ffsession::store::Store> {
+    let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
+    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::create_or_open(dir))
+}
+
 /// The profile's store, read-only, with its snapshots (newest first); an empty
 /// or missing store is a clear error.
 pub fn open_store_with_snapshots(

@@ -4,8 +4,9 @@ use std::io::{self, Write};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::retention::{self, Candidate, RetentionPolicy};
-use ffsession::store::{SnapshotId, Store};
+use ffsession::prune;
+use ffsession::retention::RetentionPolicy;
+use ffsession::store::Store;
 use jiff::tz::TimeZone;
 
 use crate::cli::GlobalArgs;
@@ -77,7 +78,11 @@ pub fn run(global: &GlobalArgs, args: PruneArgs) -> Result<()> {
     let config = global.config()?;
     let dir = global.chosen_store_dir(&config)?;
     let policy = args.keep.policy(&config.prune);
-    let mut store = super::open_existing_store(&dir, !args.dry_run)?;
+    let mut store = if args.dry_run {
+        super::open_existing_store(&dir, false)?
+    } else {
+        super::open_existing_store_waiting(global, &dir)?
+    };
     apply_policy(&mut store, &policy, args.dry_run, args.json)
 }
 
@@ -88,17 +93,7 @@ pub fn apply_policy(
     dry_run: bool,
     json: bool,
 ) -> Result<()> {
-    let snapshots = store.snapshots()?;
-    let candidates: Vec<Candidate> = snapshots
-        .iter()
-        .map(|s| Candidate {
-            id: s.id.0,
-            taken_at_ms: i64::try_from(s.taken_at_ms).unwrap_or(i64::MAX),
-            verified: s.is_ok(),
-            tabs: s.counts.map_or(0, |c| c.tabs),
-        })
-        .collect();
-    let plan = retention::plan(policy, &candidates, &TimeZone::system());
+    let (snapshots, plan) = prune::plan_store(store, policy, &TimeZone::system())?;
     if json {
         super::print_json(&plan)?;
     } else {
@@ -128,10 +123,13 @@ pub fn apply_policy(
     if dry_run {
         return Ok(());
     }
-    for id in plan.removed().collect::<Vec<_>>() {
-        store.remove_snapshot(SnapshotId(id))?;
-    }
-    let gc = store.collect_garbage()?;
+    let outcome = prune::carry_out(store, &plan)?;
+    // Also when nothing was removed: it clears what an interrupted write left.
+    let gc = if outcome.removed == 0 {
+        store.collect_garbage()?
+    } else {
+        outcome.gc
+    };
     if !json {
         writeln!(
             io::stderr().lock(),

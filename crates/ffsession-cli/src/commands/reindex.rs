@@ -29,7 +29,7 @@ pub struct ReindexArgs {
 
 pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
     let config = global.config()?;
-    let mut store = super::open_existing_store(&global.chosen_store_dir(&config)?, true)?;
+    let mut store = super::open_existing_store_waiting(global, &global.chosen_store_dir(&config)?)?;
     let bar = ProgressBar::new(0);
     if io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::stderr());

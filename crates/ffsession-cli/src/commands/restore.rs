@@ -80,7 +80,7 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
         Source::Snapshot(id) => id,
         Source::File(path) if args.dry_run => return dry_run_file(&path, &profile.path, &dir),
         Source::File(path) => {
-            let mut store = ffsession::store::Store::create_or_open(&dir)?;
+            let mut store = super::create_store_waiting(global, &dir)?;
             let info = restore::import(&mut store, &path, super::now_ms())?;
             writeln!(
                 io::stdout().lock(),
@@ -91,7 +91,11 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             info.id
         }
     };
-    let mut store = super::open_existing_store(&dir, !args.dry_run)?;
+    let mut store = if args.dry_run {
+        super::open_existing_store(&dir, false)?
+    } else {
+        super::open_existing_store_waiting(global, &dir)?
+    };
     let plan = restore::plan(&store, id, &profile.path)?;
     let mut out = io::stdout().lock();
     let verb = |now: &str, later: &str| {

@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use ffsession::fs_util::write_atomic;
+use ffsession::profile::Profile;
 use ffsession::service::ServiceSpec;
 
 use crate::cli::GlobalArgs;
@@ -14,9 +15,14 @@ use crate::error::UserError;
 
 /// Install or remove a background service that runs `ffsession watch` for the
 /// profile: a systemd user unit on Linux, a launchd agent on macOS.
+///
+/// With --all-profiles, one service per profile of profiles.ini, each with its
+/// own store: a profile whose watch fails is restarted on its own and never
+/// stops the others.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession service install                 watch the default profile from now on
+  ffsession service install --all-profiles  one service per profile
   ffsession service install --no-enable     only write the unit file
   ffsession service uninstall")]
 pub struct ServiceArgs {
@@ -32,12 +38,18 @@ pub enum ServiceAction {
         /// Only write the file; do not ask systemctl/launchctl to start it
         #[arg(long)]
         no_enable: bool,
+        /// One service per profile of profiles.ini, each into its own store
+        #[arg(long)]
+        all_profiles: bool,
     },
     /// Stop the service and remove its file
     Uninstall {
         /// Only remove the file; do not ask systemctl/launchctl to stop it
         #[arg(long)]
         no_enable: bool,
+        /// The service of every profile of profiles.ini
+        #[arg(long)]
+        all_profiles: bool,
     },
 }
 
@@ -87,7 +99,40 @@ fn manager(program: &str, args: &[&str]) -> Result<()> {
 }
 
 pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
-    let profile = global.profile()?;
+    let (ServiceAction::Install { all_profiles, .. }
+    | ServiceAction::Uninstall { all_profiles, .. }) = args.action;
+    let profiles = if all_profiles {
+        let config = global.config()?;
+        super::backup::all_profiles(global, &config)?
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    } else {
+        vec![global.profile()?]
+    };
+    let mut units = std::collections::HashSet::new();
+    for p in &profiles {
+        let unit = ServiceSpec {
+            profile_name: p.name.clone(),
+            program: String::new(),
+            args: Vec::new(),
+        }
+        .unit_name();
+        if !units.insert(unit.clone()) {
+            return Err(UserError::with_hint(
+                format!("two profiles would share the service name {unit}"),
+                "rename one of them in Firefox's profile manager, or install one at a time with --profile",
+            ));
+        }
+    }
+    for profile in &profiles {
+        one(global, &args.action, profile)?;
+    }
+    Ok(())
+}
+
+/// Install or uninstall the service of one profile.
+fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result<()> {
     let program = std::env::current_exe().context("finding the ffsession binary")?;
     // The service runs from another working directory: absolute paths only.
     let absolute = |p: &std::path::Path| {
@@ -101,6 +146,11 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
         "--profile".to_owned(),
         absolute(&profile.path),
     ];
+    // So the service finds the profile's name (and so its store) in the
+    // same profiles.ini.
+    if let Some(dir) = &global.firefox_dir {
+        watch_args.extend(["--firefox-dir".to_owned(), absolute(dir)]);
+    }
     if let Some(store) = &global.store {
         watch_args.extend(["--store".to_owned(), absolute(store)]);
     }
@@ -116,8 +166,8 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
     let mut out = io::stdout().lock();
     let linux = cfg!(target_os = "linux");
     let unit = format!("{}.service", spec.unit_name());
-    match args.action {
-        ServiceAction::Install { no_enable } => {
+    match *action {
+        ServiceAction::Install { no_enable, .. } => {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
             }
@@ -137,7 +187,7 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
                 }
             }
         }
-        ServiceAction::Uninstall { no_enable } => {
+        ServiceAction::Uninstall { no_enable, .. } => {
             if !no_enable && path.exists() {
                 if linux {
                     manager("systemctl", &["--user", "disable", "--now", &unit])?;

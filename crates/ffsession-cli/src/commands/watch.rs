@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use ffsession::backup::backup_profile;
 use ffsession::profile::lock_state;
-use ffsession::store::Store;
-use ffsession::watch::{Debouncer, DEFAULT_INTERVAL};
+use ffsession::watch::{cycle, Debouncer, UnchangedNotices, DEFAULT_INTERVAL};
+use jiff::tz::TimeZone;
 use notify::{RecursiveMode, Watcher};
 
+use super::prune::KeepArgs;
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
 use crate::fmt;
@@ -24,13 +24,26 @@ use crate::fmt;
 /// most one snapshot per --interval while changes keep coming, one at start,
 /// and one at once when Firefox exits (cleanly or not). Ctrl-C stops it.
 /// `ffsession service install` runs it in the background at login.
+///
+/// A file whose content is that of its newest snapshot is not stored again
+/// (said once: "unchanged since #N, not stored"). After each snapshot, the
+/// retention policy is applied as `ffsession prune` does (--keep-* options,
+/// else the config file's [prune] section, else the defaults), with the same
+/// protections. The store is locked only while a snapshot is taken, so
+/// `ffsession backup` can run meanwhile.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Minimum time between two snapshots, like 5m, 90s or 1h
     /// [default: `interval` in the config file's [watch] section, else 5m]
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
+
+    #[command(flatten)]
+    pub keep: KeepArgs,
 }
+
+/// How long watch waits before trying again when the store stayed locked.
+const LOCKED_RETRY: Duration = Duration::from_secs(30);
 
 enum Message {
     Changed(bool),
@@ -81,7 +94,11 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     };
     let profile = global.profile()?;
     let store_dir = global.store_dir(&config, &profile)?;
-    let mut store = Store::create_or_open(&store_dir)?;
+    let policy = args.keep.policy(&config.prune);
+    let tz = TimeZone::system();
+    // Create (or check) the store now, so a bad --store fails at start; it is
+    // locked again only while each snapshot is taken.
+    drop(super::create_store_waiting(global, &store_dir)?);
 
     let (tx, rx) = mpsc::channel::<Message>();
     let stop = tx.clone();
@@ -132,27 +149,72 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let start = Instant::now();
     let mut debouncer = Debouncer::new(interval);
     debouncer.changed();
+    let mut notices = UnchangedNotices::default();
+    let mut retry_at: Option<Duration> = None;
     let mut running = lock_state(&profile.path).is_running();
     loop {
         let now = start.elapsed();
-        if debouncer.is_due(now) {
-            let report = backup_profile(&mut store, &profile.name, &profile.path, super::now_ms())?;
-            debouncer.snapshot_taken(start.elapsed());
-            let added: u64 = report.snapshots.iter().map(|s| s.stored_size).sum();
-            writeln!(
-                out,
-                "{}  {} (+{})",
-                fmt::local_time_or_unknown(Some(super::now_ms())),
-                fmt::count(report.snapshots.len(), "file", "files"),
-                fmt::size(added)
+        if debouncer.is_due(now) && retry_at.is_none_or(|at| now >= at) {
+            let mut store = match super::create_store_waiting(global, &store_dir) {
+                Ok(store) => store,
+                Err(e) if e.downcast_ref::<UserError>().is_some() => {
+                    // Still locked after --lock-wait: try again later.
+                    writeln!(
+                        io::stderr().lock(),
+                        "ffsession: warning: {e:#}; trying again in {}",
+                        fmt::duration(LOCKED_RETRY)
+                    )?;
+                    retry_at = Some(start.elapsed() + LOCKED_RETRY);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            retry_at = None;
+            let now_ms = super::now_ms();
+            let report = cycle(
+                &mut store,
+                &profile.name,
+                &profile.path,
+                now_ms,
+                &policy,
+                &tz,
             )?;
-            if let Some(alarm) = &report.alarm {
+            drop(store);
+            debouncer.snapshot_taken(start.elapsed());
+            let when = fmt::local_time_or_unknown(Some(now_ms));
+            let stored = &report.backup.snapshots;
+            if !stored.is_empty() {
+                let added: u64 = stored.iter().map(|s| s.stored_size).sum();
+                writeln!(
+                    out,
+                    "{when}  {} (+{})",
+                    fmt::count(stored.len(), "file", "files"),
+                    fmt::size(added)
+                )?;
+            }
+            for u in notices.update(&report.backup) {
+                writeln!(
+                    out,
+                    "{when}  {} unchanged since #{}, not stored",
+                    u.file, u.since
+                )?;
+            }
+            if let Some(p) = report.pruned.filter(|p| p.removed > 0) {
+                writeln!(
+                    out,
+                    "{when}  pruned {} (-{})",
+                    fmt::count(p.removed as usize, "snapshot", "snapshots"),
+                    fmt::size(p.gc.bytes_removed)
+                )?;
+            }
+            if let Some(alarm) = &report.backup.alarm {
                 writeln!(io::stderr().lock(), "ffsession: warning: {alarm}")?;
             }
             out.flush()?;
         }
         // Wake for the next due snapshot, and every 2 s to notice Firefox exit.
         let wait = debouncer.due_at().map_or(Duration::from_secs(2), |at| {
+            let at = retry_at.map_or(at, |r| r.max(at));
             at.saturating_sub(start.elapsed())
                 .min(Duration::from_secs(2))
         });

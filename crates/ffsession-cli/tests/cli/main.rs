@@ -12,3 +12,4 @@ mod rescue;
 mod search;
 mod standalone;
 mod store;
+mod writers;

@@ -2,7 +2,7 @@
 //! folders that are not stores, tightening permissions, and the lock.
 
 use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::{StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE};
@@ -161,7 +161,12 @@ fn tighten(_path: &Path, _mode: u32) -> Result<(), PathError> {
 }
 
 /// Open `dir/lock` (0600) and take an exclusive lock on it without waiting
-/// (`File::try_lock`, Rust 1.89+).
+/// (`File::try_lock`, Rust 1.89+), then write this process's id into it so a
+/// writer that has to wait can say who holds the store ([`lock_holder`]).
+///
+/// The lock never waits: a caller that wants to wait for its turn retries on
+/// [`StoreError::Locked`] (the CLI polls, saying once that it waits), so the
+/// library never blocks a thread without a timeout nor talks to the user.
 pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
     let path = dir.join(LOCK_FILE);
     let mut opts = OpenOptions::new();
@@ -177,10 +182,29 @@ pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
         .map_err(|e| not_writable(dir, e))?;
     tighten_file(&path)?;
     match file.try_lock() {
-        Ok(()) => Ok(file),
+        Ok(()) => {
+            // Informational only: a reader may see it empty, and a holder that
+            // died leaves its id behind but no lock.
+            let mut f = &file;
+            f.set_len(0)
+                .and_then(|()| f.write_all(format!("{}\n", std::process::id()).as_bytes()))
+                .with_path(&path)
+                .map_err(|e| not_writable(dir, e))?;
+            Ok(file)
+        }
         Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked {
             dir: dir.to_path_buf(),
         }),
         Err(std::fs::TryLockError::Error(e)) => Err(PathError { path, source: e }.into()),
     }
+}
+
+/// The process id written into the lock of the store in `dir` by the writer
+/// that holds it (or last held it); `None` if unknown.
+pub fn lock_holder(dir: &Path) -> Option<u32> {
+    fs::read_to_string(dir.join(LOCK_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! <store>/                      0700 (tightened to 0700 when opened for writing)
-//!   lock                        empty; exclusively locked while open for writing
+//!   lock                        the writer's pid; exclusively locked while open for writing
 //!   catalog.sqlite              the catalog (+ -wal, -shm while open), 0600
 //!   chunks/<2 hex>/<digest>.zst one zstd frame per chunk, 0600, never rewritten
 //! ```
@@ -72,6 +72,7 @@ mod catalog;
 mod chunk;
 mod error;
 mod layout;
+mod queries;
 mod snapshot;
 mod tabs;
 
@@ -84,6 +85,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
+pub use layout::lock_holder;
 pub use snapshot::{
     unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
     StoreStats, UnreferencedChunk,

@@ -1,0 +1,70 @@
+//! Applying the retention policy to a store: the plan for its snapshots
+//! ([`crate::retention::plan`], with its two protections), then the removal of
+//! the snapshots the plan drops and of the stored data no snapshot uses any
+//! more. `ffsession prune`, `backup --prune` and `watch` all go through here.
+
+use jiff::tz::TimeZone;
+
+use crate::retention::{self, Candidate, PrunePlan, RetentionPolicy};
+use crate::store::{GcReport, SnapshotId, SnapshotInfo, Store, StoreError};
+
+/// What retention needs to know of each snapshot.
+pub fn candidates(snapshots: &[SnapshotInfo]) -> Vec<Candidate> {
+    snapshots
+        .iter()
+        .map(|s| Candidate {
+            id: s.id.0,
+            taken_at_ms: i64::try_from(s.taken_at_ms).unwrap_or(i64::MAX),
+            verified: s.is_ok(),
+            tabs: s.counts.map_or(0, |c| c.tabs),
+        })
+        .collect()
+}
+
+/// The store's snapshots (newest first) and what `policy` does with each,
+/// periods counted in `tz`. Changes nothing.
+pub fn plan_store(
+    store: &Store,
+    policy: &RetentionPolicy,
+    tz: &TimeZone,
+) -> Result<(Vec<SnapshotInfo>, PrunePlan), StoreError> {
+    let snapshots = store.snapshots()?;
+    let plan = retention::plan(policy, &candidates(&snapshots), tz);
+    Ok((snapshots, plan))
+}
+
+/// What carrying out a plan did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct PruneOutcome {
+    /// Snapshots removed from the catalog.
+    pub removed: u64,
+    /// What garbage collection then removed (nothing is collected when no
+    /// snapshot was removed).
+    pub gc: GcReport,
+}
+
+/// Remove the snapshots `plan` drops, then (if any) the stored data no
+/// remaining snapshot uses.
+pub fn carry_out(store: &mut Store, plan: &PrunePlan) -> Result<PruneOutcome, StoreError> {
+    let mut removed = 0;
+    for id in plan.removed().collect::<Vec<_>>() {
+        store.remove_snapshot(SnapshotId(id))?;
+        removed += 1;
+    }
+    let gc = if removed > 0 {
+        store.collect_garbage()?
+    } else {
+        GcReport::default()
+    };
+    Ok(PruneOutcome { removed, gc })
+}
+
+/// [`plan_store`] then [`carry_out`].
+pub fn apply(
+    store: &mut Store,
+    policy: &RetentionPolicy,
+    tz: &TimeZone,
+) -> Result<PruneOutcome, StoreError> {
+    let (_, plan) = plan_store(store, policy, tz)?;
+    carry_out(store, &plan)
+}
