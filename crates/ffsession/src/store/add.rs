@@ -1,0 +1,320 @@
+//! Adding snapshots: verify, chunk, write the chunks the store lacks (or
+//! whose file is damaged), read the content back, then commit the rows.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension};
+
+use super::chunk::{self, Digest};
+use super::layout::make_dir;
+use super::snapshot::{check, kind_name};
+use super::{
+    catalog, tabs, to_i64, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, Store,
+    StoreError,
+};
+use crate::format::Format;
+
+impl Store {
+    /// Take a snapshot of `source` at `now_ms` (ms since the Unix epoch).
+    ///
+    /// The bytes are verified first (decompressed and parsed as a session): a
+    /// readable session stores its JSON with status `ok`; anything else stores
+    /// the raw bytes with status `corrupt` and the reason. Only chunks the
+    /// store does not hold yet are written, all of them durably before the
+    /// catalog row that references them commits.
+    pub fn add_snapshot(
+        &mut self,
+        source: SnapshotSource,
+        now_ms: u64,
+    ) -> Result<SnapshotInfo, StoreError> {
+        let mut infos = self.add_snapshots(vec![source], now_ms)?;
+        Ok(infos.remove(0))
+    }
+
+    /// Take snapshots of several files at once, all or nothing: every new
+    /// chunk of every file is written durably first, then one catalog
+    /// transaction adds all the rows. If anything fails (a full disk, say),
+    /// the catalog is as it was; chunk files already written are unreferenced
+    /// and garbage collection removes them.
+    pub fn add_snapshots(
+        &mut self,
+        sources: Vec<SnapshotSource>,
+        now_ms: u64,
+    ) -> Result<Vec<SnapshotInfo>, StoreError> {
+        self.writable()?;
+        // The content of the newest verified file per source earlier in this
+        // batch: the predecessor of the next one of that source.
+        let mut batch_newest: HashMap<String, Digest> = HashMap::new();
+        let mut prepared = Vec::with_capacity(sources.len());
+        for source in sources {
+            let p = self.prepare(source, &batch_newest)?;
+            if p.verdict.is_ok() {
+                batch_newest.insert(p.file_name.clone(), p.digest);
+            }
+            prepared.push(p);
+        }
+
+        // Every chunk file named below is durable now; commit the rows.
+        let path = self.catalog_path.clone();
+        let err = |e| catalog::sql_error(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut ids = Vec::with_capacity(prepared.len());
+        for p in &prepared {
+            ids.push(insert_rows(&tx, &path, p, now_ms)?);
+        }
+        tx.commit().map_err(err)?;
+        ids.into_iter().map(|id| self.snapshot(id)).collect()
+    }
+
+    /// Verify and chunk one source, writing the chunks the store lacks;
+    /// `batch_newest` holds the content of the newest verified file of each
+    /// source added earlier in the same batch.
+    fn prepare(
+        &self,
+        source: SnapshotSource,
+        batch_newest: &HashMap<String, Digest>,
+    ) -> Result<Prepared, StoreError> {
+        let SnapshotSource {
+            bytes,
+            profile,
+            file_name,
+            kind,
+            mtime_ms,
+        } = source;
+        let checked = check(&file_name, bytes);
+        let content = &checked.content;
+        let digest = Digest::of(content);
+        let existing: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+            .and_then(|mut s| {
+                s.query_row([&digest.as_bytes()[..]], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.sql(e))?;
+        let (order, new_chunks, stored_size) = match existing {
+            Some(id) if self.content_files_present(id)? => (Vec::new(), Vec::new(), 0),
+            _ => self.write_chunks(content)?,
+        };
+        // The content of its predecessor (the newest verified snapshot of the
+        // same source) only extends the predecessor's runs; anything else
+        // verified is parsed (once) for the tab index.
+        let same_as_predecessor = match (batch_newest.get(&file_name), existing) {
+            (Some(newest), _) => *newest == digest,
+            (None, Some(id)) => {
+                tabs::indexed_newest_content_of(&self.conn, &file_name).map_err(|e| self.sql(e))?
+                    == Some(id)
+            }
+            (None, None) => false,
+        };
+        let tabs = match (&checked.verdict, same_as_predecessor) {
+            (Ok(_), false) => tabs::tab_rows(content),
+            _ => None,
+        };
+        Ok(Prepared {
+            digest,
+            content_len: content.len() as u64,
+            order,
+            new_chunks,
+            stored_size,
+            verdict: checked.verdict,
+            tabs,
+            format: checked.format,
+            profile,
+            file_name,
+            kind,
+            mtime_ms,
+        })
+    }
+
+    /// True if every chunk file of content `id` exists (a missing one is
+    /// written again from the new snapshot's bytes).
+    fn content_files_present(&self, id: i64) -> Result<bool, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT ch.hash FROM content_chunks cc JOIN chunks ch ON ch.id = cc.chunk_id
+                 WHERE cc.content_id = ?1",
+            )
+            .map_err(|e| self.sql(e))?;
+        let hashes: Vec<Vec<u8>> = stmt
+            .query_map([id], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql(e))?;
+        for h in hashes {
+            let d = Digest::from_slice(&h)
+                .ok_or_else(|| self.corrupt("a chunk hash is not 32 bytes"))?;
+            if !chunk::chunk_path(&self.chunks_dir, &d).is_file() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Split `content`, write the chunks the store lacks (durably), and return
+    /// the ordered chunk digests, the chunks written (digest, raw size, stored
+    /// size) and the bytes written.
+    #[allow(clippy::type_complexity)]
+    fn write_chunks(
+        &self,
+        content: &[u8],
+    ) -> Result<(Vec<Digest>, Vec<(Digest, u64, u64)>, u64), StoreError> {
+        let mut order = Vec::new();
+        let mut seen = HashSet::new();
+        let mut written = Vec::new();
+        let mut stored = 0u64;
+        let mut known = self
+            .conn
+            .prepare_cached("SELECT 1 FROM chunks WHERE hash = ?1")
+            .map_err(|e| self.sql(e))?;
+        for piece in self.params.split(content) {
+            let digest = Digest::of(piece);
+            order.push(digest);
+            if !seen.insert(digest) {
+                continue;
+            }
+            let path = chunk::chunk_path(&self.chunks_dir, &digest);
+            let in_catalog = known
+                .exists([&digest.as_bytes()[..]])
+                .map_err(|e| self.sql(e))?;
+            if in_catalog && path.is_file() {
+                continue;
+            }
+            if let Some(fan_out) = path.parent() {
+                make_dir(fan_out, &self.chunks_dir)?;
+            }
+            let packed = chunk::compress(piece, &path)?;
+            chunk::write(&path, &packed)?;
+            stored += packed.len() as u64;
+            written.push((digest, piece.len() as u64, packed.len() as u64));
+        }
+        Ok((order, written, stored))
+    }
+}
+
+/// A source verified and chunked, its chunk files durable, not yet catalogued.
+struct Prepared {
+    digest: Digest,
+    content_len: u64,
+    order: Vec<Digest>,
+    new_chunks: Vec<(Digest, u64, u64)>,
+    stored_size: u64,
+    verdict: Result<(SessionCounts, Option<u64>), String>,
+    /// The tabs of a verified session, for the tab index; `None` when its
+    /// content is that of its predecessor, whose runs it extends.
+    tabs: Option<Vec<tabs::TabRow>>,
+    format: Option<Format>,
+    profile: String,
+    file_name: String,
+    kind: crate::sources::SourceKind,
+    mtime_ms: Option<u64>,
+}
+
+/// Add the catalog rows of one prepared snapshot inside `tx`.
+fn insert_rows(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    p: &Prepared,
+    now_ms: u64,
+) -> Result<SnapshotId, StoreError> {
+    let err = |e| catalog::sql_error(path, e);
+    {
+        let mut put_chunk = tx
+            .prepare_cached(
+                "INSERT INTO chunks (hash, raw_size, stored_size) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (hash) DO UPDATE SET stored_size = excluded.stored_size",
+            )
+            .map_err(err)?;
+        for (d, raw, stored) in &p.new_chunks {
+            put_chunk
+                .execute(params![&d.as_bytes()[..], to_i64(*raw), to_i64(*stored)])
+                .map_err(err)?;
+        }
+    }
+    // Looked up again inside the transaction: two files of one batch may share
+    // a content.
+    let existing: Option<i64> = tx
+        .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+        .and_then(|mut s| {
+            s.query_row([&p.digest.as_bytes()[..]], |r| r.get(0))
+                .optional()
+        })
+        .map_err(err)?;
+    let content_id = match existing {
+        Some(id) => id,
+        None => {
+            tx.execute(
+                "INSERT INTO contents (hash, size) VALUES (?1, ?2)",
+                params![&p.digest.as_bytes()[..], to_i64(p.content_len)],
+            )
+            .map_err(err)?;
+            let id = tx.last_insert_rowid();
+            let mut link = tx
+                .prepare_cached(
+                    "INSERT INTO content_chunks (content_id, seq, chunk_id)
+                     SELECT ?1, ?2, id FROM chunks WHERE hash = ?3",
+                )
+                .map_err(err)?;
+            for (seq, d) in p.order.iter().enumerate() {
+                let n = link
+                    .execute(params![id, to_i64(seq as u64), &d.as_bytes()[..]])
+                    .map_err(err)?;
+                if n != 1 {
+                    return Err(StoreError::CatalogCorrupt {
+                        path: path.to_path_buf(),
+                        reason: format!("chunk {d} vanished from the catalog while adding"),
+                    });
+                }
+            }
+            id
+        }
+    };
+    let (counts, last_update, status, reason) = match &p.verdict {
+        Ok((c, lu)) => (Some(*c), *lu, "ok", None),
+        Err(why) => (None, None, "corrupt", Some(why.as_str())),
+    };
+    tx.execute(
+        "INSERT INTO snapshots (taken_at, profile, source_name, source_kind, source_mtime,
+             last_update, windows, tabs, closed_tabs, closed_windows, content_id,
+             stored_size, format, status, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            to_i64(now_ms),
+            p.profile,
+            p.file_name,
+            kind_name(&p.kind),
+            p.mtime_ms.map(to_i64),
+            last_update.map(to_i64),
+            counts.map(|c| to_i64(c.windows)),
+            counts.map(|c| to_i64(c.tabs)),
+            counts.map(|c| to_i64(c.closed_tabs)),
+            counts.map(|c| to_i64(c.closed_windows)),
+            content_id,
+            to_i64(p.stored_size),
+            p.format.map(|f| f.to_string()),
+            status,
+            reason,
+        ],
+    )
+    .map_err(err)?;
+    let id = SnapshotId(tx.last_insert_rowid());
+    if p.verdict.is_ok() {
+        match &p.tabs {
+            Some(rows) => tabs::insert_tab_rows(tx, path, id, &p.file_name, rows)?,
+            None => {
+                if !tabs::extend_all_runs(tx, path, id, &p.file_name, content_id)? {
+                    // Only possible if the source's newest snapshot changed
+                    // between prepare and commit, which the lock prevents.
+                    return Err(StoreError::CatalogCorrupt {
+                        path: path.to_path_buf(),
+                        reason: format!(
+                            "snapshot {id}'s predecessor changed while adding it to the tab index"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(id)
+}
