@@ -93,10 +93,24 @@ impl Store {
                     .optional()
             })
             .map_err(|e| self.sql(e))?;
-        let (order, new_chunks, stored_size) = match existing {
-            Some(id) if self.content_files_present(id)? => (Vec::new(), Vec::new(), 0),
+        let (order, mut new_chunks, mut stored_size) = match existing {
+            Some(id) if !self.read_back && self.content_files_present(id)? => {
+                (Vec::new(), Vec::new(), 0)
+            }
+            // Its chunks are read back below, and healed if damaged.
+            Some(_) if self.read_back => (Vec::new(), Vec::new(), 0),
             _ => self.write_chunks(content)?,
         };
+        if self.read_back {
+            let list = match existing {
+                Some(id) => self.content_chunks(id)?,
+                None => order.clone(),
+            };
+            let (healed, bytes) = self.make_whole(&file_name, content, &digest, &list)?;
+            new_chunks.extend(healed);
+            stored_size += bytes;
+        }
+        let order: Vec<Digest> = order.into_iter().map(|(d, _)| d).collect();
         // The content of its predecessor (the newest verified snapshot of the
         // same source) only extends the predecessor's runs; anything else
         // verified is parsed (once) for the tab index.
@@ -153,13 +167,13 @@ impl Store {
     }
 
     /// Split `content`, write the chunks the store lacks (durably), and return
-    /// the ordered chunk digests, the chunks written (digest, raw size, stored
+    /// the ordered chunks (digest, raw size), the chunks written (digest, raw size, stored
     /// size) and the bytes written.
     #[allow(clippy::type_complexity)]
     fn write_chunks(
         &self,
         content: &[u8],
-    ) -> Result<(Vec<Digest>, Vec<(Digest, u64, u64)>, u64), StoreError> {
+    ) -> Result<(Vec<(Digest, usize)>, Vec<(Digest, u64, u64)>, u64), StoreError> {
         let mut order = Vec::new();
         let mut seen = HashSet::new();
         let mut written = Vec::new();
@@ -170,7 +184,7 @@ impl Store {
             .map_err(|e| self.sql(e))?;
         for piece in self.params.split(content) {
             let digest = Digest::of(piece);
-            order.push(digest);
+            order.push((digest, piece.len()));
             if !seen.insert(digest) {
                 continue;
             }
@@ -181,16 +195,137 @@ impl Store {
             if in_catalog && path.is_file() {
                 continue;
             }
-            if let Some(fan_out) = path.parent() {
-                make_dir(fan_out, &self.chunks_dir)?;
-            }
-            let packed = chunk::compress(piece, &path)?;
-            chunk::write(&path, &packed)?;
-            stored += packed.len() as u64;
-            written.push((digest, piece.len() as u64, packed.len() as u64));
+            let packed = self.write_chunk(&path, piece)?;
+            stored += packed;
+            written.push((digest, piece.len() as u64, packed));
         }
         Ok((order, written, stored))
     }
+
+    /// Compress `piece` and write it durably at `path` (its fan-out folder
+    /// created if needed); returns the bytes written.
+    fn write_chunk(&self, path: &Path, piece: &[u8]) -> Result<u64, StoreError> {
+        if let Some(fan_out) = path.parent() {
+            make_dir(fan_out, &self.chunks_dir)?;
+        }
+        let packed = chunk::compress(piece, path)?;
+        chunk::write(path, &packed)?;
+        Ok(packed.len() as u64)
+    }
+
+    /// Read the chunks `list` back from disk and check that they give
+    /// `content` (digest `digest`) byte for byte. A chunk that is missing or
+    /// damaged (a flipped bit, a truncated file, a symbolic link in its place)
+    /// is written again, atomically, from `content`: its name is the hash of
+    /// its bytes, so the fresh piece is exactly what the file should hold, and
+    /// every older snapshot sharing it is healed too. Returns the chunks
+    /// rewritten (digest, raw size, stored size) and the bytes written; a
+    /// content still not whole after that is [`StoreError::ReadBack`].
+    #[allow(clippy::type_complexity)]
+    fn make_whole(
+        &self,
+        file_name: &str,
+        content: &[u8],
+        digest: &Digest,
+        list: &[(Digest, usize)],
+    ) -> Result<(Vec<(Digest, u64, u64)>, u64), StoreError> {
+        let bad = match self.read_back(list, digest, content.len())? {
+            ReadBack::Whole => return Ok((Vec::new(), 0)),
+            ReadBack::BadChunks(bad) => bad,
+            ReadBack::Mismatch(reason) => return Err(self.read_back_error(file_name, reason)),
+        };
+        let pieces: HashMap<Digest, &[u8]> = self
+            .params
+            .split(content)
+            .map(|p| (Digest::of(p), p))
+            .collect();
+        let mut healed = Vec::new();
+        let mut stored = 0;
+        for (d, _why) in &bad {
+            let Some(piece) = pieces.get(d) else {
+                return Err(self.read_back_error(
+                    file_name,
+                    format!("chunk {d} is damaged and the new content does not hold it"),
+                ));
+            };
+            let path = chunk::chunk_path(&self.chunks_dir, d);
+            let packed = self.write_chunk(&path, piece)?;
+            stored += packed;
+            healed.push((*d, piece.len() as u64, packed));
+        }
+        match self.read_back(list, digest, content.len())? {
+            ReadBack::Whole => Ok((healed, stored)),
+            ReadBack::BadChunks(still) => {
+                let (d, why) = &still[0];
+                Err(StoreError::ReadBack {
+                    path: chunk::chunk_path(&self.chunks_dir, d),
+                    file: file_name.to_owned(),
+                    reason: format!("chunk {d} is still damaged after being written again: {why}"),
+                })
+            }
+            ReadBack::Mismatch(reason) => Err(self.read_back_error(file_name, reason)),
+        }
+    }
+
+    fn read_back_error(&self, file_name: &str, reason: String) -> StoreError {
+        StoreError::ReadBack {
+            path: self.dir.clone(),
+            file: file_name.to_owned(),
+            reason,
+        }
+    }
+
+    /// Read `list` from disk: each chunk decompressed and checked against its
+    /// name, the whole against `digest` and `len`.
+    fn read_back(
+        &self,
+        list: &[(Digest, usize)],
+        digest: &Digest,
+        len: usize,
+    ) -> Result<ReadBack, StoreError> {
+        let mut hasher = blake3::Hasher::new();
+        let mut total = 0usize;
+        let mut bad: Vec<(Digest, String)> = Vec::new();
+        let mut verdicts: HashMap<Digest, bool> = HashMap::new();
+        for (d, raw_size) in list {
+            let path = chunk::chunk_path(&self.chunks_dir, d);
+            match chunk::read(&path, d, *raw_size) {
+                Ok(raw) => {
+                    hasher.update(&raw);
+                    total += raw.len();
+                }
+                Err(failure) => {
+                    if verdicts.insert(*d, false).is_none() {
+                        let why = match failure {
+                            chunk::ReadFailure::Missing => "missing".to_owned(),
+                            chunk::ReadFailure::Damaged(why) => why,
+                            chunk::ReadFailure::Io(e) => e.to_string(),
+                        };
+                        bad.push((*d, why));
+                    }
+                }
+            }
+        }
+        if !bad.is_empty() {
+            return Ok(ReadBack::BadChunks(bad));
+        }
+        if total != len || Digest(*hasher.finalize().as_bytes()) != *digest {
+            return Ok(ReadBack::Mismatch(format!(
+                "its chunks read back as {total} bytes that do not hash to its content {digest}"
+            )));
+        }
+        Ok(ReadBack::Whole)
+    }
+}
+
+/// What reading a content back found.
+enum ReadBack {
+    /// Byte-identical.
+    Whole,
+    /// These chunks (digest, what is wrong) are missing or damaged.
+    BadChunks(Vec<(Digest, String)>),
+    /// Every chunk is sound but together they are not the content.
+    Mismatch(String),
 }
 
 /// A source verified and chunked, its chunk files durable, not yet catalogued.

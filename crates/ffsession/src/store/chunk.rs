@@ -163,6 +163,19 @@ pub(super) enum ReadFailure {
 
 /// Read, decompress and verify one chunk of `raw_size` bytes.
 pub(super) fn read(path: &Path, digest: &Digest, raw_size: usize) -> Result<Vec<u8>, ReadFailure> {
+    // A chunk is a plain file the store wrote; a symbolic link in its place
+    // is not followed (it could point anywhere).
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(ReadFailure::Damaged(
+                "it is a symbolic link, not a chunk file".into(),
+            ))
+        }
+        Ok(m) if !m.is_file() => return Err(ReadFailure::Damaged("it is not a file".into())),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
+        Err(e) => return Err(ReadFailure::Io(e)),
+    }
     let packed = match std::fs::read(path) {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),

@@ -70,6 +70,7 @@
 
 mod add;
 mod catalog;
+mod check;
 mod chunk;
 mod error;
 mod forget;
@@ -84,6 +85,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+pub use check::{
+    check_store, CheckProgress, CheckReport, ChunkProblem, DamagedSnapshot, StoreProblem,
+};
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
 pub use snapshot::{
@@ -120,6 +124,9 @@ pub struct Store {
     /// The exclusively locked `lock` file; `None` when read-only. Dropping it
     /// releases the lock.
     lock: Option<File>,
+    /// Read every snapshot back before recording it (always, but for the
+    /// benchmark that measures what the read-back costs).
+    read_back: bool,
 }
 
 impl Store {
@@ -180,6 +187,7 @@ impl Store {
             params,
             schema_version,
             lock: None,
+            read_back: true,
         })
     }
 
@@ -201,6 +209,7 @@ impl Store {
             params,
             schema_version: catalog::SCHEMA_VERSION,
             lock: Some(lock),
+            read_back: true,
         })
     }
 
@@ -217,6 +226,14 @@ impl Store {
     /// The chunk sizes this store splits contents with.
     pub fn chunker_params(&self) -> ChunkerParams {
         self.params
+    }
+
+    /// **For the benchmark only**: `false` records snapshots without reading
+    /// them back and without looking for damaged chunks to heal, as ffsession
+    /// did before it read back, so the cost of the read-back can be measured.
+    #[doc(hidden)]
+    pub fn set_read_back_for_bench(&mut self, on: bool) {
+        self.read_back = on;
     }
 
     fn writable(&self) -> Result<(), StoreError> {

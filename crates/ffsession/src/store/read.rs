@@ -143,28 +143,10 @@ impl Store {
         let content_digest = Digest::from_slice(&hash).ok_or_else(|| {
             self.corrupt(format!("snapshot {id}: its content hash is not 32 bytes"))
         })?;
-        let chunks: Vec<(Vec<u8>, i64)> = self
-            .conn
-            .prepare_cached(
-                "SELECT ch.hash, ch.raw_size FROM content_chunks cc JOIN chunks ch ON ch.id = cc.chunk_id
-                 WHERE cc.content_id = ?1 ORDER BY cc.seq",
-            )
-            .and_then(|mut s| {
-                s.query_map([content_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            })
-            .map_err(|e| self.sql(e))?;
+        let chunks = self.content_chunks(content_id)?;
         let most = chunks.len().saturating_mul(self.params.max);
         let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(most));
-        for (hash, raw_size) in chunks {
-            let digest = Digest::from_slice(&hash)
-                .ok_or_else(|| self.corrupt("a chunk hash is not 32 bytes"))?;
-            let raw_size = usize::try_from(raw_size)
-                .ok()
-                .filter(|&n| n <= self.params.max)
-                .ok_or_else(|| {
-                    self.corrupt(format!("chunk {digest} has an impossible size {raw_size}"))
-                })?;
+        for (digest, raw_size) in chunks {
             let path = chunk::chunk_path(&self.chunks_dir, &digest);
             match chunk::read(&path, &digest, raw_size) {
                 Ok(raw) => out.extend_from_slice(&raw),
@@ -194,6 +176,39 @@ impl Store {
             )));
         }
         Ok(out)
+    }
+
+    /// The ordered chunks (digest, raw size) of content `content_id`, as the
+    /// catalog lists them; a hash that is not 32 bytes or a size larger than
+    /// the store's largest chunk is [`StoreError::CatalogCorrupt`].
+    pub(super) fn content_chunks(
+        &self,
+        content_id: i64,
+    ) -> Result<Vec<(Digest, usize)>, StoreError> {
+        let rows: Vec<(Vec<u8>, i64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT ch.hash, ch.raw_size FROM content_chunks cc JOIN chunks ch ON ch.id = cc.chunk_id
+                 WHERE cc.content_id = ?1 ORDER BY cc.seq",
+            )
+            .and_then(|mut s| {
+                s.query_map([content_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.into_iter()
+            .map(|(hash, raw_size)| {
+                let digest = Digest::from_slice(&hash)
+                    .ok_or_else(|| self.corrupt("a chunk hash is not 32 bytes"))?;
+                let raw_size = usize::try_from(raw_size)
+                    .ok()
+                    .filter(|&n| n <= self.params.max)
+                    .ok_or_else(|| {
+                        self.corrupt(format!("chunk {digest} has an impossible size {raw_size}"))
+                    })?;
+                Ok((digest, raw_size))
+            })
+            .collect()
     }
 
     /// Snapshot `id` as a mozlz4 file Firefox can read (`sessionstore.jsonlz4`).
