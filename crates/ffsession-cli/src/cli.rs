@@ -23,6 +23,7 @@ use crate::commands;
   ffsession decompress recovery.jsonlz4 -o session.json --pretty
   ffsession backup --prune          snapshot every session file, then apply retention
   ffsession list                    the snapshots in the store, newest first
+  ffsession check                   read and verify every snapshot in the store
   ffsession restore 42              Firefox reopens snapshot 42 at its next start
   ffsession diff 42 current         tabs and windows changed since snapshot 42
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
@@ -65,6 +66,7 @@ pub struct GlobalArgs {
 pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
     Backup(commands::backup::BackupArgs),
+    Check(commands::check::CheckArgs),
     List(commands::list::ListArgs),
     Stats(commands::stats::StatsArgs),
     Prune(commands::prune::PruneArgs),

@@ -112,7 +112,8 @@ pub struct RestorePlan {
     pub warnings: Vec<String>,
 }
 
-/// Check that `id` can be restored into `profile_dir` and say what will change.
+/// Check that `id` can be restored into `profile_dir` (its content reads back
+/// whole) and say what will change.
 pub fn plan(
     store: &Store,
     id: SnapshotId,
@@ -126,6 +127,9 @@ pub fn plan(
     if !snapshot.is_ok() {
         return Err(not("its file was damaged when it was taken"));
     }
+    // Read it back now (every chunk against its digest), so a snapshot the
+    // store can no longer give back whole is refused before any plan is shown.
+    store.read_json(id)?;
     match snapshot.counts {
         Some(c) if c.windows > 0 && c.tabs > 0 => {}
         _ => {
