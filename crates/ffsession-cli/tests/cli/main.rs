@@ -1,5 +1,6 @@
 //! CLI tests: one test binary, each test in a sealed environment.
 
+mod check;
 mod common;
 mod convert;
 mod corpus;
