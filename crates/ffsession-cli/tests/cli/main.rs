@@ -6,6 +6,7 @@ mod convert;
 mod corpus;
 mod diff;
 mod durability;
+mod heal_durability;
 mod profiles;
 mod read;
 mod rescue;
