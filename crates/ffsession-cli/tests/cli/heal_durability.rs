@@ -116,7 +116,7 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
         let deadline = if i % 10 == 9 {
             t + Duration::from_secs(60)
         } else {
-            t + full.mul_f64(0.9 * frac)
+            t + full.mul_f64(0.75 * frac)
         };
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
