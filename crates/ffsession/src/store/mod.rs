@@ -10,7 +10,8 @@
 //! <store>/                      0700 (tightened to 0700 when opened for writing)
 //!   lock                        empty; exclusively locked while open for writing
 //!   catalog.sqlite              the catalog (+ -wal, -shm while open), 0600
-//!   chunks/<2 hex>/<digest>.zst one zstd frame per chunk, 0600, never rewritten
+//!   chunks/<2 hex>/<digest>.zst one zstd frame per chunk, 0600; rewritten only
+//!                               when found damaged, with the same content
 //! ```
 //!
 //! The catalog (schema version in `PRAGMA user_version`, see `catalog.rs`)
@@ -58,6 +59,16 @@
 //! then only the chunk files that no remaining row names, so a crash during it
 //! again leaves only unreferenced files. A chunk some snapshot references is
 //! never deleted; [`Store::remove_snapshot`] removes a catalog row only.
+//!
+//! Before the transaction begins, each snapshot is read back from disk (every
+//! chunk decoded and checked against its name, the whole against the
+//! content's digest; `add.rs`). A chunk found missing or damaged is written
+//! again from the fresh bytes through `write_atomic`, which heals every older
+//! snapshot sharing it; a crash during that rewrite leaves the old file or the
+//! new one under the chunk's name, and both name the same content, so a
+//! reader tells them apart by hashing. A snapshot still not whole after that
+//! is [`StoreError::ReadBack`] and the batch records nothing.
+//! [`check_store`] reads everything and changes nothing.
 //!
 //! # Concurrency
 //!
