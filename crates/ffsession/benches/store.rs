@@ -18,7 +18,8 @@
 //!
 //! Run: `cargo bench -p ffsession --bench store [-- COUNT] [-- --avg-kib N]`
 //! (COUNT defaults to 1000; `--avg-kib` sets the average chunk size, with
-//! min = avg/4 and max = avg*4, to compare chunker parameters).
+//! min = avg/4 and max = avg*4, to compare chunker parameters;
+//! `--read-back-only` runs only the read-back measurement).
 
 use std::fs;
 use std::path::Path;
@@ -192,6 +193,11 @@ fn mb(bytes: u64) -> f64 {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--read-back-only") {
+        read_back_cost(4, 21);
+        read_back_cost(40, 7);
+        return;
+    }
     let Args { count, params } = args();
     let count = count.max(1);
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();

@@ -106,7 +106,8 @@ impl Store {
                 Some(id) => self.content_chunks(id)?,
                 None => order.clone(),
             };
-            let (healed, bytes) = self.make_whole(&file_name, content, &digest, &list)?;
+            let (healed, bytes) =
+                self.make_whole(&file_name, content, &list, existing.is_none())?;
             new_chunks.extend(healed);
             stored_size += bytes;
         }
@@ -226,10 +227,10 @@ impl Store {
         &self,
         file_name: &str,
         content: &[u8],
-        digest: &Digest,
         list: &[(Digest, usize)],
+        named_from_content: bool,
     ) -> Result<(Vec<(Digest, u64, u64)>, u64), StoreError> {
-        let bad = match self.read_back(list, digest, content.len())? {
+        let bad = match self.read_back(list, content, named_from_content)? {
             ReadBack::Whole => return Ok((Vec::new(), 0)),
             ReadBack::BadChunks(bad) => bad,
             ReadBack::Mismatch(reason) => return Err(self.read_back_error(file_name, reason)),
@@ -253,7 +254,7 @@ impl Store {
             stored += packed;
             healed.push((*d, piece.len() as u64, packed));
         }
-        match self.read_back(list, digest, content.len())? {
+        match self.read_back(list, content, named_from_content)? {
             ReadBack::Whole => Ok((healed, stored)),
             ReadBack::BadChunks(still) => {
                 let (d, why) = &still[0];
@@ -276,42 +277,92 @@ impl Store {
     }
 
     /// Read `list` from disk: each chunk decompressed and checked against its
-    /// name, the whole against `digest` and `len`.
+    /// name, and compared with its place in `content` (whose digest the
+    /// caller computed), so the whole reads back byte-identical. Two threads
+    /// share the chunks when there are many.
+    ///
+    /// With `named_from_content`, the digests in `list` were computed from
+    /// `content`'s own pieces (a new content), so a chunk equal to its piece
+    /// has the right name and is compared rather than hashed; a list from the
+    /// catalog is hashed chunk by chunk.
     fn read_back(
         &self,
         list: &[(Digest, usize)],
-        digest: &Digest,
-        len: usize,
+        content: &[u8],
+        named_from_content: bool,
     ) -> Result<ReadBack, StoreError> {
-        let mut hasher = blake3::Hasher::new();
-        let mut total = 0usize;
+        let total: usize = list.iter().map(|(_, n)| n).sum();
+        if total != content.len() {
+            return Ok(ReadBack::Mismatch(format!(
+                "its chunks add up to {total} bytes, the content has {}",
+                content.len()
+            )));
+        }
+        let mut offsets = Vec::with_capacity(list.len());
+        let mut at = 0;
+        for (_, n) in list {
+            offsets.push(at);
+            at += n;
+        }
+        let threads = if list.len() >= 64 { 2 } else { 1 };
+        let per = list.len().div_ceil(threads).max(1);
+        let chunks_dir = &self.chunks_dir;
+        let parts: Vec<std::io::Result<(Vec<(Digest, String)>, Option<Digest>)>> =
+            std::thread::scope(|s| {
+                let handles: Vec<_> = list
+                    .chunks(per)
+                    .zip(offsets.chunks(per))
+                    .map(|(part, offs)| {
+                        s.spawn(move || {
+                            let mut reader = chunk::Reader::new()?;
+                            let mut bad = Vec::new();
+                            let mut differs = None;
+                            for ((d, n), &off) in part.iter().zip(offs) {
+                                let path = chunk::chunk_path(chunks_dir, d);
+                                let piece = &content[off..off + n];
+                                let expected = named_from_content.then_some(piece);
+                                match reader.read_as(&path, d, *n, expected) {
+                                    Ok(raw) => {
+                                        if raw != piece && differs.is_none() {
+                                            differs = Some(*d);
+                                        }
+                                    }
+                                    Err(failure) => bad.push((*d, failure.to_string())),
+                                }
+                            }
+                            Ok((bad, differs))
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(std::io::Error::other("read-back thread panicked"))
+                        })
+                    })
+                    .collect()
+            });
         let mut bad: Vec<(Digest, String)> = Vec::new();
-        let mut verdicts: HashMap<Digest, bool> = HashMap::new();
-        for (d, raw_size) in list {
-            let path = chunk::chunk_path(&self.chunks_dir, d);
-            match chunk::read(&path, d, *raw_size) {
-                Ok(raw) => {
-                    hasher.update(&raw);
-                    total += raw.len();
-                }
-                Err(failure) => {
-                    if verdicts.insert(*d, false).is_none() {
-                        let why = match failure {
-                            chunk::ReadFailure::Missing => "missing".to_owned(),
-                            chunk::ReadFailure::Damaged(why) => why,
-                            chunk::ReadFailure::Io(e) => e.to_string(),
-                        };
-                        bad.push((*d, why));
-                    }
+        let mut differs = None;
+        for part in parts {
+            let (b, d) = part.map_err(|e| crate::error::PathError {
+                path: self.chunks_dir.clone(),
+                source: e,
+            })?;
+            for (digest, why) in b {
+                if !bad.iter().any(|(x, _)| *x == digest) {
+                    bad.push((digest, why));
                 }
             }
+            differs = differs.or(d);
         }
         if !bad.is_empty() {
             return Ok(ReadBack::BadChunks(bad));
         }
-        if total != len || Digest(*hasher.finalize().as_bytes()) != *digest {
+        if let Some(d) = differs {
             return Ok(ReadBack::Mismatch(format!(
-                "its chunks read back as {total} bytes that do not hash to its content {digest}"
+                "chunk {d} is sound but is not the content's bytes at its place"
             )));
         }
         Ok(ReadBack::Whole)

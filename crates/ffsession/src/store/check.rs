@@ -97,8 +97,12 @@ impl CheckReport {
 /// Progress of a check: bytes of chunk files read so far, of a total.
 pub type CheckProgress<'a> = &'a mut dyn FnMut(u64, u64);
 
-/// Check the store in `dir` without changing anything; see the [module
-/// documentation](self). Damage is reported in the [`CheckReport`]; an error
+/// Check the store in `dir` without changing anything: the folder and its
+/// permissions, the catalog (SQLite's `integrity_check` and
+/// `foreign_key_check`), every chunk file read, decompressed and hashed
+/// against its name, and every snapshot's content reassembled and compared
+/// with its recorded size and hash. Symbolic links are reported, never
+/// followed. `progress` gets (bytes of chunk files read, total). Damage is reported in the [`CheckReport`]; an error
 /// is returned only when `dir` is not a store at all (or cannot be listed).
 pub fn check_store(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, StoreError> {
     let mut report = CheckReport {
