@@ -307,42 +307,40 @@ impl Store {
         let threads = if list.len() >= 64 { 2 } else { 1 };
         let per = list.len().div_ceil(threads).max(1);
         let chunks_dir = &self.chunks_dir;
-        let parts: Vec<std::io::Result<(Vec<(Digest, String)>, Option<Digest>)>> =
-            std::thread::scope(|s| {
-                let handles: Vec<_> = list
-                    .chunks(per)
-                    .zip(offsets.chunks(per))
-                    .map(|(part, offs)| {
-                        s.spawn(move || {
-                            let mut reader = chunk::Reader::new()?;
-                            let mut bad = Vec::new();
-                            let mut differs = None;
-                            for ((d, n), &off) in part.iter().zip(offs) {
-                                let path = chunk::chunk_path(chunks_dir, d);
-                                let piece = &content[off..off + n];
-                                let expected = named_from_content.then_some(piece);
-                                match reader.read_as(&path, d, *n, expected) {
-                                    Ok(raw) => {
-                                        if raw != piece && differs.is_none() {
-                                            differs = Some(*d);
-                                        }
+        let parts: Vec<std::io::Result<PartVerdict>> = std::thread::scope(|s| {
+            let handles: Vec<_> = list
+                .chunks(per)
+                .zip(offsets.chunks(per))
+                .map(|(part, offs)| {
+                    s.spawn(move || {
+                        let mut reader = chunk::Reader::new()?;
+                        let mut bad = Vec::new();
+                        let mut differs = None;
+                        for ((d, n), &off) in part.iter().zip(offs) {
+                            let path = chunk::chunk_path(chunks_dir, d);
+                            let piece = &content[off..off + n];
+                            let expected = named_from_content.then_some(piece);
+                            match reader.read_as(&path, d, *n, expected) {
+                                Ok(raw) => {
+                                    if raw != piece && differs.is_none() {
+                                        differs = Some(*d);
                                     }
-                                    Err(failure) => bad.push((*d, failure.to_string())),
                                 }
+                                Err(failure) => bad.push((*d, failure.to_string())),
                             }
-                            Ok((bad, differs))
-                        })
+                        }
+                        Ok((bad, differs))
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(std::io::Error::other("read-back thread panicked"))
-                        })
-                    })
-                    .collect()
-            });
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("read-back thread panicked")))
+                })
+                .collect()
+        });
         let mut bad: Vec<(Digest, String)> = Vec::new();
         let mut differs = None;
         for part in parts {
@@ -368,6 +366,10 @@ impl Store {
         Ok(ReadBack::Whole)
     }
 }
+
+/// What one read-back thread found: the chunks missing or damaged (digest,
+/// what is wrong), and the first sound chunk that is not the content's bytes.
+type PartVerdict = (Vec<(Digest, String)>, Option<Digest>);
 
 /// What reading a content back found.
 enum ReadBack {
