@@ -25,6 +25,7 @@ use crate::commands;
   ffsession list                    the snapshots in the store, newest first
   ffsession stores                  the backup stores in the data directory
   ffsession --store /mnt/backup/default-release list   a store copied from elsewhere
+  ffsession check                   read and verify every snapshot in the store
   ffsession restore 42              Firefox reopens snapshot 42 at its next start
   ffsession diff 42 current         tabs and windows changed since snapshot 42
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
@@ -72,6 +73,7 @@ pub struct GlobalArgs {
 pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
     Backup(commands::backup::BackupArgs),
+    Check(commands::check::CheckArgs),
     List(commands::list::ListArgs),
     Stores(commands::stores::StoresArgs),
     Stats(commands::stats::StatsArgs),

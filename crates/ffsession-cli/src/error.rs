@@ -16,6 +16,21 @@ pub const EXIT_ALARM: u8 = 3;
 /// Exit code of `rescue` when nothing could be recovered.
 pub const EXIT_NOTHING_RESCUED: u8 = 4;
 
+/// Exit code of `check` when the store is damaged.
+pub const EXIT_STORE_DAMAGED: u8 = 5;
+
+/// `check` found damage in the store.
+#[derive(Debug)]
+pub struct StoreDamaged(pub String);
+
+impl std::fmt::Display for StoreDamaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreDamaged {}
+
 /// `rescue` found no complete tab before the damage.
 #[derive(Debug)]
 pub struct NothingRescued(pub String);
@@ -84,6 +99,11 @@ pub fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
             return e.hint().map(str::to_owned);
         }
+        if cause.is::<StoreDamaged>() {
+            return Some(
+                "the next `ffsession backup` rewrites damaged chunks it still has the data for; restore only snapshots check does not name".into(),
+            );
+        }
         if cause.is::<NothingRescued>() {
             return Some(
                 "try another session file or backup (`ffsession profiles`, `ffsession list`)"
@@ -144,7 +164,10 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
                 Some(ffsession::rescue::RescueError::Nothing { .. })
             )
     });
-    ExitCode::from(if nothing {
+    let damaged = err.chain().any(|c| c.is::<StoreDamaged>());
+    ExitCode::from(if damaged {
+        EXIT_STORE_DAMAGED
+    } else if nothing {
         EXIT_NOTHING_RESCUED
     } else {
         EXIT_ERROR

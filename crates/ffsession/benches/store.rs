@@ -9,9 +9,17 @@
 //! number of full mozlz4 files, the time per snapshot, and checks that a few
 //! snapshots read back byte-identical.
 //!
+//! Then `check_store` reads and verifies that whole store (MB/s of chunk files
+//! read), and the cost of reading each snapshot back before it is recorded is
+//! measured on a 4 MB and a 40 MB session: two stores take the same snapshots
+//! in alternation, one with the read-back and one without
+//! (`Store::set_read_back_for_bench(false)`, as ffsession did before it read
+//! back), both for a session with 2-3 tabs changed and for the same file again.
+//!
 //! Run: `cargo bench -p ffsession --bench store [-- COUNT] [-- --avg-kib N]`
 //! (COUNT defaults to 1000; `--avg-kib` sets the average chunk size, with
-//! min = avg/4 and max = avg*4, to compare chunker parameters).
+//! min = avg/4 and max = avg*4, to compare chunker parameters;
+//! `--read-back-only` runs only the read-back measurement).
 
 use std::fs;
 use std::path::Path;
@@ -19,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use ffsession::format;
 use ffsession::sources::SourceKind;
-use ffsession::store::{ChunkerParams, SnapshotId, SnapshotSource, Store};
+use ffsession::store::{check_store, ChunkerParams, SnapshotId, SnapshotSource, Store};
 use ffsession_gen::{generate, Spec};
 use serde_json::Value;
 
@@ -185,6 +193,11 @@ fn mb(bytes: u64) -> f64 {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--read-back-only") {
+        read_back_cost(4, 21);
+        read_back_cost(40, 7);
+        return;
+    }
     let Args { count, params } = args();
     let count = count.max(1);
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -306,4 +319,86 @@ fn main() {
         kept.len(),
         read_time.as_secs_f64() * 1e3 / kept.len() as f64
     );
+
+    drop(store);
+
+    let started = Instant::now();
+    let report = check_store(&dir, &mut |_, _| {}).unwrap();
+    let took = started.elapsed().as_secs_f64();
+    assert!(report.is_whole(), "{report:?}");
+    println!(
+        "check_store: {} snapshots, {} chunks, {:.1} MB of chunk files read and {:.1} MB of content hashed in {:.2} s: {:.0} MB/s of stored data",
+        report.snapshots,
+        report.chunks,
+        mb(report.stored_bytes),
+        mb(report.content_bytes),
+        took,
+        mb(report.stored_bytes) / took
+    );
+
+    read_back_cost(4, 21);
+    read_back_cost(40, 7);
+}
+
+fn source_of(packed: Vec<u8>, step: usize) -> SnapshotSource {
+    SnapshotSource {
+        bytes: packed,
+        profile: "default-release".into(),
+        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
+        kind: SourceKind::Recovery,
+        mtime_ms: Some(START_MS + step as u64 * FIREFOX_INTERVAL_MS),
+    }
+}
+
+fn median(times: &mut [Duration]) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1e3
+}
+
+/// `add_snapshot` with and without the read-back, alternating, on a session
+/// of about `size_mb` MB of JSON: a new content (2-3 tabs changed) and the
+/// same file again.
+fn read_back_cost(size_mb: usize, rounds: usize) {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut with = Store::create_or_open(tmp.path().join("with")).unwrap();
+    let mut without = Store::create_or_open(tmp.path().join("without")).unwrap();
+    without.set_read_back_for_bench(false);
+    let mut session: Value =
+        serde_json::from_str(&generate(&Spec::sized(size_mb * 1_000_000))).unwrap();
+    let mut rng = fastrand::Rng::with_seed(7);
+    // [with, without] x [changed, same]
+    let mut times: [[Vec<Duration>; 2]; 2] = Default::default();
+    for step in 0..=rounds {
+        if step > 0 {
+            browse(&mut session, &mut rng, step as u64);
+        }
+        let packed = format::compress(&serde_json::to_vec(&session).unwrap()).unwrap();
+        let order = if step % 2 == 0 { [0, 1] } else { [1, 0] };
+        for which in order {
+            let store = if which == 0 { &mut with } else { &mut without };
+            for (kind, at) in [(0, 0), (1, 1)] {
+                let started = Instant::now();
+                store
+                    .add_snapshot(
+                        source_of(packed.clone(), step),
+                        START_MS + (2 * step + at) as u64,
+                    )
+                    .unwrap();
+                // The first round fills an empty store; it is not timed.
+                if step > 0 {
+                    times[which][kind].push(started.elapsed());
+                }
+            }
+        }
+    }
+    let json = serde_json::to_vec(&session).unwrap().len();
+    for (kind, what) in [(0, "2-3 tabs changed"), (1, "same file again")] {
+        let w = median(&mut times[0][kind]);
+        let wo = median(&mut times[1][kind]);
+        println!(
+            "read-back, {:.1} MB session, {what}: add_snapshot median {w:.1} ms with, {wo:.1} ms without ({:+.1}%, {rounds} rounds)",
+            mb(json as u64),
+            100.0 * (w - wo) / wo
+        );
+    }
 }

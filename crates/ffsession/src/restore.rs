@@ -114,7 +114,8 @@ pub struct RestorePlan {
     pub warnings: Vec<String>,
 }
 
-/// Check that `id` can be restored into `profile_dir` and say what will change.
+/// Check that `id` can be restored into `profile_dir` (its content reads back
+/// whole) and say what will change.
 pub fn plan(
     store: &Store,
     id: SnapshotId,
@@ -122,6 +123,9 @@ pub fn plan(
 ) -> Result<RestorePlan, RestoreError> {
     let snapshot = store.snapshot(id)?;
     check_restorable(&snapshot)?;
+    // Read it back now (every chunk against its digest), so a snapshot the
+    // store can no longer give back whole is refused before any plan is shown.
+    store.read_json(id)?;
     let changes = profile_changes(profile_dir)?;
     Ok(RestorePlan {
         profile_dir: profile_dir.to_path_buf(),

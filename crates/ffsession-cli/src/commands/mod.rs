@@ -3,6 +3,7 @@
 //! lives here.
 
 pub mod backup;
+pub mod check;
 pub mod compress;
 pub mod decompress;
 pub mod diff;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Profiles(args) => profiles::run(g, args),
         Command::Backup(args) => backup::run(g, args),
+        Command::Check(args) => check::run(g, args),
         Command::List(args) => list::run(g, args),
         Command::Prune(args) => prune::run(g, args),
         Command::Restore(args) => restore::run(g, args),

@@ -1,11 +1,13 @@
 //! CLI tests: one test binary, each test in a sealed environment.
 
+mod check;
 mod common;
 mod convert;
 mod corpus;
 mod diff;
 mod durability;
 mod durability_ops;
+mod heal_durability;
 mod profiles;
 mod read;
 mod rescue;

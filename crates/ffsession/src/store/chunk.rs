@@ -161,27 +161,140 @@ pub(super) enum ReadFailure {
     Io(std::io::Error),
 }
 
+impl fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadFailure::Missing => f.write_str("missing"),
+            ReadFailure::Damaged(why) => f.write_str(why),
+            ReadFailure::Io(e) => e.fmt(f),
+        }
+    }
+}
+
 /// Read, decompress and verify one chunk of `raw_size` bytes.
 pub(super) fn read(path: &Path, digest: &Digest, raw_size: usize) -> Result<Vec<u8>, ReadFailure> {
-    let packed = match std::fs::read(path) {
-        Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
-        Err(e) => return Err(ReadFailure::Io(e)),
-    };
-    let raw = zstd::bulk::decompress(&packed, raw_size)
-        .map_err(|e| ReadFailure::Damaged(format!("zstd: {e}")))?;
-    if raw.len() != raw_size {
-        return Err(ReadFailure::Damaged(format!(
-            "it holds {} bytes, the catalog says {raw_size}",
-            raw.len()
-        )));
+    let mut reader = Reader::new().map_err(ReadFailure::Io)?;
+    reader.read(path, digest, raw_size)?;
+    Ok(std::mem::take(&mut reader.raw))
+}
+
+/// Reads chunks one after another with one zstd context and two reused
+/// buffers, so reading a content back costs no allocation per chunk.
+pub(super) struct Reader {
+    zstd: zstd::bulk::Decompressor<'static>,
+    packed: Vec<u8>,
+    /// The last chunk read.
+    pub(super) raw: Vec<u8>,
+}
+
+impl Reader {
+    pub(super) fn new() -> std::io::Result<Reader> {
+        Ok(Reader {
+            zstd: zstd::bulk::Decompressor::new()?,
+            packed: Vec::new(),
+            raw: Vec::new(),
+        })
     }
-    if Digest::of(&raw) != *digest {
-        return Err(ReadFailure::Damaged(
-            "its content does not match its digest".into(),
-        ));
+
+    /// Read, decompress and verify one chunk of `raw_size` bytes into
+    /// `self.raw`. A symbolic link in the chunk's place is not followed: a
+    /// chunk is a plain file the store wrote.
+    pub(super) fn read(
+        &mut self,
+        path: &Path,
+        digest: &Digest,
+        raw_size: usize,
+    ) -> Result<&[u8], ReadFailure> {
+        self.read_as(path, digest, raw_size, None)
     }
-    Ok(raw)
+
+    /// Like [`Reader::read`]; with `expected`, the bytes of which `digest` was
+    /// just computed, the chunk is compared with them instead of hashed (equal
+    /// bytes have the same digest), which is faster.
+    pub(super) fn read_as(
+        &mut self,
+        path: &Path,
+        digest: &Digest,
+        raw_size: usize,
+        expected: Option<&[u8]>,
+    ) -> Result<&[u8], ReadFailure> {
+        use std::io::Read;
+        let mut file = match open_no_follow(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
+            Err(e) if is_symlink_error(&e, path) => {
+                return Err(ReadFailure::Damaged(
+                    "it is a symbolic link, not a chunk file".into(),
+                ))
+            }
+            Err(e) => return Err(ReadFailure::Io(e)),
+        };
+        // One fstat, one read: the size is known, and a chunk file never
+        // changes once written (it is replaced whole, by rename).
+        let len = match file.metadata() {
+            Ok(m) if !m.is_file() => return Err(ReadFailure::Damaged("it is not a file".into())),
+            Ok(m) => usize::try_from(m.len()).unwrap_or(usize::MAX),
+            Err(e) => return Err(ReadFailure::Io(e)),
+        };
+        if len > zstd::zstd_safe::compress_bound(raw_size) + 64 {
+            return Err(ReadFailure::Damaged(format!(
+                "it is {len} bytes, more than a compressed chunk of {raw_size} bytes can be"
+            )));
+        }
+        self.packed.resize(len, 0);
+        if let Err(e) = file.read_exact(&mut self.packed) {
+            return Err(match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => {
+                    ReadFailure::Damaged("it was truncated while being read".into())
+                }
+                _ => ReadFailure::Io(e),
+            });
+        }
+        self.raw.clear();
+        self.raw.reserve(raw_size);
+        self.zstd
+            .decompress_to_buffer(&self.packed[..], &mut self.raw)
+            .map_err(|e| ReadFailure::Damaged(format!("zstd: {e}")))?;
+        if self.raw.len() != raw_size {
+            return Err(ReadFailure::Damaged(format!(
+                "it holds {} bytes, the catalog says {raw_size}",
+                self.raw.len()
+            )));
+        }
+        let sound = match expected {
+            Some(bytes) => self.raw == bytes,
+            None => Digest::of(&self.raw) == *digest,
+        };
+        if !sound {
+            return Err(ReadFailure::Damaged(
+                "its content does not match its digest".into(),
+            ));
+        }
+        Ok(&self.raw)
+    }
+}
+
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(std::io::Error::other("symbolic link"));
+    }
+    std::fs::File::open(path)
+}
+
+/// True if opening `path` failed because it is a symbolic link (`ELOOP`
+/// with `O_NOFOLLOW`).
+fn is_symlink_error(_e: &std::io::Error, path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 #[cfg(test)]

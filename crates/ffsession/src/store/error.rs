@@ -119,6 +119,17 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A snapshot just written did not read back byte-identical, even after
+    /// its damaged or missing chunks were written again; it was not recorded.
+    #[error("{}: the snapshot of {file} does not read back as written ({reason}); nothing of this backup was recorded", path.display())]
+    ReadBack {
+        /// The chunk file at fault, or the store folder.
+        path: PathBuf,
+        /// The source file of the snapshot.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Session JSON was asked of a snapshot whose file was not a valid session.
     #[error("snapshot {id} is of a damaged file ({reason}); it holds that file's bytes, not session JSON")]
     CorruptSnapshot {
@@ -171,6 +182,9 @@ impl StoreError {
             StoreError::UnknownSnapshot { .. } => Some("list the snapshots to see which ids exist"),
             StoreError::MissingChunk { .. } | StoreError::DamagedChunk { .. } => Some(
                 "this snapshot cannot be restored from this store; other snapshots may still be intact",
+            ),
+            StoreError::ReadBack { .. } => Some(
+                "the disk may be failing: run `ffsession check`, and copy the store to another disk",
             ),
             StoreError::CorruptSnapshot { .. } => Some(
                 "restore another snapshot, or read this one's original bytes to salvage what you can",

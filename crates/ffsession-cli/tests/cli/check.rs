@@ -1,0 +1,104 @@
+//! `ffsession check`, and what `restore` and `backup` do with a damaged store.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::common::{ok_json, ok_stdout, packed, stderr, TestEnv};
+
+fn chunk_files(store: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(store.join("chunks"))
+        .unwrap()
+        .flat_map(|sub| fs::read_dir(sub.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The files of `profile` and their bytes.
+fn snapshot_of(profile: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![profile.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                out.push((p.clone(), fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn check_a_whole_store_then_a_flipped_bit_then_the_heal() {
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(60, 1_795_400_000_000));
+    let out = ok_stdout(env.store_cmd(&profile).arg("check"));
+    assert!(out.contains("no errors were found"), "{out}");
+    let json = ok_json(env.store_cmd(&profile).args(["check", "--json"]));
+    assert!(json["damaged_snapshots"].as_array().unwrap().is_empty());
+    assert!(json["chunks"].as_u64().unwrap() > 0);
+
+    let victim = chunk_files(&env.store_dir())[1].clone();
+    let mut bytes = fs::read(&victim).unwrap();
+    let i = bytes.len() / 2;
+    bytes[i] ^= 0x01;
+    fs::write(&victim, bytes).unwrap();
+
+    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(text.contains("damaged: snapshot #1 "), "{text}");
+    assert!(text.contains("recovery.jsonlz4"), "{text}");
+    assert!(text.contains(&*victim.to_string_lossy()), "{text}");
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 snapshot cannot be restored"));
+
+    // Restore refuses in one line and leaves the profile as it was.
+    let before = snapshot_of(&profile);
+    let out = env
+        .store_cmd(&profile)
+        .args(["restore", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("damaged"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "no plan for a damaged snapshot");
+    assert_eq!(snapshot_of(&profile), before);
+
+    // The next backup of the same session rewrites the chunk: not "+0 B".
+    let out = ok_stdout(env.store_cmd(&profile).arg("backup"));
+    assert!(!out.contains("+0 B"), "{out}");
+    let out = ok_stdout(env.store_cmd(&profile).arg("check"));
+    assert!(out.contains("no errors were found"), "{out}");
+    let restored = ok_stdout(env.store_cmd(&profile).args(["restore", "1"]));
+    assert!(restored.contains("done"), "{restored}");
+}
+
+#[test]
+fn check_names_a_linked_store_folder_and_a_missing_catalog() {
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(20, 1_795_400_000_000));
+    let link = env.path().join("link");
+    std::os::unix::fs::symlink(env.store_dir(), &link).unwrap();
+    let out = env
+        .store_cmd_at(&profile, &link)
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("symbolic link"));
+
+    fs::remove_file(env.store_dir().join("catalog.sqlite")).unwrap();
+    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the catalog is missing"), "{text}");
+    // Nothing was deleted: the chunk files are all still there.
+    assert!(!chunk_files(&env.store_dir()).is_empty());
+}

@@ -1,0 +1,508 @@
+//! Adding snapshots: verify, chunk, write the chunks the store lacks (or
+//! whose file is damaged), read the content back, then commit the rows.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension};
+
+use super::chunk::{self, Digest};
+use super::layout::make_dir;
+use super::snapshot::{check, kind_name};
+use super::{
+    catalog, tabs, to_i64, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, Store,
+    StoreError,
+};
+use crate::format::Format;
+
+impl Store {
+    /// Take a snapshot of `source` at `now_ms` (ms since the Unix epoch).
+    ///
+    /// The bytes are verified first (decompressed and parsed as a session): a
+    /// readable session stores its JSON with status `ok`; anything else stores
+    /// the raw bytes with status `corrupt` and the reason. Only chunks the
+    /// store does not hold yet are written, all of them durably before the
+    /// catalog row that references them commits.
+    pub fn add_snapshot(
+        &mut self,
+        source: SnapshotSource,
+        now_ms: u64,
+    ) -> Result<SnapshotInfo, StoreError> {
+        let mut infos = self.add_snapshots(vec![source], now_ms)?;
+        Ok(infos.remove(0))
+    }
+
+    /// Take snapshots of several files at once, all or nothing: every new
+    /// chunk of every file is written durably first, then one catalog
+    /// transaction adds all the rows. If anything fails (a full disk, say),
+    /// the catalog is as it was; chunk files already written are unreferenced
+    /// and garbage collection removes them.
+    pub fn add_snapshots(
+        &mut self,
+        sources: Vec<SnapshotSource>,
+        now_ms: u64,
+    ) -> Result<Vec<SnapshotInfo>, StoreError> {
+        self.writable()?;
+        // The content of the newest verified file per source earlier in this
+        // batch: the predecessor of the next one of that source.
+        let mut batch_newest: HashMap<String, Digest> = HashMap::new();
+        let mut prepared = Vec::with_capacity(sources.len());
+        for source in sources {
+            let p = self.prepare(source, &batch_newest)?;
+            if p.verdict.is_ok() {
+                batch_newest.insert(p.file_name.clone(), p.digest);
+            }
+            prepared.push(p);
+        }
+
+        // Every chunk file named below is durable now; commit the rows.
+        let path = self.catalog_path.clone();
+        let err = |e| catalog::sql_error(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut ids = Vec::with_capacity(prepared.len());
+        for p in &prepared {
+            ids.push(insert_rows(&tx, &path, p, now_ms)?);
+        }
+        tx.commit().map_err(err)?;
+        ids.into_iter().map(|id| self.snapshot(id)).collect()
+    }
+
+    /// Verify and chunk one source, writing the chunks the store lacks;
+    /// `batch_newest` holds the content of the newest verified file of each
+    /// source added earlier in the same batch.
+    fn prepare(
+        &self,
+        source: SnapshotSource,
+        batch_newest: &HashMap<String, Digest>,
+    ) -> Result<Prepared, StoreError> {
+        let SnapshotSource {
+            bytes,
+            profile,
+            file_name,
+            kind,
+            mtime_ms,
+        } = source;
+        let checked = check(&file_name, bytes);
+        let content = &checked.content;
+        let digest = Digest::of(content);
+        let existing: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+            .and_then(|mut s| {
+                s.query_row([&digest.as_bytes()[..]], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.sql(e))?;
+        let (order, mut new_chunks, mut stored_size) = match existing {
+            Some(id) if !self.read_back && self.content_files_present(id)? => {
+                (Vec::new(), Vec::new(), 0)
+            }
+            // Its chunks are read back below, and healed if damaged.
+            Some(_) if self.read_back => (Vec::new(), Vec::new(), 0),
+            _ => self.write_chunks(content)?,
+        };
+        if self.read_back {
+            let list = match existing {
+                Some(id) => self.content_chunks(id)?,
+                None => order.clone(),
+            };
+            let (healed, bytes) =
+                self.make_whole(&file_name, content, &list, existing.is_none())?;
+            new_chunks.extend(healed);
+            stored_size += bytes;
+        }
+        let order: Vec<Digest> = order.into_iter().map(|(d, _)| d).collect();
+        // The content of its predecessor (the newest verified snapshot of the
+        // same source) only extends the predecessor's runs; anything else
+        // verified is parsed (once) for the tab index.
+        let same_as_predecessor = match (batch_newest.get(&file_name), existing) {
+            (Some(newest), _) => *newest == digest,
+            (None, Some(id)) => {
+                tabs::indexed_newest_content_of(&self.conn, &file_name).map_err(|e| self.sql(e))?
+                    == Some(id)
+            }
+            (None, None) => false,
+        };
+        let tabs = match (&checked.verdict, same_as_predecessor) {
+            (Ok(_), false) => tabs::tab_rows(content),
+            _ => None,
+        };
+        Ok(Prepared {
+            digest,
+            content_len: content.len() as u64,
+            order,
+            new_chunks,
+            stored_size,
+            verdict: checked.verdict,
+            tabs,
+            format: checked.format,
+            profile,
+            file_name,
+            kind,
+            mtime_ms,
+        })
+    }
+
+    /// True if every chunk file of content `id` exists (a missing one is
+    /// written again from the new snapshot's bytes).
+    fn content_files_present(&self, id: i64) -> Result<bool, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT ch.hash FROM content_chunks cc JOIN chunks ch ON ch.id = cc.chunk_id
+                 WHERE cc.content_id = ?1",
+            )
+            .map_err(|e| self.sql(e))?;
+        let hashes: Vec<Vec<u8>> = stmt
+            .query_map([id], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql(e))?;
+        for h in hashes {
+            let d = Digest::from_slice(&h)
+                .ok_or_else(|| self.corrupt("a chunk hash is not 32 bytes"))?;
+            if !chunk::chunk_path(&self.chunks_dir, &d).is_file() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Split `content`, write the chunks the store lacks (durably), and return
+    /// the ordered chunks (digest, raw size), the chunks written (digest, raw size, stored
+    /// size) and the bytes written.
+    #[allow(clippy::type_complexity)]
+    fn write_chunks(
+        &self,
+        content: &[u8],
+    ) -> Result<(Vec<(Digest, usize)>, Vec<(Digest, u64, u64)>, u64), StoreError> {
+        let mut order = Vec::new();
+        let mut seen = HashSet::new();
+        let mut written = Vec::new();
+        let mut stored = 0u64;
+        let mut known = self
+            .conn
+            .prepare_cached("SELECT 1 FROM chunks WHERE hash = ?1")
+            .map_err(|e| self.sql(e))?;
+        for piece in self.params.split(content) {
+            let digest = Digest::of(piece);
+            order.push((digest, piece.len()));
+            if !seen.insert(digest) {
+                continue;
+            }
+            let path = chunk::chunk_path(&self.chunks_dir, &digest);
+            let in_catalog = known
+                .exists([&digest.as_bytes()[..]])
+                .map_err(|e| self.sql(e))?;
+            if in_catalog && path.is_file() {
+                continue;
+            }
+            let packed = self.write_chunk(&path, piece)?;
+            stored += packed;
+            written.push((digest, piece.len() as u64, packed));
+        }
+        Ok((order, written, stored))
+    }
+
+    /// Compress `piece` and write it durably at `path` (its fan-out folder
+    /// created if needed); returns the bytes written.
+    fn write_chunk(&self, path: &Path, piece: &[u8]) -> Result<u64, StoreError> {
+        if let Some(fan_out) = path.parent() {
+            make_dir(fan_out, &self.chunks_dir)?;
+        }
+        let packed = chunk::compress(piece, path)?;
+        chunk::write(path, &packed)?;
+        Ok(packed.len() as u64)
+    }
+
+    /// Read the chunks `list` back from disk and check that they give
+    /// `content` (digest `digest`) byte for byte. A chunk that is missing or
+    /// damaged (a flipped bit, a truncated file, a symbolic link in its place)
+    /// is written again, atomically, from `content`: its name is the hash of
+    /// its bytes, so the fresh piece is exactly what the file should hold, and
+    /// every older snapshot sharing it is healed too. Returns the chunks
+    /// rewritten (digest, raw size, stored size) and the bytes written; a
+    /// content still not whole after that is [`StoreError::ReadBack`].
+    #[allow(clippy::type_complexity)]
+    fn make_whole(
+        &self,
+        file_name: &str,
+        content: &[u8],
+        list: &[(Digest, usize)],
+        named_from_content: bool,
+    ) -> Result<(Vec<(Digest, u64, u64)>, u64), StoreError> {
+        let bad = match self.read_back(list, content, named_from_content)? {
+            ReadBack::Whole => return Ok((Vec::new(), 0)),
+            ReadBack::BadChunks(bad) => bad,
+            ReadBack::Mismatch(reason) => return Err(self.read_back_error(file_name, reason)),
+        };
+        let pieces: HashMap<Digest, &[u8]> = self
+            .params
+            .split(content)
+            .map(|p| (Digest::of(p), p))
+            .collect();
+        let mut healed = Vec::new();
+        let mut stored = 0;
+        for (d, _why) in &bad {
+            let Some(piece) = pieces.get(d) else {
+                return Err(self.read_back_error(
+                    file_name,
+                    format!("chunk {d} is damaged and the new content does not hold it"),
+                ));
+            };
+            let path = chunk::chunk_path(&self.chunks_dir, d);
+            let packed = self.write_chunk(&path, piece)?;
+            stored += packed;
+            healed.push((*d, piece.len() as u64, packed));
+        }
+        match self.read_back(list, content, named_from_content)? {
+            ReadBack::Whole => Ok((healed, stored)),
+            ReadBack::BadChunks(still) => {
+                let (d, why) = &still[0];
+                Err(StoreError::ReadBack {
+                    path: chunk::chunk_path(&self.chunks_dir, d),
+                    file: file_name.to_owned(),
+                    reason: format!("chunk {d} is still damaged after being written again: {why}"),
+                })
+            }
+            ReadBack::Mismatch(reason) => Err(self.read_back_error(file_name, reason)),
+        }
+    }
+
+    fn read_back_error(&self, file_name: &str, reason: String) -> StoreError {
+        StoreError::ReadBack {
+            path: self.dir.clone(),
+            file: file_name.to_owned(),
+            reason,
+        }
+    }
+
+    /// Read `list` from disk: each chunk decompressed and checked against its
+    /// name, and compared with its place in `content` (whose digest the
+    /// caller computed), so the whole reads back byte-identical. Two threads
+    /// share the chunks when there are many.
+    ///
+    /// With `named_from_content`, the digests in `list` were computed from
+    /// `content`'s own pieces (a new content), so a chunk equal to its piece
+    /// has the right name and is compared rather than hashed; a list from the
+    /// catalog is hashed chunk by chunk.
+    fn read_back(
+        &self,
+        list: &[(Digest, usize)],
+        content: &[u8],
+        named_from_content: bool,
+    ) -> Result<ReadBack, StoreError> {
+        let total: usize = list.iter().map(|(_, n)| n).sum();
+        if total != content.len() {
+            return Ok(ReadBack::Mismatch(format!(
+                "its chunks add up to {total} bytes, the content has {}",
+                content.len()
+            )));
+        }
+        let mut offsets = Vec::with_capacity(list.len());
+        let mut at = 0;
+        for (_, n) in list {
+            offsets.push(at);
+            at += n;
+        }
+        let threads = if list.len() >= 64 { 2 } else { 1 };
+        let per = list.len().div_ceil(threads).max(1);
+        let chunks_dir = &self.chunks_dir;
+        let parts: Vec<std::io::Result<PartVerdict>> = std::thread::scope(|s| {
+            let handles: Vec<_> = list
+                .chunks(per)
+                .zip(offsets.chunks(per))
+                .map(|(part, offs)| {
+                    s.spawn(move || {
+                        let mut reader = chunk::Reader::new()?;
+                        let mut bad = Vec::new();
+                        let mut differs = None;
+                        for ((d, n), &off) in part.iter().zip(offs) {
+                            let path = chunk::chunk_path(chunks_dir, d);
+                            let piece = &content[off..off + n];
+                            let expected = named_from_content.then_some(piece);
+                            match reader.read_as(&path, d, *n, expected) {
+                                Ok(raw) => {
+                                    if raw != piece && differs.is_none() {
+                                        differs = Some(*d);
+                                    }
+                                }
+                                Err(failure) => bad.push((*d, failure.to_string())),
+                            }
+                        }
+                        Ok((bad, differs))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("read-back thread panicked")))
+                })
+                .collect()
+        });
+        let mut bad: Vec<(Digest, String)> = Vec::new();
+        let mut differs = None;
+        for part in parts {
+            let (b, d) = part.map_err(|e| crate::error::PathError {
+                path: self.chunks_dir.clone(),
+                source: e,
+            })?;
+            for (digest, why) in b {
+                if !bad.iter().any(|(x, _)| *x == digest) {
+                    bad.push((digest, why));
+                }
+            }
+            differs = differs.or(d);
+        }
+        if !bad.is_empty() {
+            return Ok(ReadBack::BadChunks(bad));
+        }
+        if let Some(d) = differs {
+            return Ok(ReadBack::Mismatch(format!(
+                "chunk {d} is sound but is not the content's bytes at its place"
+            )));
+        }
+        Ok(ReadBack::Whole)
+    }
+}
+
+/// What one read-back thread found: the chunks missing or damaged (digest,
+/// what is wrong), and the first sound chunk that is not the content's bytes.
+type PartVerdict = (Vec<(Digest, String)>, Option<Digest>);
+
+/// What reading a content back found.
+enum ReadBack {
+    /// Byte-identical.
+    Whole,
+    /// These chunks (digest, what is wrong) are missing or damaged.
+    BadChunks(Vec<(Digest, String)>),
+    /// Every chunk is sound but together they are not the content.
+    Mismatch(String),
+}
+
+/// A source verified and chunked, its chunk files durable, not yet catalogued.
+struct Prepared {
+    digest: Digest,
+    content_len: u64,
+    order: Vec<Digest>,
+    new_chunks: Vec<(Digest, u64, u64)>,
+    stored_size: u64,
+    verdict: Result<(SessionCounts, Option<u64>), String>,
+    /// The tabs of a verified session, for the tab index; `None` when its
+    /// content is that of its predecessor, whose runs it extends.
+    tabs: Option<Vec<tabs::TabRow>>,
+    format: Option<Format>,
+    profile: String,
+    file_name: String,
+    kind: crate::sources::SourceKind,
+    mtime_ms: Option<u64>,
+}
+
+/// Add the catalog rows of one prepared snapshot inside `tx`.
+fn insert_rows(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    p: &Prepared,
+    now_ms: u64,
+) -> Result<SnapshotId, StoreError> {
+    let err = |e| catalog::sql_error(path, e);
+    {
+        let mut put_chunk = tx
+            .prepare_cached(
+                "INSERT INTO chunks (hash, raw_size, stored_size) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (hash) DO UPDATE SET stored_size = excluded.stored_size",
+            )
+            .map_err(err)?;
+        for (d, raw, stored) in &p.new_chunks {
+            put_chunk
+                .execute(params![&d.as_bytes()[..], to_i64(*raw), to_i64(*stored)])
+                .map_err(err)?;
+        }
+    }
+    // Looked up again inside the transaction: two files of one batch may share
+    // a content.
+    let existing: Option<i64> = tx
+        .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+        .and_then(|mut s| {
+            s.query_row([&p.digest.as_bytes()[..]], |r| r.get(0))
+                .optional()
+        })
+        .map_err(err)?;
+    let content_id = match existing {
+        Some(id) => id,
+        None => {
+            tx.execute(
+                "INSERT INTO contents (hash, size) VALUES (?1, ?2)",
+                params![&p.digest.as_bytes()[..], to_i64(p.content_len)],
+            )
+            .map_err(err)?;
+            let id = tx.last_insert_rowid();
+            let mut link = tx
+                .prepare_cached(
+                    "INSERT INTO content_chunks (content_id, seq, chunk_id)
+                     SELECT ?1, ?2, id FROM chunks WHERE hash = ?3",
+                )
+                .map_err(err)?;
+            for (seq, d) in p.order.iter().enumerate() {
+                let n = link
+                    .execute(params![id, to_i64(seq as u64), &d.as_bytes()[..]])
+                    .map_err(err)?;
+                if n != 1 {
+                    return Err(StoreError::CatalogCorrupt {
+                        path: path.to_path_buf(),
+                        reason: format!("chunk {d} vanished from the catalog while adding"),
+                    });
+                }
+            }
+            id
+        }
+    };
+    let (counts, last_update, status, reason) = match &p.verdict {
+        Ok((c, lu)) => (Some(*c), *lu, "ok", None),
+        Err(why) => (None, None, "corrupt", Some(why.as_str())),
+    };
+    tx.execute(
+        "INSERT INTO snapshots (taken_at, profile, source_name, source_kind, source_mtime,
+             last_update, windows, tabs, closed_tabs, closed_windows, content_id,
+             stored_size, format, status, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            to_i64(now_ms),
+            p.profile,
+            p.file_name,
+            kind_name(&p.kind),
+            p.mtime_ms.map(to_i64),
+            last_update.map(to_i64),
+            counts.map(|c| to_i64(c.windows)),
+            counts.map(|c| to_i64(c.tabs)),
+            counts.map(|c| to_i64(c.closed_tabs)),
+            counts.map(|c| to_i64(c.closed_windows)),
+            content_id,
+            to_i64(p.stored_size),
+            p.format.map(|f| f.to_string()),
+            status,
+            reason,
+        ],
+    )
+    .map_err(err)?;
+    let id = SnapshotId(tx.last_insert_rowid());
+    if p.verdict.is_ok() {
+        match &p.tabs {
+            Some(rows) => tabs::insert_tab_rows(tx, path, id, &p.file_name, rows)?,
+            None => {
+                if !tabs::extend_all_runs(tx, path, id, &p.file_name, content_id)? {
+                    // Only possible if the source's newest snapshot changed
+                    // between prepare and commit, which the lock prevents.
+                    return Err(StoreError::CatalogCorrupt {
+                        path: path.to_path_buf(),
+                        reason: format!(
+                            "snapshot {id}'s predecessor changed while adding it to the tab index"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(id)
+}
