@@ -90,6 +90,7 @@ pub fn apply_policy(
     json: bool,
 ) -> Result<()> {
     let snapshots = store.snapshots()?;
+    let archive = store.archive_snapshots()?;
     let candidates: Vec<Candidate> = snapshots
         .iter()
         .map(|s| Candidate {
@@ -97,6 +98,7 @@ pub fn apply_policy(
             taken_at_ms: i64::try_from(s.taken_at_ms).unwrap_or(i64::MAX),
             verified: s.is_ok(),
             tabs: s.counts.map_or(0, |c| c.tabs),
+            holds_archive: archive.contains(&s.id),
         })
         .collect();
     let plan = retention::plan(policy, &candidates, &TimeZone::system());

@@ -68,6 +68,7 @@
 //! SQLite isolates the catalog reads (a reader racing the garbage collection
 //! of the very snapshot it reads gets [`StoreError::MissingChunk`]).
 
+mod archive;
 mod catalog;
 mod chunk;
 mod error;
@@ -82,6 +83,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use archive::{ArchiveMark, ArchivedTab};
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
 pub use snapshot::{

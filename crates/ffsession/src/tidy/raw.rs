@@ -1,0 +1,503 @@
+//! Session JSON edited as raw values: the members of the top-level object, of
+//! each window and of each tab are kept as the bytes Firefox wrote, so a kept
+//! tab keeps every field, named in the model or not. Only what an edit changes
+//! is written anew: the `tabs` list, `selected`, `selectedWindow`, `groups`,
+//! emptied closed lists, and the few keys of a tab whose history is trimmed or
+//! whose payload is dropped.
+//!
+//! Allocation grows with windows and tabs (one small vector of members per
+//! object walked), never with the bytes of the values skipped.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Write};
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::session::Tab;
+
+/// A key as written, borrowed when it holds no escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// An object's members in file order, each value as raw bytes.
+#[derive(Debug, Default)]
+pub(crate) struct RawObject<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for RawObject<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(Key(k)) = map.next_key()? {
+                    members.push((k, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(RawObject(members))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl<'a> RawObject<'a> {
+    /// Parse `raw` as an object.
+    pub(crate) fn parse(raw: &'a str) -> serde_json::Result<Self> {
+        serde_json::from_str(raw)
+    }
+
+    /// The raw value of member `key` (the last one, as JavaScript reads it).
+    pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
+/// One window of a document: its members and its tabs, each tab with the
+/// model's reading of it (`None` for an element that is not a tab object,
+/// which is kept as it is).
+#[derive(Debug)]
+pub(crate) struct RawWindow<'a> {
+    /// The window object, raw.
+    pub raw: &'a RawValue,
+    /// The window object's members.
+    pub obj: RawObject<'a>,
+    /// Its tabs, raw.
+    pub tabs: Vec<&'a RawValue>,
+    /// The model's view of each tab.
+    pub facts: Vec<Option<Tab<'a>>>,
+    /// `selected`, 1-based.
+    pub selected: Option<u64>,
+    /// Its `groups`: raw, with id and name.
+    pub groups: Vec<RawGroup<'a>>,
+}
+
+/// A window's tab group.
+#[derive(Debug)]
+pub(crate) struct RawGroup<'a> {
+    /// The group object, raw.
+    pub raw: &'a RawValue,
+    /// Its id.
+    pub id: Option<String>,
+    /// Its name.
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GroupFacts {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    #[serde(default)]
+    name: Option<serde_json::Value>,
+}
+
+fn as_text(v: Option<serde_json::Value>) -> Option<String> {
+    match v? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A whole session document, top-level members and windows.
+#[derive(Debug)]
+pub(crate) struct RawDoc<'a> {
+    /// The top-level members.
+    pub top: RawObject<'a>,
+    /// The open windows.
+    pub windows: Vec<RawWindow<'a>>,
+}
+
+impl<'a> RawDoc<'a> {
+    /// Read session JSON: a top-level object with a `windows` array of objects.
+    pub(crate) fn parse(json: &'a str) -> Result<Self, String> {
+        let top = RawObject::parse(json).map_err(|e| e.to_string())?;
+        let windows_raw = top
+            .get("windows")
+            .ok_or_else(|| "it has no \"windows\" list".to_owned())?;
+        let list: Vec<&'a RawValue> = serde_json::from_str(windows_raw.get())
+            .map_err(|_| "its \"windows\" is not a list".to_owned())?;
+        let mut windows = Vec::with_capacity(list.len());
+        for (i, w) in list.into_iter().enumerate() {
+            let obj = RawObject::parse(w.get())
+                .map_err(|_| format!("window {} is not an object", i + 1))?;
+            let tabs: Vec<&'a RawValue> = match obj.get("tabs") {
+                Some(t) => serde_json::from_str(t.get()).unwrap_or_default(),
+                None => Vec::new(),
+            };
+            let facts = tabs
+                .iter()
+                .map(|t| serde_json::from_str::<Tab<'a>>(t.get()).ok())
+                .collect();
+            let selected = obj
+                .get("selected")
+                .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
+                .filter(|s| *s >= 1.0)
+                .map(|s| s as u64);
+            let groups = match obj.get("groups") {
+                Some(g) => serde_json::from_str::<Vec<&'a RawValue>>(g.get())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|raw| {
+                        let f = serde_json::from_str::<GroupFacts>(raw.get()).ok();
+                        let (id, name) = f.map_or((None, None), |f| (as_text(f.id), as_text(f.name)));
+                        RawGroup { raw, id, name }
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            windows.push(RawWindow {
+                raw: w,
+                obj,
+                tabs,
+                facts,
+                selected,
+                groups,
+            });
+        }
+        Ok(RawDoc { top, windows })
+    }
+}
+
+/// What happens to one tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TabEdit {
+    /// Dropped.
+    Remove,
+    /// Kept byte for byte.
+    Keep,
+    /// Kept, rewritten: history trimmed to `trim` entries each side of the
+    /// current one, and/or payload dropped.
+    Rewrite {
+        /// Back/forward entries kept each side of the current one.
+        trim: Option<u64>,
+        /// Drop `data:` favicons, form data and session storage.
+        drop_payload: bool,
+    },
+}
+
+/// Options of a render that apply to the whole document.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RenderOptions {
+    /// Write `_closedTabs` and `_closedWindows` as empty lists.
+    pub drop_closed: bool,
+}
+
+/// A writer that counts the bytes written through it.
+pub(crate) struct Counting<W> {
+    pub inner: W,
+    pub count: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn write_key(w: &mut impl Write, key: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, key).map_err(io::Error::other)?;
+    w.write_all(b":")
+}
+
+/// Write a session: the top-level members of `top` in order, with `windows`
+/// made of `windows` (each a window and the edit of each of its tabs; a window
+/// left with no tab is dropped) and `selectedWindow` pointing at the same
+/// window when it is kept. Returns the bytes written for each window (0 for
+/// a dropped one).
+pub(crate) fn render<W: Write>(
+    out: &mut Counting<W>,
+    top: &RawObject<'_>,
+    windows: &[(&RawWindow<'_>, &[TabEdit])],
+    opts: RenderOptions,
+) -> io::Result<Vec<u64>> {
+    let selected_window = top
+        .get("selectedWindow")
+        .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
+        .map(|s| s as i64);
+    // New 1-based numbers of kept windows.
+    let mut new_number = Vec::with_capacity(windows.len());
+    let mut kept = 0u64;
+    for (w, edits) in windows {
+        let empty_now = !w.tabs.is_empty() && edits.iter().all(|e| *e == TabEdit::Remove);
+        if empty_now {
+            new_number.push(None);
+        } else {
+            kept += 1;
+            new_number.push(Some(kept));
+        }
+    }
+    let mut sizes = vec![0u64; windows.len()];
+    out.write_all(b"{")?;
+    for (i, (key, value)) in top.0.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write_key(out, key)?;
+        match key.as_ref() {
+            "windows" => {
+                out.write_all(b"[")?;
+                let mut first = true;
+                for (n, (w, edits)) in windows.iter().enumerate() {
+                    if new_number[n].is_none() {
+                        continue;
+                    }
+                    if !first {
+                        out.write_all(b",")?;
+                    }
+                    first = false;
+                    let before = out.count;
+                    render_window(out, w, edits, opts)?;
+                    sizes[n] = out.count - before;
+                }
+                out.write_all(b"]")?;
+            }
+            "selectedWindow" => {
+                let new = selected_window
+                    .and_then(|s| usize::try_from(s - 1).ok())
+                    .and_then(|i| new_number.get(i).copied().flatten())
+                    .unwrap_or(if kept > 0 { 1 } else { 0 });
+                write!(out, "{new}")?;
+            }
+            "_closedWindows" if opts.drop_closed => out.write_all(b"[]")?,
+            _ => out.write_all(value.get().as_bytes())?,
+        }
+    }
+    out.write_all(b"}")?;
+    Ok(sizes)
+}
+
+fn render_window<W: Write>(
+    out: &mut Counting<W>,
+    w: &RawWindow<'_>,
+    edits: &[TabEdit],
+    opts: RenderOptions,
+) -> io::Result<()> {
+    // The new `selected`: the same tab if kept, else the nearest kept tab
+    // before it, else the first kept one.
+    let old_sel = w.selected.map_or(1, |s| s.clamp(1, w.tabs.len().max(1) as u64)) as usize;
+    let kept_before = |i: usize| edits[..i].iter().filter(|e| **e != TabEdit::Remove).count();
+    let new_sel = if w.tabs.is_empty() {
+        w.selected.unwrap_or(1)
+    } else if edits.get(old_sel - 1).is_some_and(|e| *e != TabEdit::Remove) {
+        kept_before(old_sel - 1) as u64 + 1
+    } else {
+        kept_before(old_sel - 1).max(1) as u64
+    };
+    // Groups that only removed tabs belonged to go with them.
+    let group_used = |id: &str| {
+        w.facts
+            .iter()
+            .zip(edits)
+            .any(|(f, e)| *e != TabEdit::Remove && f.as_ref().and_then(|f| f.group_id.as_deref()) == Some(id))
+    };
+    let group_had_tabs = |id: &str| {
+        w.facts
+            .iter()
+            .any(|f| f.as_ref().and_then(|f| f.group_id.as_deref()) == Some(id))
+    };
+    out.write_all(b"{")?;
+    for (i, (key, value)) in w.obj.0.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write_key(out, key)?;
+        match key.as_ref() {
+            "tabs" => {
+                out.write_all(b"[")?;
+                let mut first = true;
+                for (tab, edit) in w.tabs.iter().zip(edits) {
+                    if *edit == TabEdit::Remove {
+                        continue;
+                    }
+                    if !first {
+                        out.write_all(b",")?;
+                    }
+                    first = false;
+                    match *edit {
+                        TabEdit::Rewrite { trim, drop_payload } => {
+                            rewrite_tab(out, tab, trim, drop_payload)?
+                        }
+                        _ => out.write_all(tab.get().as_bytes())?,
+                    }
+                }
+                out.write_all(b"]")?;
+            }
+            "selected" => write!(out, "{new_sel}")?,
+            "_closedTabs" if opts.drop_closed => out.write_all(b"[]")?,
+            "groups" if !w.groups.is_empty() => {
+                out.write_all(b"[")?;
+                let mut first = true;
+                for g in &w.groups {
+                    if let Some(id) = &g.id {
+                        if group_had_tabs(id) && !group_used(id) {
+                            continue;
+                        }
+                    }
+                    if !first {
+                        out.write_all(b",")?;
+                    }
+                    first = false;
+                    out.write_all(g.raw.get().as_bytes())?;
+                }
+                out.write_all(b"]")?;
+            }
+            _ => out.write_all(value.get().as_bytes())?,
+        }
+    }
+    out.write_all(b"}")
+}
+
+/// The range of entries kept when at most `trim` entries are kept each side
+/// of the current one, and the new 1-based index; `None` if all are kept.
+pub(crate) fn trimmed_range(
+    len: usize,
+    index: Option<u64>,
+    trim: u64,
+) -> Option<(usize, usize, u64)> {
+    if len == 0 {
+        return None;
+    }
+    let cur = match index {
+        Some(i) if i >= 1 => (i as usize).min(len),
+        _ => len,
+    } - 1;
+    let n = usize::try_from(trim).unwrap_or(usize::MAX);
+    let start = cur.saturating_sub(n);
+    let end = cur.saturating_add(n).saturating_add(1).min(len);
+    if start == 0 && end == len {
+        return None;
+    }
+    Some((start, end, (cur - start + 1) as u64))
+}
+
+/// True for a member dropped by `--drop-payload`.
+pub(crate) fn is_payload(key: &str, value: &RawValue) -> bool {
+    match key {
+        "formdata" | "storage" => true,
+        "image" => value.get().starts_with("\"data:"),
+        _ => false,
+    }
+}
+
+/// Write a tab with its history trimmed and/or its payload dropped; every
+/// other member as it was.
+fn rewrite_tab<W: Write>(
+    out: &mut Counting<W>,
+    tab: &RawValue,
+    trim: Option<u64>,
+    drop_payload: bool,
+) -> io::Result<()> {
+    let Ok(obj) = RawObject::parse(tab.get()) else {
+        return out.write_all(tab.get().as_bytes());
+    };
+    let entries: Vec<&RawValue> = obj
+        .get("entries")
+        .and_then(|e| serde_json::from_str(e.get()).ok())
+        .unwrap_or_default();
+    let index = obj
+        .get("index")
+        .and_then(|i| serde_json::from_str::<f64>(i.get()).ok())
+        .map(|i| i as u64);
+    let range = trim.and_then(|t| trimmed_range(entries.len(), index, t));
+    out.write_all(b"{")?;
+    let mut first = true;
+    for (key, value) in &obj.0 {
+        if drop_payload && is_payload(key, value) {
+            continue;
+        }
+        if !first {
+            out.write_all(b",")?;
+        }
+        first = false;
+        write_key(out, key)?;
+        match (key.as_ref(), range) {
+            ("entries", Some((start, end, _))) => {
+                out.write_all(b"[")?;
+                for (i, e) in entries[start..end].iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b",")?;
+                    }
+                    out.write_all(e.get().as_bytes())?;
+                }
+                out.write_all(b"]")?;
+            }
+            ("index", Some((_, _, new))) => write!(out, "{new}")?,
+            _ => out.write_all(value.get().as_bytes())?,
+        }
+    }
+    out.write_all(b"}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trimmed_range_keeps_n_each_side() {
+        assert_eq!(trimmed_range(10, Some(5), 2), Some((2, 7, 3)));
+        assert_eq!(trimmed_range(10, None, 2), Some((7, 10, 3)));
+        assert_eq!(trimmed_range(3, Some(2), 5), None);
+        assert_eq!(trimmed_range(10, Some(1), 0), Some((0, 1, 1)));
+        assert_eq!(trimmed_range(4, Some(99), 1), Some((2, 4, 2)));
+    }
+
+    #[test]
+    fn unknown_fields_survive_and_selected_follows_the_tab() {
+        let json = r#"{"version":["sessionrestore",1],"windows":[{"tabs":[
+            {"entries":[{"url":"a"}],"x":{"y":[1,2]}},
+            {"entries":[{"url":"b"}],"zz":"\u00e9"},
+            {"entries":[{"url":"c"}]}],"selected":3,"extra":true}],
+            "selectedWindow":1,"_closedWindows":[{"tabs":[]}]}"#;
+        let doc = RawDoc::parse(json).unwrap();
+        let edits = [TabEdit::Remove, TabEdit::Keep, TabEdit::Keep];
+        let mut out = Counting {
+            inner: Vec::new(),
+            count: 0,
+        };
+        render(
+            &mut out,
+            &doc.top,
+            &[(&doc.windows[0], &edits[..])],
+            RenderOptions { drop_closed: true },
+        )
+        .unwrap();
+        let text = String::from_utf8(out.inner).unwrap();
+        assert_eq!(out.count, text.len() as u64);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["windows"][0]["tabs"].as_array().unwrap().len(), 2);
+        assert_eq!(v["windows"][0]["selected"], 2);
+        assert_eq!(v["windows"][0]["extra"], true);
+        assert!(text.contains(r#""zz":"\u00e9""#), "{text}");
+        assert_eq!(v["_closedWindows"], serde_json::json!([]));
+        assert_eq!(v["version"], serde_json::json!(["sessionrestore", 1]));
+    }
+}
