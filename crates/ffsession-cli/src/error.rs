@@ -84,6 +84,9 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
             return e.hint().map(str::to_owned);
         }
+        if let Some(e) = cause.downcast_ref::<ffsession::tidy::TidyError>() {
+            return e.hint().map(str::to_owned);
+        }
         if cause.is::<NothingRescued>() {
             return Some(
                 "try another session file or backup (`ffsession profiles`, `ffsession list`)"

@@ -30,7 +30,9 @@ use crate::SessionData;
 use raw::{Counting, RawDoc, RenderOptions, TabEdit};
 
 mod apply;
+mod edit;
 pub use apply::{apply, load_current, TidyReport};
+pub use edit::{extract, merge, EditResult, Selection};
 
 /// What to tidy. Every rule is off by default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -205,6 +207,22 @@ pub enum TidyError {
         /// Its pid, if known.
         pid: Option<u32>,
     },
+    /// An extract chose no tab.
+    #[error("{}: {what} matches no tab", path.display())]
+    NothingSelected {
+        /// The session file.
+        path: PathBuf,
+        /// The selection.
+        what: String,
+    },
+    /// A search query that is not valid FTS5 syntax.
+    #[error("invalid search query {query:?}: {reason}")]
+    BadQuery {
+        /// The query.
+        query: String,
+        /// What SQLite said.
+        reason: String,
+    },
     /// The session changed between the plan and the undo snapshot.
     #[error("{}: the session changed since it was planned", path.display())]
     Changed {
@@ -245,6 +263,12 @@ impl TidyError {
                 Some("quit Firefox (all its windows) and run the tidy again")
             }
             TidyError::Changed { .. } => Some("run the tidy again"),
+            TidyError::NothingSelected { .. } => {
+                Some("`ffsession tabs SOURCE` lists the windows and tabs it holds")
+            }
+            TidyError::BadQuery { .. } => Some(
+                "put a phrase or text with punctuation in double quotes, and close every quote",
+            ),
             TidyError::Read(e) => e.hint(),
             TidyError::Store(e) => e.hint(),
             TidyError::Backup(e) => e.hint(),
@@ -507,7 +531,9 @@ fn render_plan<W: std::io::Write>(
         &session.doc.top,
         &windows,
         RenderOptions {
-            drop_closed: plan.drop_closed,
+            drop_closed_tabs: plan.drop_closed,
+            drop_closed_windows: plan.drop_closed,
+            selected_window: session.doc.selected_window(),
         },
     )
 }

@@ -132,6 +132,15 @@ pub(crate) struct RawDoc<'a> {
 }
 
 impl<'a> RawDoc<'a> {
+    /// `selectedWindow` as a 0-based index.
+    pub(crate) fn selected_window(&self) -> Option<usize> {
+        self.top
+            .get("selectedWindow")
+            .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
+            .filter(|s| *s >= 1.0)
+            .map(|s| s as usize - 1)
+    }
+
     /// Read session JSON: a top-level object with a `windows` array of objects.
     pub(crate) fn parse(json: &'a str) -> Result<Self, String> {
         let top = RawObject::parse(json).map_err(|e| e.to_string())?;
@@ -202,8 +211,12 @@ pub(crate) enum TabEdit {
 /// Options of a render that apply to the whole document.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RenderOptions {
-    /// Write `_closedTabs` and `_closedWindows` as empty lists.
-    pub drop_closed: bool,
+    /// Write each window's `_closedTabs` as an empty list.
+    pub drop_closed_tabs: bool,
+    /// Write `_closedWindows` as an empty list.
+    pub drop_closed_windows: bool,
+    /// The selected window: an index into the windows rendered.
+    pub selected_window: Option<usize>,
 }
 
 /// A writer that counts the bytes written through it.
@@ -230,8 +243,8 @@ fn write_key(w: &mut impl Write, key: &str) -> io::Result<()> {
 
 /// Write a session: the top-level members of `top` in order, with `windows`
 /// made of `windows` (each a window and the edit of each of its tabs; a window
-/// left with no tab is dropped) and `selectedWindow` pointing at the same
-/// window when it is kept. Returns the bytes written for each window (0 for
+/// left with no tab is dropped) and `selectedWindow` pointing at
+/// `opts.selected_window` when it is kept, else at the first window. Returns the bytes written for each window (0 for
 /// a dropped one).
 pub(crate) fn render<W: Write>(
     out: &mut Counting<W>,
@@ -239,10 +252,6 @@ pub(crate) fn render<W: Write>(
     windows: &[(&RawWindow<'_>, &[TabEdit])],
     opts: RenderOptions,
 ) -> io::Result<Vec<u64>> {
-    let selected_window = top
-        .get("selectedWindow")
-        .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
-        .map(|s| s as i64);
     // New 1-based numbers of kept windows.
     let mut new_number = Vec::with_capacity(windows.len());
     let mut kept = 0u64;
@@ -281,13 +290,13 @@ pub(crate) fn render<W: Write>(
                 out.write_all(b"]")?;
             }
             "selectedWindow" => {
-                let new = selected_window
-                    .and_then(|s| usize::try_from(s - 1).ok())
+                let new = opts
+                    .selected_window
                     .and_then(|i| new_number.get(i).copied().flatten())
                     .unwrap_or(if kept > 0 { 1 } else { 0 });
                 write!(out, "{new}")?;
             }
-            "_closedWindows" if opts.drop_closed => out.write_all(b"[]")?,
+            "_closedWindows" if opts.drop_closed_windows => out.write_all(b"[]")?,
             _ => out.write_all(value.get().as_bytes())?,
         }
     }
@@ -352,7 +361,7 @@ fn render_window<W: Write>(
                 out.write_all(b"]")?;
             }
             "selected" => write!(out, "{new_sel}")?,
-            "_closedTabs" if opts.drop_closed => out.write_all(b"[]")?,
+            "_closedTabs" if opts.drop_closed_tabs => out.write_all(b"[]")?,
             "groups" if !w.groups.is_empty() => {
                 out.write_all(b"[")?;
                 let mut first = true;
@@ -487,7 +496,11 @@ mod tests {
             &mut out,
             &doc.top,
             &[(&doc.windows[0], &edits[..])],
-            RenderOptions { drop_closed: true },
+            RenderOptions {
+                drop_closed_tabs: true,
+                drop_closed_windows: true,
+                selected_window: Some(0),
+            },
         )
         .unwrap();
         let text = String::from_utf8(out.inner).unwrap();
