@@ -10,3 +10,4 @@ mod read;
 mod rescue;
 mod search;
 mod store;
+mod tidy;

@@ -156,10 +156,10 @@ pub struct TidyPlan {
 }
 
 impl TidyPlan {
-    /// True if the plan changes nothing.
+    /// True if the plan changes nothing (it may still write the same
+    /// members with fewer spaces between them).
     pub fn is_noop(&self) -> bool {
-        self.bytes_before == self.bytes_after
-            && self.closed.is_empty()
+        self.closed.is_empty()
             && self.windows.iter().all(|w| w.tabs_rewritten == 0)
             && self.closed_tabs_dropped == 0
             && self.closed_windows_dropped == 0
@@ -578,7 +578,11 @@ pub fn rule_savings(session: &Editable<'_>, now_ms: u64) -> Result<Vec<RuleSavin
             Ok(RuleSaving {
                 rule: name.to_owned(),
                 tabs_closed: p.closed.len(),
-                bytes_saved: p.bytes_before.saturating_sub(p.bytes_after),
+                bytes_saved: if p.is_noop() {
+                    0
+                } else {
+                    p.bytes_before.saturating_sub(p.bytes_after)
+                },
             })
         })
         .collect()
