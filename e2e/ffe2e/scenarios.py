@@ -921,3 +921,7 @@ def s10_rescue(ctx):
     return ("cut at 60%% of %d bytes: rescue recovered %d of the %d tabs wholly before the cut "
             "(of 500; %d windows; readable JSON %s%%); Firefox reopened exactly them" %
             (len(raw), tabs, before, len(got), report["damage"]["json_percent"]))
+
+
+# Scenarios 11 and 12 (tidy, extract, merge) live in their own file.
+from . import scenarios_tidy  # noqa: E402,F401
