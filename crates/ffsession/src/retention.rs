@@ -378,7 +378,12 @@ mod tests {
         old.holds_archive = true;
         let candidates = [old, ok(2, T0 + DAY, 10), ok(3, T0 + 2 * DAY, 10)];
         let plan = plan(&none(), &candidates, &TimeZone::UTC);
-        let kept: Vec<i64> = plan.decisions.iter().filter(|d| d.keep).map(|d| d.id).collect();
+        let kept: Vec<i64> = plan
+            .decisions
+            .iter()
+            .filter(|d| d.keep)
+            .map(|d| d.id)
+            .collect();
         assert_eq!(kept, vec![3, 1]);
         let d1 = plan.decisions.iter().find(|d| d.id == 1).unwrap();
         assert_eq!(d1.reasons, vec![Reason::HoldsArchivedTabs]);

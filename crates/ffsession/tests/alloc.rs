@@ -148,7 +148,8 @@ fn ignored_payload_tenfold_does_not_change_allocation_counts() {
         let mut n = 0u64;
         for w in v["windows"].as_array_mut().unwrap() {
             for t in w["tabs"].as_array_mut().unwrap() {
-                t["lastAccessed"] = serde_json::json!(if n % 2 == 0 { 1_000 } else { NOW });
+                t["lastAccessed"] =
+                    serde_json::json!(if n.is_multiple_of(2) { 1_000 } else { NOW });
                 n += 1;
             }
         }
@@ -169,7 +170,10 @@ fn ignored_payload_tenfold_does_not_change_allocation_counts() {
     };
     let (s, s_bytes, s_out) = tidy_allocs(&small);
     let (b, b_bytes, b_out) = tidy_allocs(&big);
-    assert_eq!(s, b, "tidy: {s} allocations for the small payload, {b} for the tenfold one");
+    assert_eq!(
+        s, b,
+        "tidy: {s} allocations for the small payload, {b} for the tenfold one"
+    );
     assert!(
         b_bytes <= s_bytes + b_out.saturating_sub(s_out) + 4096,
         "tidy: {b_bytes} bytes allocated for the tenfold payload vs {s_bytes} (outputs {b_out} and {s_out})"

@@ -91,7 +91,12 @@ fn old_tabs_go_except_pinned_selected_and_named_groups() {
         .collect();
     assert_eq!(
         urls,
-        ["https://a.test/", "https://b.test/", "https://d.test/", "https://e.test/"]
+        [
+            "https://a.test/",
+            "https://b.test/",
+            "https://d.test/",
+            "https://e.test/"
+        ]
     );
     // The selected tab is the same tab, now 4th; the named group stays.
     assert_eq!(w["selected"], 4);
@@ -151,7 +156,10 @@ fn trim_history_drop_payload_and_closed() {
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
     assert_eq!(plan.tabs_after, 6);
     assert_eq!(plan.windows[0].tabs_rewritten, 6);
-    assert_eq!((plan.closed_tabs_dropped, plan.closed_windows_dropped), (1, 1));
+    assert_eq!(
+        (plan.closed_tabs_dropped, plan.closed_windows_dropped),
+        (1, 1)
+    );
     let out = tidy::render_json(&s, &plan);
     let v: Value = serde_json::from_slice(&out).unwrap();
     for t in v["windows"][0]["tabs"].as_array().unwrap() {
@@ -159,7 +167,9 @@ fn trim_history_drop_payload_and_closed() {
         assert_eq!(t["entries"].as_array().unwrap().len(), 2);
         assert_eq!(t["index"], 2);
         assert!(t["entries"][1]["url"].as_str().unwrap().ends_with(".test/"));
-        assert!(t.get("image").is_none() && t.get("formdata").is_none() && t.get("storage").is_none());
+        assert!(
+            t.get("image").is_none() && t.get("formdata").is_none() && t.get("storage").is_none()
+        );
         assert_eq!(t["someFutureField"]["nested"][2]["x"], "é");
     }
     assert_eq!(v["windows"][0]["_closedTabs"], json!([]));
@@ -182,7 +192,10 @@ fn removing_every_tab_needs_allow_empty_and_bad_durations_are_refused() {
         ..rules()
     };
     let e = tidy::plan(&s, &r, NOW + DAY, false).unwrap_err();
-    assert!(matches!(e, TidyError::WouldRemoveAll { tabs: 6, .. }), "{e}");
+    assert!(
+        matches!(e, TidyError::WouldRemoveAll { tabs: 6, .. }),
+        "{e}"
+    );
     assert!(e.hint().unwrap().contains("--allow-empty"));
     let plan = tidy::plan(&s, &r, NOW + DAY, true).unwrap();
     let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan)).unwrap();
@@ -225,7 +238,11 @@ fn profile_with(dir: &Path, json: &str) {
         mozlz4(json.as_bytes()),
     )
     .unwrap();
-    fs::write(dir.join("prefs.js"), "user_pref(\"browser.startup.page\", 1);\n").unwrap();
+    fs::write(
+        dir.join("prefs.js"),
+        "user_pref(\"browser.startup.page\", 1);\n",
+    )
+    .unwrap();
 }
 
 #[test]
@@ -259,7 +276,9 @@ fn apply_keeps_an_undo_point_records_archived_tabs_and_restores_back() {
     // Firefox finds the tidied session, and nothing to fall back to.
     let written = SessionData::read(profile.join("sessionstore.jsonlz4")).unwrap();
     assert_eq!(written.parse().unwrap().summary().tabs, plan.tabs_after);
-    assert!(!profile.join("sessionstore-backups/recovery.jsonlz4").exists());
+    assert!(!profile
+        .join("sessionstore-backups/recovery.jsonlz4")
+        .exists());
     let prefs = fs::read_to_string(profile.join("prefs.js")).unwrap();
     assert!(prefs.contains("browser.sessionstore.resume_session_once\", true"));
     assert!(prefs.contains("browser.startup.page"));
@@ -268,7 +287,9 @@ fn apply_keeps_an_undo_point_records_archived_tabs_and_restores_back() {
     assert_eq!(store.read_json(report.undo).unwrap(), json.as_bytes());
     let archived = store.archived_tabs().unwrap();
     assert_eq!(archived.len(), plan.closed.len());
-    assert!(archived.iter().all(|a| a.snapshot == report.undo && a.reason == "old"));
+    assert!(archived
+        .iter()
+        .all(|a| a.snapshot == report.undo && a.reason == "old"));
     let mark = store.archive_mark(&archived[0].url).unwrap().unwrap();
     assert_eq!(mark.snapshot, report.undo);
     assert_eq!(store.archive_snapshots().unwrap(), vec![report.undo]);
@@ -296,9 +317,21 @@ fn apply_refuses_while_firefox_holds_the_profile() {
     };
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
     let _firefox = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
-    let e = tidy::apply(&plan, &s, current.data.json(), &mut store, "t", &profile, NOW).unwrap_err();
+    let e = tidy::apply(
+        &plan,
+        &s,
+        current.data.json(),
+        &mut store,
+        "t",
+        &profile,
+        NOW,
+    )
+    .unwrap_err();
     assert!(matches!(e, TidyError::FirefoxRunning { .. }), "{e}");
-    assert_eq!(fs::read(profile.join("sessionstore.jsonlz4")).unwrap(), before);
+    assert_eq!(
+        fs::read(profile.join("sessionstore.jsonlz4")).unwrap(),
+        before
+    );
     assert!(store.snapshots().unwrap().is_empty());
 }
 

@@ -91,9 +91,8 @@ pub fn run(global: &GlobalArgs, args: TidyArgs) -> Result<()> {
             .archive_older_than
             .as_deref()
             .map(|d| {
-                tidy::parse_duration(d).map_err(|e| {
-                    anyhow::Error::new(e).context(format!("--archive-older-than {d}"))
-                })
+                tidy::parse_duration(d)
+                    .map_err(|e| anyhow::Error::new(e).context(format!("--archive-older-than {d}")))
             })
             .transpose()?,
         close_duplicates: args.close_duplicates,
@@ -224,7 +223,10 @@ fn print_plan(out: &mut impl Write, plan: &TidyPlan, dry_run: bool) -> io::Resul
         for c in plan.closed.iter().filter(|c| c.window == w.window) {
             let why = match &c.reason {
                 Reason::Old { last_accessed } => {
-                    format!("old, last used {}", fmt::local_time_or_unknown(Some(*last_accessed)))
+                    format!(
+                        "old, last used {}",
+                        fmt::local_time_or_unknown(Some(*last_accessed))
+                    )
                 }
                 Reason::Duplicate {
                     of_window,
@@ -245,8 +247,16 @@ fn print_plan(out: &mut impl Write, plan: &TidyPlan, dry_run: bool) -> io::Resul
         writeln!(
             out,
             "drop {} and {}",
-            fmt::count(plan.closed_tabs_dropped as usize, "recently closed tab", "recently closed tabs"),
-            fmt::count(plan.closed_windows_dropped as usize, "closed window", "closed windows"),
+            fmt::count(
+                plan.closed_tabs_dropped as usize,
+                "recently closed tab",
+                "recently closed tabs"
+            ),
+            fmt::count(
+                plan.closed_windows_dropped as usize,
+                "closed window",
+                "closed windows"
+            ),
         )?;
     }
     writeln!(
@@ -256,6 +266,10 @@ fn print_plan(out: &mut impl Write, plan: &TidyPlan, dry_run: bool) -> io::Resul
         plan.tabs_after,
         fmt::size(plan.bytes_before),
         fmt::size(plan.bytes_after),
-        if dry_run { " (dry run: nothing changed)" } else { "" }
+        if dry_run {
+            " (dry run: nothing changed)"
+        } else {
+            ""
+        }
     )
 }

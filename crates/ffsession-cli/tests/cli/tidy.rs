@@ -54,18 +54,32 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
     let report = ok_stdout(env.store_cmd(&p).args(["tidy"]));
     assert!(report.contains("--archive-older-than 30d"), "{report}");
 
-    let dry = ok_stdout(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30d", "--dry-run"]));
+    let dry =
+        ok_stdout(
+            env.store_cmd(&p)
+                .args(["tidy", "--archive-older-than", "30d", "--dry-run"]),
+        );
     assert!(dry.contains("dry run: nothing changed"), "{dry}");
-    assert!(dry.contains("  close 1:") && dry.contains("  old, last used "), "{dry}");
+    assert!(
+        dry.contains("  close 1:") && dry.contains("  old, last used "),
+        "{dry}"
+    );
     assert_eq!(fs::read(&session_file).unwrap(), before);
     assert!(!env.store_dir().exists());
 
-    let plan = ok_json(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30d", "-n", "--json"]));
+    let plan =
+        ok_json(
+            env.store_cmd(&p)
+                .args(["tidy", "--archive-older-than", "30d", "-n", "--json"]),
+        );
     let closed = plan["closed"].as_array().unwrap().len();
     assert!(closed >= 10, "{plan}");
     assert_eq!(plan["tabs_after"].as_u64().unwrap() as usize, 30 - closed);
 
-    let done = ok_stdout(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30d"]));
+    let done = ok_stdout(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
     let undo: i64 = done
         .lines()
         .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
@@ -73,18 +87,31 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
         .parse()
         .unwrap();
     let info = ok_json(env.cmd().arg("info").arg(&session_file).arg("--json"));
-    assert_eq!(info["tabs"].as_u64().unwrap() as usize, 30 - closed, "{info}");
+    assert_eq!(
+        info["tabs"].as_u64().unwrap() as usize,
+        30 - closed,
+        "{info}"
+    );
 
     let archived = ok_json(env.store_cmd(&p).args(["tabs", "--archived", "--json"]));
     let archived = archived.as_array().unwrap();
     assert_eq!(archived.len(), closed);
-    assert!(archived.iter().all(|a| a["snapshot"] == undo && a["reason"] == "old"));
-    let bookmarks = ok_stdout(env.store_cmd(&p).args(["tabs", "--archived", "--format", "bookmarks"]));
+    assert!(archived
+        .iter()
+        .all(|a| a["snapshot"] == undo && a["reason"] == "old"));
+    let bookmarks =
+        ok_stdout(
+            env.store_cmd(&p)
+                .args(["tabs", "--archived", "--format", "bookmarks"]),
+        );
     assert_eq!(bookmarks.matches("<DT><A HREF=").count(), closed);
 
     // search and history mark them.
     let url = archived[0]["url"].as_str().unwrap();
-    let hits = ok_json(env.store_cmd(&p).args(["search", &format!("\"{url}\""), "--json"]));
+    let hits = ok_json(
+        env.store_cmd(&p)
+            .args(["search", &format!("\"{url}\""), "--json"]),
+    );
     let hit = hits
         .as_array()
         .unwrap()
@@ -93,7 +120,10 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
         .unwrap_or_else(|| panic!("{hits}"));
     assert_eq!(hit["archived"]["snapshot"], undo);
     let text = ok_stdout(env.store_cmd(&p).args(["search", &format!("\"{url}\"")]));
-    assert!(text.contains(&format!("by tidy (old), in snapshot #{undo}")), "{text}");
+    assert!(
+        text.contains(&format!("by tidy (old), in snapshot #{undo}")),
+        "{text}"
+    );
     let history = ok_stdout(env.store_cmd(&p).args(["history", url]));
     assert!(history.contains("then archived"), "{history}");
 
@@ -112,9 +142,15 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let before = fs::read(&session_file).unwrap();
     let one_line = |err: &str| assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
-    let err = expect_error(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30 days"]));
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30 days"]),
+    );
     one_line(&err);
-    assert!(err.contains("cannot read \"30 days\" as a duration") && err.contains("30d"), "{err}");
+    assert!(
+        err.contains("cannot read \"30 days\" as a duration") && err.contains("30d"),
+        "{err}"
+    );
 
     let err = expect_error(env.store_cmd(&p).args([
         "tidy",
@@ -124,27 +160,48 @@ fn bad_input_is_one_line_and_writes_nothing() {
         "--include-grouped",
     ]));
     one_line(&err);
-    assert!(err.contains("would close every one of its 30 tabs") && err.contains("--allow-empty"), "{err}");
+    assert!(
+        err.contains("would close every one of its 30 tabs") && err.contains("--allow-empty"),
+        "{err}"
+    );
 
     let firefox = ffsession_gen::FcntlLockHolder::hold(&p.join(".parentlock"));
-    let err = expect_error(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30d"]));
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
     one_line(&err);
-    assert!(err.contains("Firefox is running") && err.contains("quit Firefox"), "{err}");
+    assert!(
+        err.contains("Firefox is running") && err.contains("quit Firefox"),
+        "{err}"
+    );
     drop(firefox);
     assert_eq!(fs::read(&session_file).unwrap(), before);
     assert!(!env.store_dir().exists());
 
     // A damaged newest file.
     std::thread::sleep(std::time::Duration::from_millis(20));
-    env.profile_with(&[("sessionstore-backups/recovery.jsonlz4", &before[..before.len() / 2])]);
-    let err = expect_error(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30d"]));
+    env.profile_with(&[(
+        "sessionstore-backups/recovery.jsonlz4",
+        &before[..before.len() / 2],
+    )]);
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
     one_line(&err);
-    assert!(err.contains("damaged") && err.contains("ffsession rescue"), "{err}");
+    assert!(
+        err.contains("damaged") && err.contains("ffsession rescue"),
+        "{err}"
+    );
 
     // No session at all.
     let empty = env.path().join("empty");
     fs::create_dir_all(&empty).unwrap();
-    let err = expect_error(env.store_cmd(&empty).args(["tidy", "--archive-older-than", "30d"]));
+    let err = expect_error(
+        env.store_cmd(&empty)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
     one_line(&err);
     assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
     assert!(!env.store_dir().exists());
@@ -158,7 +215,11 @@ fn extract_and_merge_write_sessions_that_read_back() {
     let original: Value = serde_json::from_str(&json).unwrap();
 
     let out = env.path().join("w2.jsonlz4");
-    ok_stdout(env.store_cmd(&p).args(["extract", "current", "--window", "2", "-o"]).arg(&out));
+    ok_stdout(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--window", "2", "-o"])
+            .arg(&out),
+    );
     let w2 = json_of(&env, &out);
     assert_eq!(w2["windows"].as_array().unwrap().len(), 1);
     assert_eq!(w2["windows"][0], original["windows"][1]);
@@ -175,7 +236,14 @@ fn extract_and_merge_write_sessions_that_read_back() {
     let q = env.path().join("q.jsonlz4");
     let r = ok_json(
         env.store_cmd(&p)
-            .args(["extract", "current", "--query", &format!("\"{title}\""), "--json", "-o"])
+            .args([
+                "extract",
+                "current",
+                "--query",
+                &format!("\"{title}\""),
+                "--json",
+                "-o",
+            ])
             .arg(&q),
     );
     assert!(r["tabs"].as_u64().unwrap() >= 1, "{r}");
@@ -201,18 +269,32 @@ fn extract_and_merge_write_sessions_that_read_back() {
     assert!(d["tabs"].as_u64().unwrap() <= 30);
 
     // --archived after a tidy: the undo snapshot's archived tabs.
-    let done = ok_stdout(env.store_cmd(&p).args(["tidy", "--archive-older-than", "30d"]));
+    let done = ok_stdout(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
     let undo = done
         .lines()
         .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
         .unwrap()
         .to_owned();
     let a = env.path().join("a.jsonlz4");
-    let r = ok_json(env.store_cmd(&p).args(["extract", &undo, "--archived", "--json", "-o"]).arg(&a));
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args(["extract", &undo, "--archived", "--json", "-o"])
+            .arg(&a),
+    );
     let archived = ok_json(env.store_cmd(&p).args(["tabs", "--archived", "--json"]));
-    assert_eq!(r["tabs"].as_u64().unwrap() as usize, archived.as_array().unwrap().len());
+    assert_eq!(
+        r["tabs"].as_u64().unwrap() as usize,
+        archived.as_array().unwrap().len()
+    );
 
-    let err = expect_error(env.store_cmd(&p).args(["extract", "current", "--window", "9", "-o"]).arg(&a));
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--window", "9", "-o"])
+            .arg(&a),
+    );
     assert!(err.contains("no tab") || err.contains("window 9"), "{err}");
     let err = expect_error(env.cmd().arg("merge").arg(&a).arg("-o").arg(&a));
     assert!(err.contains("refusing to overwrite"), "{err}");

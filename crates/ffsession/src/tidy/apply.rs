@@ -84,7 +84,7 @@ pub fn apply(
         .map_err(|e| not(format!("the tidied session does not read back: {e}")))?
         .summary()
         .tabs;
-    if tabs_written as usize != plan.tabs_after {
+    if tabs_written != plan.tabs_after {
         return Err(not(format!(
             "the tidied session has {tabs_written} tabs, the plan says {}",
             plan.tabs_after
@@ -145,7 +145,13 @@ pub fn apply(
     let old_prefs = match fs::read_to_string(&prefs) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(PathError { path: prefs, source: e }.into()),
+        Err(e) => {
+            return Err(PathError {
+                path: prefs,
+                source: e,
+            }
+            .into())
+        }
     };
     let prefs_backup = match &old_prefs {
         Some(text) => {

@@ -49,7 +49,10 @@ fn finish(json: Vec<u8>, session: &Editable<'_>) -> Result<EditResult, TidyError
 }
 
 /// Tabs of `session` whose title or URL match `query`, as (window, tab) indexes.
-fn query_matches(session: &Editable<'_>, query: &str) -> Result<HashSet<(usize, usize)>, TidyError> {
+fn query_matches(
+    session: &Editable<'_>,
+    query: &str,
+) -> Result<HashSet<(usize, usize)>, TidyError> {
     let sql = |e: rusqlite::Error| TidyError::BadQuery {
         query: query.to_owned(),
         reason: e.to_string(),

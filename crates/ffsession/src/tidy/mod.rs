@@ -340,9 +340,9 @@ fn is_protected(rules: &TidyRules, w: &raw::RawWindow<'_>, i: usize, tab: &Tab<'
         || (i == selected && !rules.include_selected)
         || (!rules.include_grouped
             && tab.group_id.as_deref().is_some_and(|id| {
-                w.groups
-                    .iter()
-                    .any(|g| g.id.as_deref() == Some(id) && g.name.as_deref().is_some_and(|n| !n.is_empty()))
+                w.groups.iter().any(|g| {
+                    g.id.as_deref() == Some(id) && g.name.as_deref().is_some_and(|n| !n.is_empty())
+                })
             }))
 }
 
@@ -355,8 +355,11 @@ pub fn plan(
     allow_empty: bool,
 ) -> Result<TidyPlan, TidyError> {
     let doc = &session.doc;
-    let mut reasons: Vec<Vec<Option<Reason>>> =
-        doc.windows.iter().map(|w| vec![None; w.tabs.len()]).collect();
+    let mut reasons: Vec<Vec<Option<Reason>>> = doc
+        .windows
+        .iter()
+        .map(|w| vec![None; w.tabs.len()])
+        .collect();
     if let Some(age) = rules.archive_older_than_ms {
         let cut = now_ms.saturating_sub(age);
         for (wi, w) in doc.windows.iter().enumerate() {
@@ -377,7 +380,9 @@ pub fn plan(
         let mut best: HashMap<&str, (u64, usize, usize)> = HashMap::new();
         for (wi, w) in doc.windows.iter().enumerate() {
             for (i, f) in w.facts.iter().enumerate() {
-                let (Some(tab), None) = (f, &reasons[wi][i]) else { continue };
+                let (Some(tab), None) = (f, &reasons[wi][i]) else {
+                    continue;
+                };
                 let Some(url) = tab.url() else { continue };
                 let used = tab.last_accessed.unwrap_or(0);
                 match best.get(url) {
@@ -390,9 +395,13 @@ pub fn plan(
         }
         for (wi, w) in doc.windows.iter().enumerate() {
             for (i, f) in w.facts.iter().enumerate() {
-                let (Some(tab), None) = (f, &reasons[wi][i]) else { continue };
+                let (Some(tab), None) = (f, &reasons[wi][i]) else {
+                    continue;
+                };
                 let Some(url) = tab.url() else { continue };
-                let Some(&(_, bw, bi)) = best.get(url) else { continue };
+                let Some(&(_, bw, bi)) = best.get(url) else {
+                    continue;
+                };
                 if (bw, bi) != (wi, i) && !is_protected(rules, w, i, tab) {
                     reasons[wi][i] = Some(Reason::Duplicate {
                         of_window: bw + 1,
@@ -423,9 +432,10 @@ pub fn plan(
                 continue;
             }
             let needs_rewrite = w.facts[i].as_ref().is_some_and(|tab| {
-                rules.trim_history.is_some_and(|n| {
-                    raw::trimmed_range(tab.entries.len(), tab.index, n).is_some()
-                }) || (rules.drop_payload && has_payload(w.tabs[i]))
+                rules
+                    .trim_history
+                    .is_some_and(|n| raw::trimmed_range(tab.entries.len(), tab.index, n).is_some())
+                    || (rules.drop_payload && has_payload(w.tabs[i]))
             });
             if needs_rewrite {
                 n_rewritten += 1;
@@ -470,11 +480,10 @@ pub fn plan(
         inner: std::io::sink(),
         count: 0,
     };
-    let sizes = render_plan(&mut counter, session, &plan)
-        .map_err(|e| TidyError::NotEditable {
-            path: session.path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+    let sizes = render_plan(&mut counter, session, &plan).map_err(|e| TidyError::NotEditable {
+        path: session.path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     plan.bytes_after = counter.count;
     plan.windows = doc
         .windows
@@ -483,7 +492,10 @@ pub fn plan(
         .map(|(wi, w)| WindowPlan {
             window: wi + 1,
             tabs_before: w.tabs.len(),
-            tabs_after: plan.edits[wi].iter().filter(|e| **e != TabEdit::Remove).count(),
+            tabs_after: plan.edits[wi]
+                .iter()
+                .filter(|e| **e != TabEdit::Remove)
+                .count(),
             bytes_before: w_raw_len(session, wi),
             bytes_after: sizes[wi],
             tabs_rewritten: rewritten[wi],
@@ -565,11 +577,41 @@ pub struct RuleSaving {
 pub fn rule_savings(session: &Editable<'_>, now_ms: u64) -> Result<Vec<RuleSaving>, TidyError> {
     let base = TidyRules::default();
     let cases = [
-        ("--archive-older-than 30d", TidyRules { archive_older_than_ms: Some(30 * 86_400_000), ..base }),
-        ("--close-duplicates", TidyRules { close_duplicates: true, ..base }),
-        ("--trim-history 5", TidyRules { trim_history: Some(5), ..base }),
-        ("--drop-closed", TidyRules { drop_closed: true, ..base }),
-        ("--drop-payload", TidyRules { drop_payload: true, ..base }),
+        (
+            "--archive-older-than 30d",
+            TidyRules {
+                archive_older_than_ms: Some(30 * 86_400_000),
+                ..base
+            },
+        ),
+        (
+            "--close-duplicates",
+            TidyRules {
+                close_duplicates: true,
+                ..base
+            },
+        ),
+        (
+            "--trim-history 5",
+            TidyRules {
+                trim_history: Some(5),
+                ..base
+            },
+        ),
+        (
+            "--drop-closed",
+            TidyRules {
+                drop_closed: true,
+                ..base
+            },
+        ),
+        (
+            "--drop-payload",
+            TidyRules {
+                drop_payload: true,
+                ..base
+            },
+        ),
     ];
     cases
         .into_iter()

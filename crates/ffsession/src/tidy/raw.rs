@@ -172,7 +172,8 @@ impl<'a> RawDoc<'a> {
                     .into_iter()
                     .map(|raw| {
                         let f = serde_json::from_str::<GroupFacts>(raw.get()).ok();
-                        let (id, name) = f.map_or((None, None), |f| (as_text(f.id), as_text(f.name)));
+                        let (id, name) =
+                            f.map_or((None, None), |f| (as_text(f.id), as_text(f.name)));
                         RawGroup { raw, id, name }
                     })
                     .collect(),
@@ -312,21 +313,25 @@ fn render_window<W: Write>(
 ) -> io::Result<()> {
     // The new `selected`: the same tab if kept, else the nearest kept tab
     // before it, else the first kept one.
-    let old_sel = w.selected.map_or(1, |s| s.clamp(1, w.tabs.len().max(1) as u64)) as usize;
+    let old_sel = w
+        .selected
+        .map_or(1, |s| s.clamp(1, w.tabs.len().max(1) as u64)) as usize;
     let kept_before = |i: usize| edits[..i].iter().filter(|e| **e != TabEdit::Remove).count();
     let new_sel = if w.tabs.is_empty() {
         w.selected.unwrap_or(1)
-    } else if edits.get(old_sel - 1).is_some_and(|e| *e != TabEdit::Remove) {
+    } else if edits
+        .get(old_sel - 1)
+        .is_some_and(|e| *e != TabEdit::Remove)
+    {
         kept_before(old_sel - 1) as u64 + 1
     } else {
         kept_before(old_sel - 1).max(1) as u64
     };
     // Groups that only removed tabs belonged to go with them.
     let group_used = |id: &str| {
-        w.facts
-            .iter()
-            .zip(edits)
-            .any(|(f, e)| *e != TabEdit::Remove && f.as_ref().and_then(|f| f.group_id.as_deref()) == Some(id))
+        w.facts.iter().zip(edits).any(|(f, e)| {
+            *e != TabEdit::Remove && f.as_ref().and_then(|f| f.group_id.as_deref()) == Some(id)
+        })
     };
     let group_had_tabs = |id: &str| {
         w.facts
