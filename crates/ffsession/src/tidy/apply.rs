@@ -9,28 +9,49 @@ use crate::error::{Error, IoResultExt, PathError};
 use crate::fs_util::{sync_dir, write_atomic};
 use crate::profile::{lock_state, take_profile_lock, LockState};
 use crate::restore::{with_resume_once, SET_ASIDE};
-use crate::sources::{self, NewestSession};
+use crate::sources::{self, NewestSession, SourceFile};
 use crate::store::{ArchivedTab, Digest, SnapshotId, Store};
-use crate::Session;
+use crate::{Session, SessionData};
 
-/// The profile's current session: its newest readable session file, unless
-/// a newer file is damaged (tidying the older one would lose tabs; the
+/// The profile's current session: its newest readable session file (by the
+/// session's own `lastUpdate`, as [`sources::newest`] picks it, but reading
+/// only the timestamps of each file: the caller reads the chosen one whole),
+/// unless a newer file is damaged (tidying the older one would lose tabs; the
 /// damaged one wants `rescue`). A profile with no session file is
 /// [`Error::NoSessionFile`].
 pub fn load_current(profile_dir: &Path) -> Result<NewestSession, TidyError> {
-    let newest = match sources::newest(profile_dir) {
-        Ok(n) => n,
-        Err(Error::NoSessionFile { skipped, .. }) if !skipped.is_empty() => {
-            let (path, reason) = skipped.into_iter().next().unwrap_or_default();
-            return Err(TidyError::DamagedCurrent { path, reason });
+    let files = sources::list(profile_dir)?;
+    let candidates = files.len();
+    let mut best: Option<(u64, SessionData, SourceFile)> = None;
+    let mut skipped = Vec::new();
+    for file in files {
+        let read = SessionData::read(&file.path).and_then(|d| {
+            let stamp = d.parse_meta()?.timestamps.last_update;
+            Ok((d, stamp))
+        });
+        match read {
+            Ok((data, stamp)) => {
+                let stamp = stamp.unwrap_or(0);
+                if best.as_ref().is_none_or(|(b, _, _)| stamp > *b) {
+                    best = Some((stamp, data, file));
+                }
+            }
+            Err(e) => skipped.push((file.path, sources::short_reason(&e), file.modified)),
         }
-        Err(e) => return Err(e.into()),
+    }
+    let Some((_, data, source)) = best else {
+        return match skipped.into_iter().next() {
+            Some((path, reason, _)) => Err(TidyError::DamagedCurrent { path, reason }),
+            None => Err(Error::NoSessionFile {
+                profile: profile_dir.to_path_buf(),
+                skipped: Vec::new(),
+            }
+            .into()),
+        };
     };
-    let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-    let chosen = newest.source.modified;
-    for (path, reason) in &newest.skipped {
-        if let (Some(m), Some(c)) = (mtime(path), chosen) {
-            if m > c {
+    for (path, reason, modified) in &skipped {
+        if let (Some(m), Some(c)) = (modified, source.modified) {
+            if m > &c {
                 return Err(TidyError::DamagedCurrent {
                     path: path.clone(),
                     reason: reason.clone(),
@@ -38,7 +59,12 @@ pub fn load_current(profile_dir: &Path) -> Result<NewestSession, TidyError> {
             }
         }
     }
-    Ok(newest)
+    Ok(NewestSession {
+        data,
+        source,
+        candidates,
+        skipped: skipped.into_iter().map(|(p, r, _)| (p, r)).collect(),
+    })
 }
 
 /// What a tidy did.

@@ -315,7 +315,14 @@ impl<'a> Editable<'a> {
             reason,
         };
         let text = std::str::from_utf8(data.json()).map_err(|e| not(e.to_string()))?;
-        let doc = RawDoc::parse(text).map_err(not)?;
+        // The model (two threads on large sessions) reads each tab's facts.
+        let facts = crate::Session::from_json(data.json()).ok().map(|s| {
+            s.windows
+                .into_iter()
+                .map(|w| w.tabs)
+                .collect::<Vec<_>>()
+        });
+        let doc = RawDoc::parse(text, facts).map_err(not)?;
         Ok(Editable {
             path: data.path(),
             json_len: data.json().len() as u64,

@@ -180,7 +180,7 @@ pub fn plan(
 }
 
 fn w_raw_len(session: &Editable<'_>, wi: usize) -> u64 {
-    session.doc.windows[wi].raw.get().len() as u64
+    session.doc.windows[wi].len
 }
 
 fn has_payload(tab: &serde_json::value::RawValue) -> bool {

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -81,9 +81,9 @@ impl<'a> RawObject<'a> {
 /// which is kept as it is).
 #[derive(Debug)]
 pub(crate) struct RawWindow<'a> {
-    /// The window object, raw.
-    pub raw: &'a RawValue,
-    /// The window object's members.
+    /// Bytes of the window's JSON as read (compact, as Firefox writes it).
+    pub len: u64,
+    /// The window object's members (`tabs` stands for [`RawWindow::tabs`]).
     pub obj: RawObject<'a>,
     /// Its tabs, raw.
     pub tabs: Vec<&'a RawValue>,
@@ -122,10 +122,119 @@ fn as_text(v: Option<serde_json::Value>) -> Option<String> {
     }
 }
 
+/// The elements of a list, raw; anything but a list reads as no elements.
+struct RawList<'a>(Vec<&'a RawValue>);
+
+impl<'de> Deserialize<'de> for RawList<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawList<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawList<'de>, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                    items.push(item);
+                }
+                Ok(RawList(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawList<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(RawList(Vec::new()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<RawList<'de>, E> {
+                Ok(RawList(Vec::new()))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<RawList<'de>, E> {
+                Ok(RawList(Vec::new()))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<RawList<'de>, E> {
+                Ok(RawList(Vec::new()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<RawList<'de>, E> {
+                Ok(RawList(Vec::new()))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<RawList<'de>, E> {
+                Ok(RawList(Vec::new()))
+            }
+            fn visit_unit<E>(self) -> Result<RawList<'de>, E> {
+                Ok(RawList(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A window read in one pass: its members, with `tabs` read as a raw list.
+struct WindowDe<'a>(RawObject<'a>, Vec<&'a RawValue>, u64);
+
+impl<'de> Deserialize<'de> for WindowDe<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = WindowDe<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a window object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WindowDe<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                let mut tabs = Vec::new();
+                let mut len = 2u64;
+                while let Some(Key(k)) = map.next_key()? {
+                    len += k.len() as u64 + 3 + u64::from(!members.is_empty());
+                    if k == "tabs" {
+                        tabs = map.next_value::<RawList<'de>>()?.0;
+                        len += 2 + tabs.iter().map(|t| t.get().len() as u64 + 1).sum::<u64>();
+                        len -= u64::from(!tabs.is_empty());
+                        members.push((k, RawValue::NULL));
+                    } else {
+                        let v = map.next_value::<&'de RawValue>()?;
+                        len += v.get().len() as u64;
+                        members.push((k, v));
+                    }
+                }
+                Ok(WindowDe(RawObject(members), tabs, len))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The top-level object read in one pass, `windows` read window by window.
+struct TopDe<'a>(RawObject<'a>, Option<Vec<WindowDe<'a>>>);
+
+impl<'de> Deserialize<'de> for TopDe<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TopDe<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a session object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopDe<'de>, A::Error> {
+                let mut members = Vec::with_capacity(16);
+                let mut windows = None;
+                while let Some(Key(k)) = map.next_key()? {
+                    if k == "windows" {
+                        windows = Some(map.next_value::<Vec<WindowDe<'de>>>()?);
+                        members.push((k, RawValue::NULL));
+                    } else {
+                        members.push((k, map.next_value::<&'de RawValue>()?));
+                    }
+                }
+                Ok(TopDe(RawObject(members), windows))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// A whole session document, top-level members and windows.
 #[derive(Debug)]
 pub(crate) struct RawDoc<'a> {
-    /// The top-level members.
+    /// The top-level members (`windows` stands for [`RawDoc::windows`]).
     pub top: RawObject<'a>,
     /// The open windows.
     pub windows: Vec<RawWindow<'a>>,
@@ -141,33 +250,34 @@ impl<'a> RawDoc<'a> {
             .map(|s| s as usize - 1)
     }
 
-    /// Read session JSON: a top-level object with a `windows` array of objects.
-    pub(crate) fn parse(json: &'a str) -> Result<Self, String> {
-        let top = RawObject::parse(json).map_err(|e| e.to_string())?;
-        let windows_raw = top
-            .get("windows")
-            .ok_or_else(|| "it has no \"windows\" list".to_owned())?;
-        let list: Vec<&'a RawValue> = serde_json::from_str(windows_raw.get())
-            .map_err(|_| "its \"windows\" is not a list".to_owned())?;
-        let mut windows = Vec::with_capacity(list.len());
-        for (i, w) in list.into_iter().enumerate() {
-            let obj = RawObject::parse(w.get())
-                .map_err(|_| format!("window {} is not an object", i + 1))?;
-            let tabs: Vec<&'a RawValue> = match obj.get("tabs") {
-                Some(t) => serde_json::from_str(t.get()).unwrap_or_default(),
-                None => Vec::new(),
+    /// Read session JSON (a top-level object with a `windows` list of
+    /// objects) in one pass. `facts` is the model's reading of the same
+    /// JSON's open windows; when its windows and tabs line up with the raw
+    /// ones it is used as is, else each tab is read on its own.
+    pub(crate) fn parse(json: &'a str, facts: Option<Vec<Vec<Tab<'a>>>>) -> Result<Self, String> {
+        let TopDe(top, windows) = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let windows = windows.ok_or_else(|| "it has no \"windows\" list".to_owned())?;
+        let lines_up = facts.as_ref().is_some_and(|f| {
+            f.len() == windows.len() && f.iter().zip(&windows).all(|(f, w)| f.len() == w.1.len())
+        });
+        let mut facts = if lines_up { facts.map(Vec::into_iter) } else { None };
+        let mut out = Vec::with_capacity(windows.len());
+        for WindowDe(obj, tabs, len) in windows {
+            let facts: Vec<Option<Tab<'a>>> = match facts.as_mut().and_then(Iterator::next) {
+                Some(f) => f.into_iter().map(Some).collect(),
+                None => tabs
+                    .iter()
+                    .map(|t| serde_json::from_str::<Tab<'a>>(t.get()).ok())
+                    .collect(),
             };
-            let facts = tabs
-                .iter()
-                .map(|t| serde_json::from_str::<Tab<'a>>(t.get()).ok())
-                .collect();
             let selected = obj
                 .get("selected")
                 .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
                 .filter(|s| *s >= 1.0)
                 .map(|s| s as u64);
             let groups = match obj.get("groups") {
-                Some(g) => serde_json::from_str::<Vec<&'a RawValue>>(g.get())
+                Some(g) => serde_json::from_str::<RawList<'a>>(g.get())
+                    .map(|l| l.0)
                     .unwrap_or_default()
                     .into_iter()
                     .map(|raw| {
@@ -179,8 +289,8 @@ impl<'a> RawDoc<'a> {
                     .collect(),
                 None => Vec::new(),
             };
-            windows.push(RawWindow {
-                raw: w,
+            out.push(RawWindow {
+                len,
                 obj,
                 tabs,
                 facts,
@@ -188,7 +298,7 @@ impl<'a> RawDoc<'a> {
                 groups,
             });
         }
-        Ok(RawDoc { top, windows })
+        Ok(RawDoc { top, windows: out })
     }
 }
 
@@ -491,7 +601,7 @@ mod tests {
             {"entries":[{"url":"b"}],"zz":"\u00e9"},
             {"entries":[{"url":"c"}]}],"selected":3,"extra":true}],
             "selectedWindow":1,"_closedWindows":[{"tabs":[]}]}"#;
-        let doc = RawDoc::parse(json).unwrap();
+        let doc = RawDoc::parse(json, None).unwrap();
         let edits = [TabEdit::Remove, TabEdit::Keep, TabEdit::Keep];
         let mut out = Counting {
             inner: Vec::new(),
