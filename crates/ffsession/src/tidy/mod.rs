@@ -316,12 +316,9 @@ impl<'a> Editable<'a> {
         };
         let text = std::str::from_utf8(data.json()).map_err(|e| not(e.to_string()))?;
         // The model (two threads on large sessions) reads each tab's facts.
-        let facts = crate::Session::from_json(data.json()).ok().map(|s| {
-            s.windows
-                .into_iter()
-                .map(|w| w.tabs)
-                .collect::<Vec<_>>()
-        });
+        let facts = crate::Session::from_json(data.json())
+            .ok()
+            .map(|s| s.windows.into_iter().map(|w| w.tabs).collect::<Vec<_>>());
         let doc = RawDoc::parse(text, facts).map_err(not)?;
         Ok(Editable {
             path: data.path(),

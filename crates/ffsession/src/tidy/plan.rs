@@ -88,10 +88,8 @@ pub fn plan(
     }
     let mut edits = Vec::with_capacity(doc.windows.len());
     let mut closed = Vec::new();
-    let mut rewritten = Vec::with_capacity(doc.windows.len());
     for (wi, w) in doc.windows.iter().enumerate() {
         let mut we = Vec::with_capacity(w.tabs.len());
-        let mut n_rewritten = 0;
         for (i, reason) in reasons[wi].iter_mut().enumerate() {
             if let Some(reason) = reason.take() {
                 let tab = w.facts[i].as_ref();
@@ -110,10 +108,9 @@ pub fn plan(
                 rules
                     .trim_history
                     .is_some_and(|n| raw::trimmed_range(tab.entries.len(), tab.index, n).is_some())
-                    || (rules.drop_payload && has_payload(w.tabs[i]))
+                    || rules.drop_payload
             });
             if needs_rewrite {
-                n_rewritten += 1;
                 we.push(TabEdit::Rewrite {
                     trim: rules.trim_history,
                     drop_payload: rules.drop_payload,
@@ -123,7 +120,6 @@ pub fn plan(
             }
         }
         edits.push(we);
-        rewritten.push(n_rewritten);
     }
     let tabs_before = session.tabs();
     let tabs_after = tabs_before - closed.len();
@@ -172,8 +168,8 @@ pub fn plan(
                 .filter(|e| **e != TabEdit::Remove)
                 .count(),
             bytes_before: w_raw_len(session, wi),
-            bytes_after: sizes[wi],
-            tabs_rewritten: rewritten[wi],
+            bytes_after: sizes[wi].0,
+            tabs_rewritten: sizes[wi].1,
         })
         .collect();
     Ok(plan)
@@ -181,10 +177,6 @@ pub fn plan(
 
 fn w_raw_len(session: &Editable<'_>, wi: usize) -> u64 {
     session.doc.windows[wi].len
-}
-
-fn has_payload(tab: &serde_json::value::RawValue) -> bool {
-    raw::RawObject::parse(tab.get()).is_ok_and(|o| o.0.iter().any(|(k, v)| raw::is_payload(k, v)))
 }
 
 fn closed_counts(session: &Editable<'_>) -> (u64, u64) {
@@ -205,7 +197,7 @@ fn render_plan<W: std::io::Write>(
     out: &mut Counting<W>,
     session: &Editable<'_>,
     plan: &TidyPlan,
-) -> std::io::Result<Vec<u64>> {
+) -> std::io::Result<Vec<(u64, usize)>> {
     let windows: Vec<_> = session
         .doc
         .windows

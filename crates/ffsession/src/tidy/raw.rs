@@ -260,7 +260,11 @@ impl<'a> RawDoc<'a> {
         let lines_up = facts.as_ref().is_some_and(|f| {
             f.len() == windows.len() && f.iter().zip(&windows).all(|(f, w)| f.len() == w.1.len())
         });
-        let mut facts = if lines_up { facts.map(Vec::into_iter) } else { None };
+        let mut facts = if lines_up {
+            facts.map(Vec::into_iter)
+        } else {
+            None
+        };
         let mut out = Vec::with_capacity(windows.len());
         for WindowDe(obj, tabs, len) in windows {
             let facts: Vec<Option<Tab<'a>>> = match facts.as_mut().and_then(Iterator::next) {
@@ -362,7 +366,7 @@ pub(crate) fn render<W: Write>(
     top: &RawObject<'_>,
     windows: &[(&RawWindow<'_>, &[TabEdit])],
     opts: RenderOptions,
-) -> io::Result<Vec<u64>> {
+) -> io::Result<Vec<(u64, usize)>> {
     // New 1-based numbers of kept windows.
     let mut new_number = Vec::with_capacity(windows.len());
     let mut kept = 0u64;
@@ -375,7 +379,7 @@ pub(crate) fn render<W: Write>(
             new_number.push(Some(kept));
         }
     }
-    let mut sizes = vec![0u64; windows.len()];
+    let mut sizes = vec![(0u64, 0usize); windows.len()];
     out.write_all(b"{")?;
     for (i, (key, value)) in top.0.iter().enumerate() {
         if i > 0 {
@@ -395,8 +399,8 @@ pub(crate) fn render<W: Write>(
                     }
                     first = false;
                     let before = out.count;
-                    render_window(out, w, edits, opts)?;
-                    sizes[n] = out.count - before;
+                    let rewritten = render_window(out, w, edits, opts)?;
+                    sizes[n] = (out.count - before, rewritten);
                 }
                 out.write_all(b"]")?;
             }
@@ -420,7 +424,8 @@ fn render_window<W: Write>(
     w: &RawWindow<'_>,
     edits: &[TabEdit],
     opts: RenderOptions,
-) -> io::Result<()> {
+) -> io::Result<usize> {
+    let mut rewritten = 0;
     // The new `selected`: the same tab if kept, else the nearest kept tab
     // before it, else the first kept one.
     let old_sel = w
@@ -468,7 +473,7 @@ fn render_window<W: Write>(
                     first = false;
                     match *edit {
                         TabEdit::Rewrite { trim, drop_payload } => {
-                            rewrite_tab(out, tab, trim, drop_payload)?
+                            rewritten += usize::from(rewrite_tab(out, tab, trim, drop_payload)?);
                         }
                         _ => out.write_all(tab.get().as_bytes())?,
                     }
@@ -497,7 +502,8 @@ fn render_window<W: Write>(
             _ => out.write_all(value.get().as_bytes())?,
         }
     }
-    out.write_all(b"}")
+    out.write_all(b"}")?;
+    Ok(rewritten)
 }
 
 /// The range of entries kept when at most `trim` entries are kept each side
@@ -533,16 +539,18 @@ pub(crate) fn is_payload(key: &str, value: &RawValue) -> bool {
 }
 
 /// Write a tab with its history trimmed and/or its payload dropped; every
-/// other member as it was.
+/// other member as it was. True if anything changed.
 fn rewrite_tab<W: Write>(
     out: &mut Counting<W>,
     tab: &RawValue,
     trim: Option<u64>,
     drop_payload: bool,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let Ok(obj) = RawObject::parse(tab.get()) else {
-        return out.write_all(tab.get().as_bytes());
+        out.write_all(tab.get().as_bytes())?;
+        return Ok(false);
     };
+    let mut changed = false;
     let entries: Vec<&RawValue> = obj
         .get("entries")
         .and_then(|e| serde_json::from_str(e.get()).ok())
@@ -556,6 +564,7 @@ fn rewrite_tab<W: Write>(
     let mut first = true;
     for (key, value) in &obj.0 {
         if drop_payload && is_payload(key, value) {
+            changed = true;
             continue;
         }
         if !first {
@@ -578,7 +587,8 @@ fn rewrite_tab<W: Write>(
             _ => out.write_all(value.get().as_bytes())?,
         }
     }
-    out.write_all(b"}")
+    out.write_all(b"}")?;
+    Ok(changed || range.is_some())
 }
 
 #[cfg(test)]
