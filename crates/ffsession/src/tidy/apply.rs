@@ -15,7 +15,8 @@ use crate::{Session, SessionData};
 
 /// The profile's current session: its newest readable session file (by the
 /// session's own `lastUpdate`, as [`sources::newest`] picks it, but reading
-/// only the timestamps of each file: the caller reads the chosen one whole),
+/// only the timestamps of each file, and nothing of a lone file: the caller
+/// reads the chosen one whole),
 /// unless a newer file is damaged (tidying the older one would lose tabs; the
 /// damaged one wants `rescue`). A profile with no session file is
 /// [`Error::NoSessionFile`].
@@ -25,8 +26,13 @@ pub fn load_current(profile_dir: &Path) -> Result<NewestSession, TidyError> {
     let mut best: Option<(u64, SessionData, SourceFile)> = None;
     let mut skipped = Vec::new();
     for file in files {
+        // With one file there is nothing to rank: the caller's full read
+        // checks it.
         let read = SessionData::read(&file.path).and_then(|d| {
-            let stamp = d.parse_meta()?.timestamps.last_update;
+            let stamp = match candidates {
+                1 => None,
+                _ => d.parse_meta()?.timestamps.last_update,
+            };
             Ok((d, stamp))
         });
         match read {

@@ -253,9 +253,9 @@ impl TidyError {
             TidyError::WouldRemoveAll { .. } => {
                 Some("loosen the rules, or pass --allow-empty to close every tab anyway")
             }
-            TidyError::NotEditable { .. } => {
-                Some("`ffsession info FILE` says what the file holds")
-            }
+            TidyError::NotEditable { .. } => Some(
+                "`ffsession info FILE` says what is wrong; `ffsession rescue FILE -o OUT` recovers the complete tabs of a damaged file",
+            ),
             TidyError::DamagedCurrent { .. } => Some(
                 "`ffsession rescue FILE -o OUT` recovers its complete tabs; tidy again once the profile's newest file reads",
             ),
