@@ -965,3 +965,7 @@ def s11_new_machine(ctx):
     n = sum(len(w["tabs"]) for w in snap["windows"])
     return ("store copied, restored into a brand-new profile folder: Firefox reopened %d windows / %d tabs"
             % (len(snap["windows"]), n))
+
+
+# Scenarios 12 and 13 (tidy, extract, merge) live in their own file.
+from . import scenarios_tidy  # noqa: E402,F401

@@ -31,7 +31,10 @@ use crate::commands;
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
   ffsession search 'rust OR cargo'  tabs ever backed up whose title or URL match
   ffsession history https://example.org/   when that page was open, and where
-  ffsession rescue recovery.jsonlz4 -o rescued.jsonlz4   the complete tabs of a damaged file")]
+  ffsession rescue recovery.jsonlz4 -o rescued.jsonlz4   the complete tabs of a damaged file
+  ffsession tidy --archive-older-than 30d   close tabs unused for 30 days (kept in the store)
+  ffsession extract current --window 2 -o w2.jsonlz4     one window as a session file
+  ffsession merge a.jsonlz4 b.jsonlz4 -o both.jsonlz4    all windows of both")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -88,6 +91,9 @@ pub enum Command {
     History(commands::history::HistoryArgs),
     Reindex(commands::reindex::ReindexArgs),
     Rescue(commands::rescue::RescueArgs),
+    Tidy(commands::tidy::TidyArgs),
+    Extract(commands::extract::ExtractArgs),
+    Merge(commands::merge::MergeArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
 }

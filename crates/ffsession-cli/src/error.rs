@@ -104,6 +104,9 @@ pub fn hint(err: &anyhow::Error) -> Option<String> {
                 "the next `ffsession backup` rewrites damaged chunks it still has the data for; restore only snapshots check does not name".into(),
             );
         }
+        if let Some(e) = cause.downcast_ref::<ffsession::tidy::TidyError>() {
+            return e.hint().map(str::to_owned);
+        }
         if cause.is::<NothingRescued>() {
             return Some(
                 "try another session file or backup (`ffsession profiles`, `ffsession list`)"

@@ -18,6 +18,8 @@
 //! - [`retention`]: which snapshots a prune keeps, and why.
 //! - [`rescue`]: recovering the complete tabs of a damaged session file.
 //! - [`restore`]: putting a snapshot back so the next Firefox start reopens it.
+//! - [`tidy`]: closing stale and duplicate tabs (kept in the store), trimming the rest;
+//!   extracting and merging sessions.
 //! - [`watch`]: when the watcher takes a snapshot (debounce policy).
 //! - [`service`]: systemd / launchd definitions that run the watcher.
 
@@ -38,6 +40,7 @@ pub mod service;
 pub mod session;
 pub mod sources;
 pub mod store;
+pub mod tidy;
 pub mod watch;
 
 pub use error::{Error, PathError};

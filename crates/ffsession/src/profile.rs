@@ -298,6 +298,40 @@ fn parentlock_held(profile_dir: &Path) -> Option<bool> {
     }
 }
 
+/// Take Firefox's own profile lock (`.parentlock`, an fcntl lock; `parent.lock`
+/// on Windows) so that no Firefox starts on the profile while it is held.
+/// `Ok(None)` if another process (a running Firefox) holds it. The lock is
+/// released when the file is dropped.
+pub fn take_profile_lock(dir: &Path) -> Result<Option<fs::File>, crate::error::PathError> {
+    use crate::error::IoResultExt;
+    #[cfg(unix)]
+    {
+        use rustix::fs::{fcntl_lock, FlockOperation};
+        let path = dir.join(".parentlock");
+        let file = fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_path(&path)?;
+        Ok(fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive)
+            .ok()
+            .map(|()| file))
+    }
+    #[cfg(not(unix))]
+    {
+        let path = dir.join("parent.lock");
+        Ok(fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .ok())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

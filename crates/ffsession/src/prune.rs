@@ -8,8 +8,9 @@ use jiff::tz::TimeZone;
 use crate::retention::{self, Candidate, PrunePlan, RetentionPolicy};
 use crate::store::{GcReport, SnapshotId, SnapshotInfo, Store, StoreError};
 
-/// What retention needs to know of each snapshot.
-pub fn candidates(snapshots: &[SnapshotInfo]) -> Vec<Candidate> {
+/// What retention needs to know of each snapshot; `archive` lists the
+/// snapshots that hold tabs `tidy` archived (always kept).
+pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Candidate> {
     snapshots
         .iter()
         .map(|s| Candidate {
@@ -17,6 +18,7 @@ pub fn candidates(snapshots: &[SnapshotInfo]) -> Vec<Candidate> {
             taken_at_ms: i64::try_from(s.taken_at_ms).unwrap_or(i64::MAX),
             verified: s.is_ok(),
             tabs: s.counts.map_or(0, |c| c.tabs),
+            holds_archive: archive.contains(&s.id),
         })
         .collect()
 }
@@ -29,7 +31,8 @@ pub fn plan_store(
     tz: &TimeZone,
 ) -> Result<(Vec<SnapshotInfo>, PrunePlan), StoreError> {
     let snapshots = store.snapshots()?;
-    let plan = retention::plan(policy, &candidates(&snapshots), tz);
+    let archive = store.archive_snapshots()?;
+    let plan = retention::plan(policy, &candidates(&snapshots, &archive), tz);
     Ok((snapshots, plan))
 }
 

@@ -12,6 +12,8 @@
 //! - the last good snapshot before a corrupt one, or before one that lost more
 //!   than half of its tabs ([`is_shrunken`]), is always kept: it is what a user
 //!   wants back after a crash or an overwritten session.
+//!
+//! A snapshot that holds tabs `tidy` archived is kept too.
 
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
@@ -66,6 +68,8 @@ pub struct Candidate {
     pub verified: bool,
     /// Open tabs in the session (0 when not verified).
     pub tabs: u64,
+    /// It holds tabs `tidy` archived (always kept).
+    pub holds_archive: bool,
 }
 
 /// Why a snapshot is kept.
@@ -86,6 +90,8 @@ pub enum Reason {
     Yearly,
     /// The newest snapshot that verified ok.
     NewestVerified,
+    /// It holds tabs `tidy` closed (the undo point of a tidy).
+    HoldsArchivedTabs,
     /// The last good snapshot before a damaged one.
     LastGoodBefore {
         /// The corrupt or shrunken snapshot that followed it.
@@ -103,6 +109,7 @@ impl std::fmt::Display for Reason {
             Reason::Monthly => f.write_str("monthly"),
             Reason::Yearly => f.write_str("yearly"),
             Reason::NewestVerified => f.write_str("newest verified"),
+            Reason::HoldsArchivedTabs => f.write_str("holds archived tabs"),
             Reason::LastGoodBefore { damaged } => write!(f, "last good before damaged #{damaged}"),
         }
     }
@@ -193,6 +200,11 @@ pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -
         }
     }
 
+    for (i, c) in order.iter().enumerate() {
+        if c.holds_archive {
+            decisions[i].reasons.push(Reason::HoldsArchivedTabs);
+        }
+    }
     if let Some(i) = order.iter().position(|c| c.verified) {
         decisions[i].reasons.push(Reason::NewestVerified);
     }
@@ -261,6 +273,7 @@ mod tests {
             taken_at_ms: t,
             verified: true,
             tabs,
+            holds_archive: false,
         }
     }
 
@@ -317,12 +330,14 @@ mod tests {
                 taken_at_ms: T0 + HOUR,
                 verified: false,
                 tabs: 0,
+                holds_archive: false,
             },
             Candidate {
                 id: 3,
                 taken_at_ms: T0 + 2 * HOUR,
                 verified: false,
                 tabs: 0,
+                holds_archive: false,
             },
         ];
         let p = plan_with(|p| p.keep_last = 1, &snaps, &TimeZone::UTC);
@@ -355,5 +370,22 @@ mod tests {
         assert!(is_shrunken(100, 49));
         assert!(!is_shrunken(100, 50));
         assert!(!is_shrunken(0, 0));
+    }
+
+    #[test]
+    fn a_snapshot_holding_archived_tabs_is_kept() {
+        let mut old = ok(1, T0, 10);
+        old.holds_archive = true;
+        let candidates = [old, ok(2, T0 + DAY, 10), ok(3, T0 + 2 * DAY, 10)];
+        let plan = plan(&none(), &candidates, &TimeZone::UTC);
+        let kept: Vec<i64> = plan
+            .decisions
+            .iter()
+            .filter(|d| d.keep)
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(kept, vec![3, 1]);
+        let d1 = plan.decisions.iter().find(|d| d.id == 1).unwrap();
+        assert_eq!(d1.reasons, vec![Reason::HoldsArchivedTabs]);
     }
 }

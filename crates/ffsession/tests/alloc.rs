@@ -13,6 +13,10 @@
 //! more allocations than the serial parser, in proportion to tabs: each tab is
 //! read by its own serde_json reader, whose scratch buffer for escaped strings
 //! starts empty.)
+//!
+//! Tidying (`ffsession tidy --archive-older-than ... --drop-payload`) also
+//! allocates per tab: the same number of allocations, and no more bytes than
+//! the larger output takes, however large the payloads it drops.
 //! One test only: the counter is global to this binary.
 
 use std::alloc::System;
@@ -132,4 +136,49 @@ fn ignored_payload_tenfold_does_not_change_allocation_counts() {
         pm > ps + 100,
         "4x the tabs, two threads: {pm} allocations vs {ps}"
     );
+
+    // Tidying: half the tabs archived, the payload of the rest dropped.
+    let tidy_rules = ffsession::tidy::TidyRules {
+        archive_older_than_ms: Some(30 * 86_400_000),
+        drop_payload: true,
+        ..Default::default()
+    };
+    let aged = |json: &str| -> Vec<u8> {
+        let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let mut n = 0u64;
+        for w in v["windows"].as_array_mut().unwrap() {
+            for t in w["tabs"].as_array_mut().unwrap() {
+                t["lastAccessed"] =
+                    serde_json::json!(if n.is_multiple_of(2) { 1_000 } else { NOW });
+                n += 1;
+            }
+        }
+        mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+    };
+    let (small, big) = (aged(&small_json), aged(&big_json));
+    let tidy_allocs = |file: &[u8]| -> (usize, usize, usize) {
+        let data = SessionData::from_bytes("s.jsonlz4", file.to_vec()).unwrap();
+        let region = Region::new(GLOBAL);
+        let out_len = {
+            let session = ffsession::tidy::Editable::new(&data).unwrap();
+            let plan = ffsession::tidy::plan(&session, &tidy_rules, NOW, false).unwrap();
+            assert!(!plan.closed.is_empty());
+            ffsession::tidy::render_json(&session, &plan).len()
+        };
+        let c = region.change();
+        (c.allocations + c.reallocations, c.bytes_allocated, out_len)
+    };
+    let (s, s_bytes, s_out) = tidy_allocs(&small);
+    let (b, b_bytes, b_out) = tidy_allocs(&big);
+    assert_eq!(
+        s, b,
+        "tidy: {s} allocations for the small payload, {b} for the tenfold one"
+    );
+    assert!(
+        b_bytes <= s_bytes + b_out.saturating_sub(s_out) + 4096,
+        "tidy: {b_bytes} bytes allocated for the tenfold payload vs {s_bytes} (outputs {b_out} and {s_out})"
+    );
 }
+
+/// A fixed "now" for the tidy part (ms since the epoch).
+const NOW: u64 = 1_795_300_000_000;

@@ -460,6 +460,7 @@ fn a_corrupt_newest_file_never_gets_the_last_good_snapshot_pruned() {
             taken_at_ms: s.taken_at_ms as i64,
             verified: s.is_ok(),
             tabs: s.counts.map_or(0, |c| c.tabs),
+            holds_archive: false,
         })
         .collect();
     let policy = RetentionPolicy {

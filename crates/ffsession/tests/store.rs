@@ -736,7 +736,8 @@ fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     {
         let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
         conn.execute_batch(
-            "DROP TABLE tab_search; DROP TABLE tab_runs; DROP TABLE tab_entries;
+            "DROP TABLE archived_tabs;
+             DROP TABLE tab_search; DROP TABLE tab_runs; DROP TABLE tab_entries;
              DROP INDEX snapshots_by_source;
              PRAGMA user_version = 1;",
         )
@@ -761,6 +762,38 @@ fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     let hits = search(&store, "oldfashioned");
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].snapshots, 2);
+}
+
+#[test]
+fn a_version_2_catalog_reads_with_no_archived_tabs_and_upgrades_when_written() {
+    let (_tmp, dir, mut store) = new_store();
+    let a = ("https://old.example/", "Oldfashioned tab");
+    let first = add_recovery(&mut store, with_tabs(5, &[a]), NOW);
+    drop(store);
+    {
+        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+        conn.execute_batch("DROP TABLE archived_tabs; PRAGMA user_version = 2;")
+            .unwrap();
+    }
+    let ro = Store::open_read_only(&dir).unwrap();
+    assert!(ro.archived_tabs().unwrap().is_empty());
+    assert_eq!(search(&ro, "oldfashioned")[0].archived, None);
+    drop(ro);
+    let mut store = Store::open(&dir).unwrap();
+    let tab = ffsession::store::ArchivedTab {
+        url: a.0.to_owned(),
+        title: a.1.to_owned(),
+        archived_at_ms: NOW + 5,
+        snapshot: first.id,
+        reason: "old".to_owned(),
+        window: 1,
+        last_accessed: Some(NOW - 1),
+    };
+    store.record_archived(std::slice::from_ref(&tab)).unwrap();
+    assert_eq!(store.archived_tabs().unwrap(), vec![tab]);
+    let hit = &search(&store, "oldfashioned")[0];
+    assert_eq!(hit.archived.as_ref().unwrap().snapshot, first.id);
+    assert_eq!(store.archive_snapshots().unwrap(), vec![first.id]);
 }
 
 /// A generated session whose two windows hold exactly `first` and `second`.

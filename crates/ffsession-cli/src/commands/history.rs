@@ -53,6 +53,15 @@ pub fn run(global: &GlobalArgs, args: HistoryArgs) -> Result<()> {
             },
             windows.join(", "),
         )?;
+        if let Some(a) = &s.archived {
+            writeln!(
+                out,
+                "  then archived {} by tidy ({}), in snapshot #{}",
+                fmt::local_time_or_unknown(Some(a.archived_at_ms)),
+                a.reason,
+                a.snapshot
+            )?;
+        }
     }
     out.flush()?;
     Ok(())

@@ -7,9 +7,11 @@ pub mod check;
 pub mod compress;
 pub mod decompress;
 pub mod diff;
+pub mod extract;
 pub mod history;
 pub mod info;
 pub mod list;
+pub mod merge;
 mod output;
 pub mod profiles;
 pub mod prune;
@@ -21,6 +23,7 @@ pub mod service;
 pub mod stats;
 pub mod stores;
 pub mod tabs;
+pub mod tidy;
 pub mod watch;
 
 use std::io::{self, Write};
@@ -54,6 +57,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::History(args) => history::run(g, args),
         Command::Reindex(args) => reindex::run(g, args),
         Command::Rescue(args) => rescue::run(g, args),
+        Command::Tidy(args) => tidy::run(g, args),
+        Command::Extract(args) => extract::run(g, args),
+        Command::Merge(args) => merge::run(g, args),
         Command::Stats(args) => stats::run(g, args),
         Command::Decompress(args) => decompress::run(args),
         Command::Compress(args) => compress::run(args),

@@ -99,6 +99,15 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
             fmt::count(h.snapshots as usize, "snapshot", "snapshots"),
             h.newest_snapshot,
         )?;
+        if let Some(a) = &h.archived {
+            writeln!(
+                out,
+                "  archived {} by tidy ({}), in snapshot #{}",
+                fmt::local_time_or_unknown(Some(a.archived_at_ms)),
+                a.reason,
+                a.snapshot
+            )?;
+        }
     }
     out.flush()?;
     Ok(())

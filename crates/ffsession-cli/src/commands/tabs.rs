@@ -1,12 +1,12 @@
 //! `ffsession tabs`: list every tab of a session.
 
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
 use ffsession::export::{write_tabs, TabFormat};
-use ffsession::session::TabFilter;
+use ffsession::session::{TabFilter, TabRecord, TabState};
 
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -19,7 +19,8 @@ use crate::error::UserError;
 #[command(after_help = "Examples:
   ffsession tabs --format urls > urls.txt
   ffsession tabs --format bookmarks > tabs.html   (Firefox: Import Bookmarks from HTML)
-  ffsession tabs --closed --format csv > all.csv")]
+  ffsession tabs --closed --format csv > all.csv
+  ffsession tabs --archived --format bookmarks > archived.html   tabs `tidy` closed")]
 pub struct TabsArgs {
     /// Session file (mozlz4 or JSON) [default: the profile's newest]
     pub file: Option<PathBuf>,
@@ -32,6 +33,13 @@ pub struct TabsArgs {
     #[arg(long)]
     pub closed: bool,
 
+    /// List the tabs `ffsession tidy` archived, from the backup store, with
+    /// when, why, and the snapshot holding each (`--json` shows all of it;
+    /// CSV, Markdown, URLs and bookmarks list them as closed tabs, closed
+    /// when archived)
+    #[arg(long, conflicts_with_all = ["file", "window", "closed"])]
+    pub archived: bool,
+
     /// Output format
     #[arg(long, short = 'f', value_enum, default_value_t = TabFormat::Text)]
     pub format: TabFormat,
@@ -42,6 +50,9 @@ pub struct TabsArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
+    if args.archived {
+        return archived(global, &args);
+    }
     let data = super::load_session(global, args.file.as_deref())?;
     let session = data.parse()?;
     if let Some(w) = args.window {
@@ -67,5 +78,57 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
     };
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     write_tabs(out, format, session.tab_records(filter))?;
+    Ok(())
+}
+
+fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
+    let config = global.config()?;
+    let profile = global.profile()?;
+    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+    let tabs = store.archived_tabs()?;
+    let format = if args.json {
+        TabFormat::Json
+    } else {
+        args.format
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match format {
+        TabFormat::Json => {
+            drop(out);
+            return super::print_json(&tabs);
+        }
+        TabFormat::Text => {
+            for t in &tabs {
+                writeln!(
+                    out,
+                    "archived {} ({}, snapshot {})\t{}\t{}",
+                    crate::fmt::local_time_or_unknown(Some(t.archived_at_ms)),
+                    t.reason,
+                    t.snapshot,
+                    ffsession::export::one_line(&t.title),
+                    t.url
+                )?;
+            }
+        }
+        _ => {
+            let records = tabs.iter().enumerate().map(|(i, t)| TabRecord {
+                window: usize::try_from(t.window).unwrap_or(0),
+                position: i + 1,
+                state: TabState::Closed,
+                url: Some(&t.url),
+                title: Some(&t.title),
+                pinned: false,
+                hidden: false,
+                selected: false,
+                group: None,
+                container: 0,
+                last_accessed: t.last_accessed,
+                closed_at: Some(t.archived_at_ms),
+                history_len: 1,
+            });
+            write_tabs(&mut out, format, records)?;
+        }
+    }
+    out.flush()?;
     Ok(())
 }

@@ -14,4 +14,5 @@ mod rescue;
 mod search;
 mod standalone;
 mod store;
+mod tidy;
 mod writers;

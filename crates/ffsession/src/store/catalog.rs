@@ -12,7 +12,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::{ChunkerParams, StoreError};
 
 /// The schema version this build reads and writes.
-pub(super) const SCHEMA_VERSION: i64 = 2;
+pub(super) const SCHEMA_VERSION: i64 = 3;
 
 /// The oldest schema a read-only open accepts: every table but the tab index
 /// (version 2) is in version 1, so commands that need no tab index still read
@@ -27,7 +27,10 @@ pub(super) const TAB_INDEX_VERSION: i64 = 2;
 const APPLICATION_ID: i32 = 0x4646_5353;
 
 /// `MIGRATIONS[n]` turns a version-`n` catalog into version `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+
+/// The version that added `archived_tabs`.
+pub(super) const ARCHIVE_VERSION: i64 = 3;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (
@@ -129,6 +132,24 @@ CREATE TRIGGER tab_entries_delete AFTER DELETE ON tab_entries BEGIN
     INSERT INTO tab_search (tab_search, rowid, title, url)
     VALUES ('delete', old.id, old.title, old.url);
 END;
+";
+
+/// Tabs `ffsession tidy` closed: each with when, why (`old`, `duplicate`),
+/// its window and last access, and the snapshot that holds it (the undo
+/// snapshot taken before the tidy). Retention keeps those snapshots.
+const SCHEMA_V3: &str = "
+CREATE TABLE archived_tabs (
+    id            INTEGER PRIMARY KEY,
+    url           TEXT NOT NULL,
+    title         TEXT NOT NULL,
+    archived_at   INTEGER NOT NULL,
+    snapshot_id   INTEGER NOT NULL,
+    reason        TEXT NOT NULL,
+    window        INTEGER NOT NULL,
+    last_accessed INTEGER
+);
+CREATE INDEX archived_tabs_by_url ON archived_tabs(url);
+CREATE INDEX archived_tabs_by_snapshot ON archived_tabs(snapshot_id);
 ";
 
 /// Turn an SQLite error into a store error naming the catalog: "not a

@@ -80,6 +80,7 @@
 //! of the very snapshot it reads gets [`StoreError::MissingChunk`]).
 
 mod add;
+mod archive;
 mod catalog;
 mod check;
 mod chunk;
@@ -97,6 +98,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+pub use archive::{ArchiveMark, ArchivedTab};
 pub use check::{
     check_store, CheckProgress, CheckReport, ChunkProblem, DamagedSnapshot, StoreProblem,
 };

@@ -40,7 +40,7 @@ use std::path::Path;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use super::{catalog, to_i64, SnapshotId, Store, StoreError};
+use super::{catalog, to_i64, ArchiveMark, SnapshotId, Store, StoreError};
 use crate::session::Session;
 use crate::session::{TabFilter, TabState};
 use crate::SessionData;
@@ -324,6 +324,9 @@ pub struct SearchHit {
     pub newest_snapshot: SnapshotId,
     /// FTS5's bm25 rank: lower is a better match.
     pub rank: f64,
+    /// Set when `tidy` closed a tab with this URL: when, why, and the
+    /// snapshot holding it.
+    pub archived: Option<ArchiveMark>,
 }
 
 /// What went wrong in a search.
@@ -370,6 +373,9 @@ pub struct OpenStretch {
     pub snapshots: u64,
     /// The 1-based windows it was open in during the stretch, ascending.
     pub windows: Vec<u64>,
+    /// Set when the stretch ended with `tidy` closing the tab (the snapshot
+    /// holding it is the stretch's).
+    pub archived: Option<ArchiveMark>,
 }
 
 /// What [`Store::reindex_tabs`] did.
@@ -515,9 +521,10 @@ impl Store {
             let newest_snapshot = newest
                 .query_row(params![entry, since, until], |r| r.get(0))
                 .map_err(|e| self.sql(e))?;
-            let (title, url) = entry_text
+            let (title, url): (String, String) = entry_text
                 .query_row([entry], |r| Ok((r.get(0)?, r.get(1)?)))
                 .map_err(|e| self.sql(e))?;
+            let archived = self.archive_mark(&url)?;
             hits.push(SearchHit {
                 title,
                 url,
@@ -526,6 +533,7 @@ impl Store {
                 snapshots: u(count),
                 newest_snapshot: SnapshotId(newest_snapshot),
                 rank: r.get(1).map_err(|e| self.sql(e))?,
+                archived,
             });
         }
         Ok(hits)
@@ -586,13 +594,20 @@ impl Store {
                     last_snapshot: SnapshotId(id),
                     snapshots: 1,
                     windows: windows.clone(),
+                    archived: None,
                 }),
             }
             in_stretch = true;
         }
+        let mark = self.archive_mark(url)?;
         for s in &mut stretches {
             s.windows.sort_unstable();
             s.windows.dedup();
+            if let Some(m) = &mark {
+                if (s.first_snapshot..=s.last_snapshot).contains(&m.snapshot) {
+                    s.archived = Some(m.clone());
+                }
+            }
         }
         Ok(stretches)
     }

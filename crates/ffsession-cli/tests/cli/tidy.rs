@@ -1,0 +1,301 @@
+//! `tidy`, `tabs --archived`, `extract`, `merge`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ffsession_gen::{generate, mozlz4, Spec};
+use serde_json::{json, Value};
+
+use crate::common::{expect_error, ok_json, ok_stdout, TestEnv};
+
+const DAY: u64 = 86_400_000;
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A generated session (3 windows, 30 tabs) where every other tab was last
+/// used 90 days ago, none pinned, the selected tab of each window recent.
+fn aged_session() -> String {
+    let mut v: Value = serde_json::from_str(&generate(&Spec::default())).unwrap();
+    let now = now_ms();
+    for w in v["windows"].as_array_mut().unwrap() {
+        let selected = w["selected"].as_u64().unwrap_or(1) as usize;
+        for (i, t) in w["tabs"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let old = i % 2 == 1 && i + 1 != selected;
+            t["lastAccessed"] = json!(now - if old { 90 * DAY } else { DAY });
+            t["pinned"] = json!(false);
+        }
+    }
+    serde_json::to_string(&v).unwrap()
+}
+
+fn profile(env: &TestEnv, json: &str) -> PathBuf {
+    env.profile_with(&[("sessionstore.jsonlz4", &mozlz4(json.as_bytes()))])
+}
+
+fn json_of(env: &TestEnv, file: &Path) -> Value {
+    let out = env.path().join("out.json");
+    ok_stdout(env.cmd().arg("decompress").arg(file).arg("-o").arg(&out));
+    serde_json::from_slice(&fs::read(&out).unwrap()).unwrap()
+}
+
+#[test]
+fn tidy_dry_run_then_apply_archive_search_and_undo() {
+    let env = TestEnv::new();
+    let json = aged_session();
+    let p = profile(&env, &json);
+    let session_file = p.join("sessionstore.jsonlz4");
+    let before = fs::read(&session_file).unwrap();
+
+    let report = ok_stdout(env.store_cmd(&p).args(["tidy"]));
+    assert!(report.contains("--archive-older-than 30d"), "{report}");
+
+    let dry =
+        ok_stdout(
+            env.store_cmd(&p)
+                .args(["tidy", "--archive-older-than", "30d", "--dry-run"]),
+        );
+    assert!(dry.contains("dry run: nothing changed"), "{dry}");
+    assert!(
+        dry.contains("  close 1:") && dry.contains("  old, last used "),
+        "{dry}"
+    );
+    assert_eq!(fs::read(&session_file).unwrap(), before);
+    assert!(!env.store_dir().exists());
+
+    let plan =
+        ok_json(
+            env.store_cmd(&p)
+                .args(["tidy", "--archive-older-than", "30d", "-n", "--json"]),
+        );
+    let closed = plan["closed"].as_array().unwrap().len();
+    assert!(closed >= 10, "{plan}");
+    assert_eq!(plan["tabs_after"].as_u64().unwrap() as usize, 30 - closed);
+
+    let done = ok_stdout(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
+    let undo: i64 = done
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap_or_else(|| panic!("{done}"))
+        .parse()
+        .unwrap();
+    let info = ok_json(env.cmd().arg("info").arg(&session_file).arg("--json"));
+    assert_eq!(
+        info["tabs"].as_u64().unwrap() as usize,
+        30 - closed,
+        "{info}"
+    );
+
+    let archived = ok_json(env.store_cmd(&p).args(["tabs", "--archived", "--json"]));
+    let archived = archived.as_array().unwrap();
+    assert_eq!(archived.len(), closed);
+    assert!(archived
+        .iter()
+        .all(|a| a["snapshot"] == undo && a["reason"] == "old"));
+    let bookmarks =
+        ok_stdout(
+            env.store_cmd(&p)
+                .args(["tabs", "--archived", "--format", "bookmarks"]),
+        );
+    assert_eq!(bookmarks.matches("<DT><A HREF=").count(), closed);
+
+    // search and history mark them.
+    let url = archived[0]["url"].as_str().unwrap();
+    let hits = ok_json(
+        env.store_cmd(&p)
+            .args(["search", &format!("\"{url}\""), "--json"]),
+    );
+    let hit = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["url"] == url)
+        .unwrap_or_else(|| panic!("{hits}"));
+    assert_eq!(hit["archived"]["snapshot"], undo);
+    let text = ok_stdout(env.store_cmd(&p).args(["search", &format!("\"{url}\"")]));
+    assert!(
+        text.contains(&format!("by tidy (old), in snapshot #{undo}")),
+        "{text}"
+    );
+    let history = ok_stdout(env.store_cmd(&p).args(["history", url]));
+    assert!(history.contains("then archived"), "{history}");
+
+    // Undo.
+    ok_stdout(env.store_cmd(&p).args(["restore", &undo.to_string()]));
+    let back = json_of(&env, &session_file);
+    assert_eq!(back, serde_json::from_str::<Value>(&json).unwrap());
+}
+
+#[test]
+fn bad_input_is_one_line_and_writes_nothing() {
+    let env = TestEnv::new();
+    let json = aged_session();
+    let p = profile(&env, &json);
+    let session_file = p.join("sessionstore.jsonlz4");
+    let before = fs::read(&session_file).unwrap();
+    let one_line = |err: &str| assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30 days"]),
+    );
+    one_line(&err);
+    assert!(
+        err.contains("cannot read \"30 days\" as a duration") && err.contains("30d"),
+        "{err}"
+    );
+
+    let err = expect_error(env.store_cmd(&p).args([
+        "tidy",
+        "--archive-older-than",
+        "0s",
+        "--include-selected",
+        "--include-grouped",
+    ]));
+    one_line(&err);
+    assert!(
+        err.contains("would close every one of its 30 tabs") && err.contains("--allow-empty"),
+        "{err}"
+    );
+
+    let firefox = ffsession_gen::FcntlLockHolder::hold(&p.join(".parentlock"));
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
+    one_line(&err);
+    assert!(
+        err.contains("Firefox is running") && err.contains("quit Firefox"),
+        "{err}"
+    );
+    drop(firefox);
+    assert_eq!(fs::read(&session_file).unwrap(), before);
+    assert!(!env.store_dir().exists());
+
+    // A damaged newest file.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    env.profile_with(&[(
+        "sessionstore-backups/recovery.jsonlz4",
+        &before[..before.len() / 2],
+    )]);
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
+    one_line(&err);
+    assert!(
+        err.contains("damaged") && err.contains("ffsession rescue"),
+        "{err}"
+    );
+
+    // No session at all.
+    let empty = env.path().join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let err = expect_error(
+        env.store_cmd(&empty)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
+    one_line(&err);
+    assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+    assert!(!env.store_dir().exists());
+}
+
+#[test]
+fn extract_and_merge_write_sessions_that_read_back() {
+    let env = TestEnv::new();
+    let json = aged_session();
+    let p = profile(&env, &json);
+    let original: Value = serde_json::from_str(&json).unwrap();
+
+    let out = env.path().join("w2.jsonlz4");
+    ok_stdout(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--window", "2", "-o"])
+            .arg(&out),
+    );
+    let w2 = json_of(&env, &out);
+    assert_eq!(w2["windows"].as_array().unwrap().len(), 1);
+    assert_eq!(w2["windows"][0], original["windows"][1]);
+    assert_eq!(w2["_closedWindows"], json!([]));
+
+    let title = original["windows"][0]["tabs"][0]["entries"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let q = env.path().join("q.jsonlz4");
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args([
+                "extract",
+                "current",
+                "--query",
+                &format!("\"{title}\""),
+                "--json",
+                "-o",
+            ])
+            .arg(&q),
+    );
+    assert!(r["tabs"].as_u64().unwrap() >= 1, "{r}");
+
+    let merged = env.path().join("m.jsonlz4");
+    let m = ok_json(
+        env.store_cmd(&p)
+            .args(["merge", "current"])
+            .arg(&out)
+            .args(["--json", "-o"])
+            .arg(&merged),
+    );
+    assert_eq!(m["windows"], 4);
+    assert_eq!(m["tabs"], 40);
+    let d = ok_json(
+        env.store_cmd(&p)
+            .args(["merge", "current"])
+            .arg(&out)
+            .args(["--dedupe", "--json", "-o"])
+            .arg(&merged),
+    );
+    assert_eq!(d["windows"], 3);
+    assert!(d["tabs"].as_u64().unwrap() <= 30);
+
+    // --archived after a tidy: the undo snapshot's archived tabs.
+    let done = ok_stdout(
+        env.store_cmd(&p)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
+    let undo = done
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap()
+        .to_owned();
+    let a = env.path().join("a.jsonlz4");
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args(["extract", &undo, "--archived", "--json", "-o"])
+            .arg(&a),
+    );
+    let archived = ok_json(env.store_cmd(&p).args(["tabs", "--archived", "--json"]));
+    assert_eq!(
+        r["tabs"].as_u64().unwrap() as usize,
+        archived.as_array().unwrap().len()
+    );
+
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--window", "9", "-o"])
+            .arg(&a),
+    );
+    assert!(err.contains("no tab") || err.contains("window 9"), "{err}");
+    let err = expect_error(env.cmd().arg("merge").arg(&a).arg("-o").arg(&a));
+    assert!(err.contains("refusing to overwrite"), "{err}");
+}

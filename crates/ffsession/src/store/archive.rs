@@ -1,0 +1,138 @@
+//! Archived tabs: the tabs `tidy` closed, each with the snapshot that holds it.
+//!
+//! Schema version 3 adds `archived_tabs` (see `catalog.rs`). A tab closed by
+//! a tidy stays in the undo snapshot taken just before; this table says
+//! which tabs those are, when and why they were closed, so `search`,
+//! `history` and `tabs --archived` can show them.
+
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+
+use super::{catalog, to_i64, SnapshotId, Store, StoreError};
+
+/// A tab closed by `tidy`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArchivedTab {
+    /// URL of its current entry.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// When it was archived (ms since the epoch).
+    pub archived_at_ms: u64,
+    /// The snapshot that holds it (restore it to get the tab back).
+    pub snapshot: SnapshotId,
+    /// Why: `old` or `duplicate`.
+    pub reason: String,
+    /// The window it was in (1-based).
+    pub window: u64,
+    /// Its `lastAccessed` when archived.
+    pub last_accessed: Option<u64>,
+}
+
+/// How a search hit or a stretch of history is marked when its tab was archived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArchiveMark {
+    /// When it was archived (ms since the epoch).
+    pub archived_at_ms: u64,
+    /// The snapshot that holds it.
+    pub snapshot: SnapshotId,
+    /// Why: `old` or `duplicate`.
+    pub reason: String,
+}
+
+const COLUMNS: &str = "url, title, archived_at, snapshot_id, reason, window, last_accessed";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArchivedTab> {
+    let u = |v: i64| u64::try_from(v).unwrap_or(0);
+    Ok(ArchivedTab {
+        url: r.get(0)?,
+        title: r.get(1)?,
+        archived_at_ms: u(r.get(2)?),
+        snapshot: SnapshotId(r.get(3)?),
+        reason: r.get(4)?,
+        window: u(r.get(5)?),
+        last_accessed: r.get::<_, Option<i64>>(6)?.map(u),
+    })
+}
+
+impl Store {
+    fn has_archive(&self) -> bool {
+        self.schema_version >= catalog::ARCHIVE_VERSION
+    }
+
+    /// Record `tabs` as archived, in one transaction.
+    pub fn record_archived(&mut self, tabs: &[ArchivedTab]) -> Result<(), StoreError> {
+        self.writable()?;
+        let path = self.catalog_path.clone();
+        let err = |e| catalog::sql_error(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        {
+            let mut put = tx
+                .prepare_cached(&format!(
+                    "INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                ))
+                .map_err(err)?;
+            for t in tabs {
+                put.execute(params![
+                    t.url,
+                    t.title,
+                    to_i64(t.archived_at_ms),
+                    t.snapshot.0,
+                    t.reason,
+                    to_i64(t.window),
+                    t.last_accessed.map(to_i64),
+                ])
+                .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Every archived tab, newest archive first, then in window order (a
+    /// store older than schema version 3 has none).
+    pub fn archived_tabs(&self) -> Result<Vec<ArchivedTab>, StoreError> {
+        if !self.has_archive() {
+            return Ok(Vec::new());
+        }
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM archived_tabs ORDER BY archived_at DESC, id"
+            ))
+            .and_then(|mut s| s.query_map([], from_row)?.collect())
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The snapshots that hold archived tabs.
+    pub fn archive_snapshots(&self) -> Result<Vec<SnapshotId>, StoreError> {
+        if !self.has_archive() {
+            return Ok(Vec::new());
+        }
+        self.conn
+            .prepare_cached("SELECT DISTINCT snapshot_id FROM archived_tabs ORDER BY snapshot_id")
+            .and_then(|mut s| s.query_map([], |r| Ok(SnapshotId(r.get(0)?)))?.collect())
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The latest archive of `url`, if it was archived.
+    pub fn archive_mark(&self, url: &str) -> Result<Option<ArchiveMark>, StoreError> {
+        if !self.has_archive() {
+            return Ok(None);
+        }
+        self.conn
+            .prepare_cached(
+                "SELECT archived_at, snapshot_id, reason FROM archived_tabs WHERE url = ?1
+                 ORDER BY archived_at DESC, id DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row([url], |r| {
+                    Ok(ArchiveMark {
+                        archived_at_ms: u64::try_from(r.get::<_, i64>(0)?).unwrap_or(0),
+                        snapshot: SnapshotId(r.get(1)?),
+                        reason: r.get(2)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.sql(e))
+    }
+}

@@ -1,0 +1,209 @@
+//! Carrying out a tidy plan on a profile, by the restore recipe.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::{render_json, Editable, TidyError, TidyPlan};
+use crate::backup::backup_profile;
+use crate::error::{Error, IoResultExt, PathError};
+use crate::fs_util::{sync_dir, write_atomic};
+use crate::profile::{lock_state, take_profile_lock, LockState};
+use crate::restore::{with_resume_once, SET_ASIDE};
+use crate::sources::{self, NewestSession, SourceFile};
+use crate::store::{ArchivedTab, Digest, SnapshotId, Store};
+use crate::{Session, SessionData};
+
+/// The profile's current session: its newest readable session file (by the
+/// session's own `lastUpdate`, as [`sources::newest`] picks it, but reading
+/// only the timestamps of each file, and nothing of a lone file: the caller
+/// reads the chosen one whole),
+/// unless a newer file is damaged (tidying the older one would lose tabs; the
+/// damaged one wants `rescue`). A profile with no session file is
+/// [`Error::NoSessionFile`].
+pub fn load_current(profile_dir: &Path) -> Result<NewestSession, TidyError> {
+    let files = sources::list(profile_dir)?;
+    let candidates = files.len();
+    let mut best: Option<(u64, SessionData, SourceFile)> = None;
+    let mut skipped = Vec::new();
+    for file in files {
+        // With one file there is nothing to rank: the caller's full read
+        // checks it.
+        let read = SessionData::read(&file.path).and_then(|d| {
+            let stamp = match candidates {
+                1 => None,
+                _ => d.parse_meta()?.timestamps.last_update,
+            };
+            Ok((d, stamp))
+        });
+        match read {
+            Ok((data, stamp)) => {
+                let stamp = stamp.unwrap_or(0);
+                if best.as_ref().is_none_or(|(b, _, _)| stamp > *b) {
+                    best = Some((stamp, data, file));
+                }
+            }
+            Err(e) => skipped.push((file.path, sources::short_reason(&e), file.modified)),
+        }
+    }
+    let Some((_, data, source)) = best else {
+        return match skipped.into_iter().next() {
+            Some((path, reason, _)) => Err(TidyError::DamagedCurrent { path, reason }),
+            None => Err(Error::NoSessionFile {
+                profile: profile_dir.to_path_buf(),
+                skipped: Vec::new(),
+            }
+            .into()),
+        };
+    };
+    for (path, reason, modified) in &skipped {
+        if let (Some(m), Some(c)) = (modified, source.modified) {
+            if m > &c {
+                return Err(TidyError::DamagedCurrent {
+                    path: path.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+    Ok(NewestSession {
+        data,
+        source,
+        candidates,
+        skipped: skipped.into_iter().map(|(p, r, _)| (p, r)).collect(),
+    })
+}
+
+/// What a tidy did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TidyReport {
+    /// The snapshot of the session as it was: `ffsession restore` it to undo.
+    pub undo: SnapshotId,
+    /// The file written.
+    pub written: PathBuf,
+    /// Tabs recorded as archived in the catalog.
+    pub archived: usize,
+    /// Where the old `prefs.js` was kept, if there was one.
+    pub prefs_backup: Option<PathBuf>,
+}
+
+/// Apply `plan` (made from `session`, read from `source_name` of the profile
+/// in `profile_dir`) at `now_ms`: see the [module documentation](super).
+pub fn apply(
+    plan: &TidyPlan,
+    session: &Editable<'_>,
+    original_json: &[u8],
+    store: &mut Store,
+    profile: &str,
+    profile_dir: &Path,
+    now_ms: u64,
+) -> Result<TidyReport, TidyError> {
+    let running = |pid| TidyError::FirefoxRunning {
+        profile: profile_dir.to_path_buf(),
+        pid,
+    };
+    if let LockState::Running { pid } = lock_state(profile_dir) {
+        return Err(running(pid));
+    }
+    let _lock = take_profile_lock(profile_dir)?.ok_or_else(|| running(None))?;
+
+    // The tidied session must read back as the plan says before anything changes.
+    let json = render_json(session, plan);
+    let not = |reason: String| TidyError::NotEditable {
+        path: plan.source.clone(),
+        reason,
+    };
+    let tabs_written = Session::from_json(&json)
+        .map_err(|e| not(format!("the tidied session does not read back: {e}")))?
+        .summary()
+        .tabs;
+    if tabs_written != plan.tabs_after {
+        return Err(not(format!(
+            "the tidied session has {tabs_written} tabs, the plan says {}",
+            plan.tabs_after
+        )));
+    }
+    let packed = crate::format::compress(&json).map_err(|e| not(e.to_string()))?;
+
+    // The undo point: every session file of the profile, durably in the store.
+    let undo = backup_profile(store, profile, profile_dir, now_ms)?.snapshots;
+    let source_name = plan
+        .source
+        .strip_prefix(profile_dir)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    let digest = Digest::of(original_json);
+    let undo_id = undo
+        .iter()
+        .find(|s| s.file_name == source_name && s.is_ok() && s.content_hash == digest)
+        .map(|s| s.id)
+        .ok_or_else(|| TidyError::Changed {
+            path: plan.source.clone(),
+        })?;
+
+    let archived: Vec<ArchivedTab> = plan
+        .closed
+        .iter()
+        .map(|c| ArchivedTab {
+            url: c.url.clone(),
+            title: c.title.clone(),
+            archived_at_ms: now_ms,
+            snapshot: undo_id,
+            reason: c.reason.name().to_owned(),
+            window: c.window as u64,
+            last_accessed: c.last_accessed,
+        })
+        .collect();
+    store.record_archived(&archived)?;
+
+    for name in SET_ASIDE {
+        if undo.iter().any(|s| s.file_name == name) {
+            let path = profile_dir.join(name);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(PathError { path, source: e }.into())
+                }
+                _ => {}
+            }
+        }
+    }
+    let backups = profile_dir.join("sessionstore-backups");
+    if backups.is_dir() {
+        sync_dir(&backups)?;
+    }
+    let written = profile_dir.join("sessionstore.jsonlz4");
+    write_atomic(&written, |w| w.write_all(&packed))?;
+
+    let prefs = profile_dir.join("prefs.js");
+    let old_prefs = match fs::read_to_string(&prefs) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(PathError {
+                path: prefs,
+                source: e,
+            }
+            .into())
+        }
+    };
+    let prefs_backup = match &old_prefs {
+        Some(text) => {
+            let dir = store.dir().join("restores");
+            if !dir.is_dir() {
+                fs::create_dir_all(&dir).with_path(&dir)?;
+                sync_dir(store.dir())?;
+            }
+            let keep = dir.join(format!("{now_ms}-prefs.js"));
+            write_atomic(&keep, |w| w.write_all(text.as_bytes()))?;
+            Some(keep)
+        }
+        None => None,
+    };
+    let new_prefs = with_resume_once(old_prefs.as_deref().unwrap_or(""));
+    write_atomic(&prefs, |w| w.write_all(new_prefs.as_bytes()))?;
+    Ok(TidyReport {
+        undo: undo_id,
+        written,
+        archived: archived.len(),
+        prefs_backup,
+    })
+}

@@ -1,0 +1,249 @@
+//! Extracting windows or tabs of a session, and merging sessions, as raw
+//! values: every chosen tab is written as Firefox wrote it.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::raw::{self, Counting, RawWindow, RenderOptions, TabEdit};
+use super::{Editable, TidyError};
+use crate::session::Tab;
+use crate::Session;
+
+/// What `extract` keeps.
+#[derive(Debug, Clone)]
+pub enum Selection<'q> {
+    /// These windows (1-based), whole, with their recently closed tabs.
+    Windows(Vec<usize>),
+    /// The open tabs whose current URL is in the set.
+    Urls(HashSet<String>),
+    /// The open tabs whose title or URL match an FTS5 query (as `search`).
+    Query(&'q str),
+}
+
+/// A session written by `extract` or `merge`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EditResult {
+    /// The session JSON (it reads back as a session).
+    #[serde(skip)]
+    pub json: Vec<u8>,
+    /// Windows in it.
+    pub windows: usize,
+    /// Tabs in it.
+    pub tabs: usize,
+}
+
+fn finish(json: Vec<u8>, session: &Editable<'_>) -> Result<EditResult, TidyError> {
+    let parsed = Session::from_json(&json).map_err(|e| TidyError::NotEditable {
+        path: session.path().to_path_buf(),
+        reason: format!("the result does not read back: {e}"),
+    })?;
+    let summary = parsed.summary();
+    let (windows, tabs) = (summary.windows, summary.tabs);
+    drop(parsed);
+    Ok(EditResult {
+        json,
+        windows,
+        tabs,
+    })
+}
+
+/// Tabs of `session` whose title or URL match `query`, as (window, tab) indexes.
+fn query_matches(
+    session: &Editable<'_>,
+    query: &str,
+) -> Result<HashSet<(usize, usize)>, TidyError> {
+    let sql = |e: rusqlite::Error| TidyError::BadQuery {
+        query: query.to_owned(),
+        reason: e.to_string(),
+    };
+    let conn = rusqlite::Connection::open_in_memory().map_err(sql)?;
+    conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(title, url)")
+        .map_err(sql)?;
+    let mut ids = Vec::new();
+    {
+        let mut put = conn
+            .prepare("INSERT INTO t (rowid, title, url) VALUES (?1, ?2, ?3)")
+            .map_err(sql)?;
+        for (wi, w) in session.doc.windows.iter().enumerate() {
+            for (ti, f) in w.facts.iter().enumerate() {
+                let Some(tab) = f else { continue };
+                put.execute((
+                    ids.len() as i64,
+                    tab.title().unwrap_or_default(),
+                    tab.url().unwrap_or_default(),
+                ))
+                .map_err(sql)?;
+                ids.push((wi, ti));
+            }
+        }
+    }
+    let mut stmt = conn
+        .prepare("SELECT rowid FROM t WHERE t MATCH ?1")
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([query], |r| r.get::<_, i64>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<i64>>>())
+        .map_err(sql)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| ids.get(usize::try_from(r).ok()?).copied())
+        .collect())
+}
+
+/// A session holding only what `selection` chooses of `session`. Closed
+/// windows are left out; so are recently closed tabs, unless whole windows
+/// are chosen.
+pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<EditResult, TidyError> {
+    let doc = &session.doc;
+    let nothing = |what: String| TidyError::NothingSelected {
+        path: session.path().to_path_buf(),
+        what,
+    };
+    let (keep, whole_windows): (Vec<Vec<TabEdit>>, bool) = match selection {
+        Selection::Windows(list) => {
+            for &n in list {
+                if n == 0 || n > doc.windows.len() {
+                    return Err(nothing(format!(
+                        "window {n} (it has {} windows)",
+                        doc.windows.len()
+                    )));
+                }
+            }
+            let keep = doc
+                .windows
+                .iter()
+                .enumerate()
+                .map(|(wi, w)| {
+                    let e = if list.contains(&(wi + 1)) {
+                        TabEdit::Keep
+                    } else {
+                        TabEdit::Remove
+                    };
+                    vec![e; w.tabs.len()]
+                })
+                .collect();
+            (keep, true)
+        }
+        Selection::Urls(urls) => (
+            doc.windows
+                .iter()
+                .map(|w| {
+                    w.facts
+                        .iter()
+                        .map(|f| match f.as_ref().and_then(Tab::url) {
+                            Some(u) if urls.contains(u) => TabEdit::Keep,
+                            _ => TabEdit::Remove,
+                        })
+                        .collect()
+                })
+                .collect(),
+            false,
+        ),
+        Selection::Query(q) => {
+            let hits = query_matches(session, q)?;
+            (
+                doc.windows
+                    .iter()
+                    .enumerate()
+                    .map(|(wi, w)| {
+                        (0..w.tabs.len())
+                            .map(|ti| {
+                                if hits.contains(&(wi, ti)) {
+                                    TabEdit::Keep
+                                } else {
+                                    TabEdit::Remove
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                false,
+            )
+        }
+    };
+    let chosen: Vec<(usize, &RawWindow<'_>, &[TabEdit])> = doc
+        .windows
+        .iter()
+        .zip(&keep)
+        .enumerate()
+        .filter(|(wi, (w, e))| match selection {
+            Selection::Windows(list) => list.contains(&(wi + 1)),
+            _ => !w.tabs.is_empty() && e.iter().any(|e| *e != TabEdit::Remove),
+        })
+        .map(|(wi, (w, e))| (wi, w, e.as_slice()))
+        .collect();
+    if chosen.iter().all(|(_, w, _)| w.tabs.is_empty()) {
+        return Err(nothing(match selection {
+            Selection::Windows(_) => "the chosen windows".to_owned(),
+            Selection::Urls(_) => "the archived tabs' URLs".to_owned(),
+            Selection::Query(q) => format!("query {q:?}"),
+        }));
+    }
+    let selected_window = doc
+        .selected_window()
+        .and_then(|s| chosen.iter().position(|(wi, _, _)| *wi == s));
+    let windows: Vec<(&RawWindow<'_>, &[TabEdit])> =
+        chosen.iter().map(|(_, w, e)| (*w, *e)).collect();
+    let mut out = Counting {
+        inner: Vec::new(),
+        count: 0,
+    };
+    let opts = RenderOptions {
+        drop_closed_tabs: !whole_windows,
+        drop_closed_windows: true,
+        selected_window,
+    };
+    raw::render(&mut out, &doc.top, &windows, opts).map_err(|e| TidyError::NotEditable {
+        path: session.path().to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    finish(out.inner, session)
+}
+
+/// All windows of `sessions`, in order, in one session; the other top-level
+/// members (closed windows, `session`, `global`, ...) are the first
+/// session's. With `dedupe`, a tab whose URL an earlier tab has is left out
+/// (a window left with no tab goes with it).
+pub fn merge(sessions: &[Editable<'_>], dedupe: bool) -> Result<EditResult, TidyError> {
+    let first = sessions.first().ok_or_else(|| TidyError::NothingSelected {
+        path: std::path::PathBuf::new(),
+        what: "an empty list of sessions".to_owned(),
+    })?;
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut edits: Vec<Vec<TabEdit>> = Vec::new();
+    let mut windows: Vec<&RawWindow<'_>> = Vec::new();
+    for s in sessions {
+        for w in &s.doc.windows {
+            let e = w
+                .facts
+                .iter()
+                .map(|f| match f.as_ref().and_then(Tab::url) {
+                    Some(u) if dedupe && !seen.insert(u) => TabEdit::Remove,
+                    _ => TabEdit::Keep,
+                })
+                .collect();
+            edits.push(e);
+            windows.push(w);
+        }
+    }
+    let list: Vec<(&RawWindow<'_>, &[TabEdit])> = windows
+        .into_iter()
+        .zip(&edits)
+        .map(|(w, e)| (w, e.as_slice()))
+        .collect();
+    let mut out = Counting {
+        inner: Vec::new(),
+        count: 0,
+    };
+    let opts = RenderOptions {
+        drop_closed_tabs: false,
+        drop_closed_windows: false,
+        selected_window: first.doc.selected_window(),
+    };
+    raw::render(&mut out, &first.doc.top, &list, opts).map_err(|e| TidyError::NotEditable {
+        path: first.path().to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    finish(out.inner, first)
+}

@@ -1,0 +1,212 @@
+"""Scenarios 11 and 12: `ffsession tidy` on a 3,000-tab session Firefox restores,
+with Firefox's own restore time before and after; `extract` and `merge` results
+restored by Firefox."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from . import mozlz4
+from .checks import Soft, ff_tab_url
+from .cli import CheckFailed, Skip
+from .scenarios import now_ms, reopen_with_only, sanity_snapshot, scenario, stable_copy
+
+DAY_MS = 86_400_000
+
+JS_STARTUP = r"""
+const i = Services.startup.getStartupInfo();
+return [i.process ? i.process.getTime() : null,
+        i.sessionRestored ? i.sessionRestored.getTime() : null];
+"""
+
+
+def restore_ms(ff):
+    """Firefox's own session-restore time of this start: sessionRestored - process."""
+    process, restored = ff.chrome(JS_STARTUP)
+    if process is None or restored is None:
+        raise CheckFailed("HARNESS: Services.startup.getStartupInfo() has no %s"
+                          % ("process" if process is None else "sessionRestored"))
+    return restored - process
+
+
+def start_and_measure(ctx, profile, prefs=None):
+    """Start Firefox on `profile`, wait for session restore, return (restore ms,
+    each window's tab URLs); quit cleanly."""
+    with ctx.firefox(profile_dir=profile, prefs=prefs) as ff:
+        ff.start(timeout=180)
+        ff.wait_restored()
+        ms = restore_ms(ff)
+        snap = ff.snapshot()
+        ff.quit(timeout=180)
+    return ms, [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
+
+
+def current_url(tab):
+    return tab["entries"][tab["index"] - 1]["url"]
+
+
+def build_big_session(template_state, srv, n_windows, per_window, old_every, now):
+    """Replicate a real tab of `template_state` into n_windows x per_window tabs
+    with distinct 127.0.0.1 URLs; tab i of a window is old (90 days) unless
+    i % old_every == 0, recent (1 hour) otherwise; the first tab is selected."""
+    state = json.loads(json.dumps(template_state))
+    tmpl = state["windows"][0]["tabs"][0]
+    tmpl.pop("pinned", None)
+    tmpl.pop("groupId", None)
+    tmpl_url = current_url(tmpl)
+    tmpl_text = json.dumps(tmpl, ensure_ascii=False)
+    win_tmpl = state["windows"][0]
+    windows, old, recent = [], [], []
+    for w in range(n_windows):
+        tabs = []
+        for i in range(per_window):
+            url = srv.url("p", 20000 + w * per_window + i)
+            t = json.loads(tmpl_text.replace(json.dumps(tmpl_url)[1:-1], url))
+            t["entries"] = [t["entries"][t["index"] - 1]]
+            t["index"] = 1
+            is_old = i % old_every != 0
+            t["lastAccessed"] = now - (90 * DAY_MS if is_old else 3_600_000)
+            (old if is_old else recent).append(url)
+            tabs.append(t)
+        win = dict(win_tmpl)
+        win["tabs"] = tabs
+        win["selected"] = 1
+        win["_closedTabs"] = []
+        win.pop("groups", None)
+        windows.append(win)
+    state["windows"] = windows
+    state["selectedWindow"] = 1
+    state["_closedWindows"] = []
+    return state, old, recent
+
+
+@scenario(12, "tidy: 3,000 tabs, 2,000 unused for 90 days archived; Firefox restores the 1,000 "
+              "left, faster; restore of the undo snapshot brings all 3,000 back")
+def s11_tidy(ctx):
+    """A 3,000-tab session built from a real Firefox tab (2,000 last used 90 days ago):
+    `tidy --archive-older-than 30d`; Firefox (default startup prefs) reopens exactly
+    the 1,000 recent tabs; `tabs --archived` lists the 2,000 and `search` finds them;
+    `restore` of the undo snapshot brings all 3,000 back. Firefox's own restore time
+    (sessionRestored - process) is measured for each start."""
+    if ctx.firefox_only:
+        raise Skip("needs the ffsession binary")
+    ctx.cli.require()
+    srv = ctx.srv
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, [srv.url("p", 19999)], replace_first=True)
+        ff.flush_and_save()
+        ff.quit()
+        profile = ff.profile
+        real = mozlz4.load_json(ff.sessionstore)
+    state, old, recent = build_big_session(real, srv, 2, 1500, 3, now_ms())
+    if (len(old), len(recent)) != (2000, 1000):
+        raise CheckFailed("HARNESS: built %d old and %d recent tabs" % (len(old), len(recent)))
+    big = ctx.path("big.jsonlz4")
+    mozlz4.write(big, json.dumps(state, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    # Firefox restores the built session and writes it back as its own at quit.
+    ms_install, got = start_and_measure_only(ctx, profile, big)
+    soft = Soft()
+    soft.eq("Firefox restored the built 3,000 tabs", sum(map(len, got)), 3000)
+    soft.raise_if_any("HARNESS: the built session did not restore")
+    store = ctx.path("store")
+    base = ("--profile", profile, "--store", store)
+    before_file = stable_copy(os.path.join(profile, "sessionstore.jsonlz4"), ctx.path("before.jsonlz4"))
+    ctx.cli.run(*base, "backup")
+
+    dry = ctx.cli.run(*base, "tidy", "--archive-older-than", "30d", "--dry-run", "--json")
+    plan = json.loads(dry.stdout)
+    soft.eq("dry run: tabs after", plan["tabs_after"], 1000, dry.cmd)
+    soft.eq("dry run changed nothing", mozlz4.read(os.path.join(profile, "sessionstore.jsonlz4")),
+            mozlz4.read(before_file), dry.cmd)
+    r = ctx.cli.run(*base, "tidy", "--archive-older-than", "30d")
+    undo = None
+    for line in r.stdout.splitlines():
+        if line.startswith("to undo: ffsession restore "):
+            undo = line.rsplit(" ", 1)[1]
+    if undo is None:
+        raise CheckFailed("tidy printed no undo snapshot\n" + r.describe())
+
+    # Default startup prefs (browser.startup.page=1), after a clean shutdown.
+    ms_tidied, got = start_and_measure(ctx, profile)
+    flat = [u for w in got for u in w]
+    soft.eq("Firefox reopened exactly the 1,000 recent tabs", sorted(flat), sorted(recent), r.cmd)
+
+    arch = ctx.cli.run(*base, "tabs", "--archived", "--json")
+    archived = json.loads(arch.stdout)
+    soft.eq("tabs --archived lists the 2,000 old tabs", sorted(a["url"] for a in archived),
+            sorted(old), arch.cmd)
+    soft.true("every archived tab names the undo snapshot",
+              all(str(a["snapshot"]) == undo for a in archived), "", arch.cmd)
+    s = ctx.cli.run(*base, "search", '"%s"' % old[0], "--json")
+    hits = [h for h in json.loads(s.stdout) if h["url"] == old[0]]
+    soft.true("search finds an archived tab, marked archived in the undo snapshot",
+              len(hits) == 1 and hits[0]["archived"] and str(hits[0]["archived"]["snapshot"]) == undo,
+              s.stdout[:400], s.cmd)
+
+    rr = ctx.cli.run(*base, "restore", undo)
+    ms_undone, got = start_and_measure(ctx, profile)
+    flat = [u for w in got for u in w]
+    soft.eq("restore of the undo snapshot: Firefox reopened all 3,000 tabs", sorted(flat),
+            sorted(old + recent), rr.cmd)
+    ratio = ms_tidied / ms_undone if ms_undone else float("inf")
+    figures = {"restore_ms_3000_first_start": ms_install, "restore_ms_1000_after_tidy": ms_tidied,
+               "restore_ms_3000_after_undo": ms_undone, "ratio": round(ratio, 3)}
+    with open(ctx.path("figures.json"), "w") as f:
+        json.dump(figures, f)
+    soft.true("tidied restore time at most 0.6x of the original (same start path)", ratio <= 0.6,
+              json.dumps(figures))
+    soft.raise_if_any("tidy")
+    return ("Firefox restore time (sessionRestored - process): 3,000 tabs %d ms (first start) / "
+            "%d ms (after undo), 1,000 tabs after tidy %d ms: %.2fx; 2,000 archived listed and "
+            "searchable; undo brought all 3,000 back" % (ms_install, ms_undone, ms_tidied, ratio))
+
+
+def start_and_measure_only(ctx, profile, session_file):
+    """Install `session_file` as the profile's only session file (as scenario 6
+    does) and start Firefox restoring the previous session; quit cleanly."""
+    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
+    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
+    shutil.copyfile(session_file, os.path.join(profile, "sessionstore.jsonlz4"))
+    return start_and_measure(ctx, profile, prefs={"browser.startup.page": 3})
+
+
+@scenario(13, "extract and merge: Firefox restores exactly the extracted and merged windows")
+def s12_extract_merge(ctx):
+    """A real 2-window session: `extract --window 2`, `extract --query`, and `merge`
+    of the original with the extract; Firefox reopens each file with exactly its tabs."""
+    if ctx.firefox_only:
+        raise Skip("needs the ffsession binary")
+    ctx.cli.require()
+    srv = ctx.srv
+    w0 = [srv.url("p", 700 + i) for i in range(4)]
+    w1 = [srv.url("p", 710 + i) for i in range(3)]
+    with ctx.firefox() as ff:
+        ff.start()
+        ff.add_tabs(0, w0, replace_first=True)
+        ff.new_window(w1)
+        ff.select_first_window()
+        ff.flush_and_save()
+        sanity_snapshot(ff.snapshot(), windows=2, tabs=7)
+        ff.quit()
+        profile = ff.profile
+    orig = stable_copy(os.path.join(profile, "sessionstore.jsonlz4"), ctx.path("orig.jsonlz4"))
+    soft = Soft()
+    ext = ctx.path("w2.jsonlz4")
+    r1 = ctx.cli.run("extract", orig, "--window", "2", "-o", ext)
+    got = reopen_with_only(ctx, profile, ext)
+    soft.eq("extract --window 2: Firefox reopened window 2", got, [w1], r1.cmd)
+    q = ctx.path("q.jsonlz4")
+    r2 = ctx.cli.run("extract", orig, "--query", "url:701 OR url:712", "-o", q)
+    got = reopen_with_only(ctx, profile, q)
+    soft.eq("extract --query: Firefox reopened the 2 matching tabs",
+            sorted(map(sorted, got)), sorted([[w0[1]], [w1[2]]]), r2.cmd)
+    m = ctx.path("m.jsonlz4")
+    r3 = ctx.cli.run("merge", orig, ext, "-o", m)
+    got = reopen_with_only(ctx, profile, m)
+    soft.eq("merge: Firefox reopened the 3 windows", sorted(map(tuple, got)),
+            sorted([tuple(w0), tuple(w1), tuple(w1)]), r3.cmd)
+    soft.raise_if_any("extract/merge")
+    return "extract --window, extract --query and merge each reopened by Firefox with exactly their tabs"
