@@ -489,28 +489,35 @@ pub struct FcntlLockHolder(std::process::Child);
 impl FcntlLockHolder {
     /// Lock `path` (created if missing) and return once the lock is held.
     pub fn hold(path: &std::path::Path) -> FcntlLockHolder {
-        use std::io::BufRead;
         if !path.exists() {
             std::fs::write(path, b"").expect("creating the lock file");
         }
         let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)\n";
-        let mut child = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(path)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3 is needed to hold an fcntl lock");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("reading the lock holder's output");
-        assert_eq!(
-            line.trim(),
-            "locked",
-            "the lock holder did not take the lock"
-        );
-        FcntlLockHolder(child)
+        FcntlLockHolder(lock_holder(script, path))
     }
+}
+
+/// A python3 child running `script` on `path`; returns once it printed
+/// `locked`.
+#[cfg(unix)]
+fn lock_holder(script: &str, path: &std::path::Path) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 is needed to hold a lock");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut line)
+        .expect("reading the lock holder's output");
+    assert_eq!(
+        line.trim(),
+        "locked",
+        "the lock holder did not take the lock"
+    );
+    child
 }
 
 #[cfg(unix)]
@@ -533,24 +540,8 @@ pub struct FlockHolder(std::process::Child);
 impl FlockHolder {
     /// Lock `path` (created if missing) and return once the lock is held.
     pub fn hold(path: &std::path::Path) -> FlockHolder {
-        use std::io::BufRead;
         let script = "import fcntl, os, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\nf.truncate(0)\nf.write('%d\\n' % os.getpid())\nf.flush()\nprint('locked', flush=True)\ntime.sleep(120)\n";
-        let mut child = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(path)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3 is needed to hold a flock");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("reading the lock holder's output");
-        assert_eq!(
-            line.trim(),
-            "locked",
-            "the lock holder did not take the lock"
-        );
-        FlockHolder(child)
+        FlockHolder(lock_holder(script, path))
     }
 
     /// The holder's process id.

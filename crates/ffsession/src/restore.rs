@@ -339,40 +339,12 @@ pub fn with_resume_once(prefs: &str) -> String {
     out
 }
 
-/// Take Firefox's profile lock ourselves for the duration of the restore.
-#[cfg(unix)]
+/// Firefox's profile lock, held for the whole restore (`profile::take_profile_lock`).
 fn hold_profile_lock(dir: &Path) -> Result<File, RestoreError> {
-    use rustix::fs::{fcntl_lock, FlockOperation};
-    let path = dir.join(".parentlock");
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_path(&path)?;
-    fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| {
-        RestoreError::FirefoxRunning {
-            profile: dir.to_path_buf(),
-            pid: None,
-        }
-    })?;
-    Ok(file)
-}
-
-#[cfg(not(unix))]
-fn hold_profile_lock(dir: &Path) -> Result<File, RestoreError> {
-    let path = dir.join("parent.lock");
-    File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|_| RestoreError::FirefoxRunning {
-            profile: dir.to_path_buf(),
-            pid: None,
-        })
+    crate::profile::take_profile_lock(dir)?.ok_or_else(|| RestoreError::FirefoxRunning {
+        profile: dir.to_path_buf(),
+        pid: None,
+    })
 }
 
 #[cfg(test)]

@@ -90,6 +90,28 @@ pub fn write_result(out: &Path, inputs: &[&Path], result: &EditResult) -> Result
     Ok(())
 }
 
+/// Write `result` to `out` (as [`write_result`]) and say what was written, as
+/// JSON or a line of text.
+pub fn write_and_report(
+    out: &Path,
+    inputs: &[&Path],
+    result: &EditResult,
+    json: bool,
+) -> Result<()> {
+    write_result(out, inputs, result)?;
+    if json {
+        return super::print_json(result);
+    }
+    writeln!(
+        io::stdout().lock(),
+        "wrote {}: {} with {}",
+        out.display(),
+        crate::fmt::count(result.windows, "window", "windows"),
+        crate::fmt::count(result.tabs, "tab", "tabs")
+    )?;
+    Ok(())
+}
+
 pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
     let data = load_source(global, &args.source)?;
     let session = Editable::new(&data)?;
@@ -112,16 +134,5 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
         Selection::Windows(args.window.clone())
     };
     let result = tidy::extract(&session, &selection)?;
-    write_result(&args.output, &[data.path()], &result)?;
-    if args.json {
-        return super::print_json(&result);
-    }
-    writeln!(
-        io::stdout().lock(),
-        "wrote {}: {} with {}",
-        args.output.display(),
-        crate::fmt::count(result.windows, "window", "windows"),
-        crate::fmt::count(result.tabs, "tab", "tabs")
-    )?;
-    Ok(())
+    write_and_report(&args.output, &[data.path()], &result, args.json)
 }

@@ -1,13 +1,12 @@
 //! `ffsession merge`: all windows of several sessions in one file.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
 use ffsession::tidy::{self, Editable};
 
-use super::extract::{load_source, write_result};
+use super::extract::{load_source, write_and_report};
 use crate::cli::GlobalArgs;
 
 /// Write one session file holding every window of every SOURCE, in order,
@@ -51,16 +50,5 @@ pub fn run(global: &GlobalArgs, args: MergeArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let result = tidy::merge(&sessions, args.dedupe)?;
     let inputs: Vec<&std::path::Path> = data.iter().map(|d| d.path()).collect();
-    write_result(&args.output, &inputs, &result)?;
-    if args.json {
-        return super::print_json(&result);
-    }
-    writeln!(
-        io::stdout().lock(),
-        "wrote {}: {} with {}",
-        args.output.display(),
-        crate::fmt::count(result.windows, "window", "windows"),
-        crate::fmt::count(result.tabs, "tab", "tabs")
-    )?;
-    Ok(())
+    write_and_report(&args.output, &inputs, &result, args.json)
 }

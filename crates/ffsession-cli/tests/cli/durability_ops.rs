@@ -14,24 +14,10 @@ use std::time::{Duration, Instant};
 
 use ffsession::store::{Digest, Store};
 
-use crate::common::{ok_json, TestEnv};
+use crate::common::{copy_tree, ok_json, TestEnv};
 use crate::durability::{backup_ok, kill_after, verify, FakeFirefox, DELAY_ENV};
 
 const RUNS: u64 = 100;
-
-/// Copy a folder tree.
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 fn ids(store: &Path) -> BTreeSet<i64> {
     Store::open_read_only(store)

@@ -6,21 +6,7 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{expect_error, ok_json, ok_stdout, session, TestEnv};
-
-/// Copy a folder tree (a store copied from an external disk).
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use crate::common::{copy_tree, expect_error, ok_json, ok_stdout, session, TestEnv};
 
 fn urls(env: &TestEnv, file: &Path) -> String {
     ok_stdout(env.cmd().args(["tabs", "--format", "urls"]).arg(file))
