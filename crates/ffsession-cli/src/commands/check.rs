@@ -38,8 +38,7 @@ pub struct CheckArgs {
 
 pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     let config = global.config()?;
-    let profile = global.profile()?;
-    let dir = global.store_dir(&config, &profile)?;
+    let dir = global.chosen_store_dir(&config)?;
     if !args.json {
         writeln!(io::stdout().lock(), "checking store {}", dir.display())?;
     }

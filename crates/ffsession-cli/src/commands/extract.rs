@@ -62,8 +62,7 @@ pub fn load_source(global: &GlobalArgs, source: &str) -> Result<SessionData> {
     if !path.exists() {
         if let Ok(id) = source.parse::<i64>() {
             let config = global.config()?;
-            let profile = global.profile()?;
-            let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+            let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
             let json = store.read_json(SnapshotId(id))?;
             return Ok(SessionData::from_bytes(format!("snapshot {id}"), json)?);
         }
@@ -120,8 +119,7 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
         Selection::Query(q)
     } else if args.archived {
         let config = global.config()?;
-        let profile = global.profile()?;
-        let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+        let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
         urls = store.archived_tabs()?.into_iter().map(|a| a.url).collect();
         if urls.is_empty() {
             return Err(UserError::with_hint(

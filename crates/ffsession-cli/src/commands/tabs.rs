@@ -83,8 +83,7 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
 
 fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
     let config = global.config()?;
-    let profile = global.profile()?;
-    let store = super::open_existing_store(&global.store_dir(&config, &profile)?, false)?;
+    let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let tabs = store.archived_tabs()?;
     let format = if args.json {
         TabFormat::Json

@@ -6,7 +6,6 @@ use std::io::{self, BufWriter, Write};
 use anyhow::Result;
 use clap::Args;
 use ffsession::profile::{lock_state, LockState};
-use ffsession::store::Store;
 use ffsession::tidy::{self, Editable, Reason, TidyError, TidyPlan, TidyRules};
 
 use crate::cli::GlobalArgs;
@@ -167,7 +166,7 @@ pub fn run(global: &GlobalArgs, args: TidyArgs) -> Result<()> {
         return Ok(());
     }
     let config = global.config()?;
-    let mut store = Store::create_or_open(global.store_dir(&config, &profile)?)?;
+    let mut store = super::create_store_waiting(global, &global.store_dir(&config, &profile)?)?;
     let report = tidy::apply(
         &plan,
         &session,

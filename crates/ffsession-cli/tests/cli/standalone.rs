@@ -48,6 +48,8 @@ fn a_copied_store_works_on_a_machine_without_firefox() {
     let diff = ok_json(&mut with_store(&["diff", "1", "2", "--json"]));
     assert!(diff.is_object(), "{diff}");
     ok_stdout(&mut with_store(&["prune", "--dry-run"]));
+    let check = ok_stdout(&mut with_store(&["check"]));
+    assert!(check.contains("no errors were found"), "{check}");
 
     // Restore the newest good snapshot into a profile folder that does not
     // exist yet: it is created with what Firefox needs at its next start.
