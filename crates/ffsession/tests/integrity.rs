@@ -271,11 +271,16 @@ fn check_reports_a_linked_or_world_writable_store_folder() {
         .problems
         .iter()
         .any(|p| p.path == dir && p.what.contains("anyone may write")));
+    // Readable by others: a warning, not damage.
     assert!(report
-        .problems
+        .warnings
         .iter()
         .any(|p| p.path == chunk && p.what.contains("0644")));
     assert!(report.damaged_snapshots.is_empty());
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let report = check(&dir);
+    assert!(report.is_whole(), "{:?}", report.problems);
+    assert!(report.warnings.iter().any(|p| p.path == dir));
 }
 
 #[test]

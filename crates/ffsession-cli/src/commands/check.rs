@@ -77,6 +77,16 @@ fn print_text(r: &CheckReport) -> Result<()> {
     for p in &r.problems {
         writeln!(out, "error: {}: {}", p.path.display(), p.what)?;
     }
+    for p in &r.warnings {
+        writeln!(out, "warning: {}: {}", p.path.display(), p.what)?;
+    }
+    if !r.warnings.is_empty() {
+        writeln!(
+            out,
+            "(to fix the permissions: chmod -R go-rwx {})",
+            r.dir.display()
+        )?;
+    }
     writeln!(
         out,
         "read {} ({} stored, {} of content) of {} in {}",

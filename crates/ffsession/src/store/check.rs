@@ -58,6 +58,9 @@ pub struct CheckReport {
     pub dir: PathBuf,
     /// Problems of the folder, its permissions and the catalog.
     pub problems: Vec<StoreProblem>,
+    /// What should be fixed but leaves the store whole: files and folders
+    /// others may read (a store copied with `cp -r`, say).
+    pub warnings: Vec<StoreProblem>,
     /// Snapshots in the catalog.
     pub snapshots: u64,
     /// Distinct contents whose reassembly was checked.
@@ -86,7 +89,8 @@ pub struct CheckReport {
 impl CheckReport {
     /// True if every snapshot reads back byte-identical and nothing is wrong
     /// with the folder or the catalog. Orphan chunks and temporary files,
-    /// which a crash leaves and garbage collection removes, do not count.
+    /// which a crash leaves and garbage collection removes, and warnings
+    /// (permissions that let others read), do not count.
     pub fn is_whole(&self) -> bool {
         self.problems.is_empty()
             && self.damaged_chunks.is_empty()
@@ -203,7 +207,7 @@ fn permissions(report: &mut CheckReport, path: &Path, meta: &fs::Metadata, mode:
                 ),
             });
         } else if found & 0o077 != 0 {
-            report.problems.push(StoreProblem {
+            report.warnings.push(StoreProblem {
                 path: path.to_path_buf(),
                 what: format!(
                     "mode {found:04o} lets others read it (should be {mode:04o}): sessions hold cookies and form data"
