@@ -13,7 +13,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -35,6 +35,27 @@ pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), PathError> {
+    stage(path, write)?.commit()
+}
+
+/// A file written and fsynced under a temporary name next to its
+/// destination, not in place yet: [`Staged::commit`] renames it over the
+/// destination and fsyncs the directory; dropping it instead removes it.
+/// [`write_atomic`] is `stage` then `commit`; staging alone lets a caller
+/// write while it still checks whether it wants the file at all.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+    dir: PathBuf,
+}
+
+/// Write what `write` produces to a temporary file beside `path`, and fsync
+/// it; nothing is at `path` yet.
+pub fn stage(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<Staged, PathError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -61,9 +82,23 @@ pub fn write_atomic(
     if let Some(h) = hook {
         std::thread::sleep(h.delay_per_write);
     }
-    // On failure `persist` hands the temp file back; dropping it deletes it.
-    tmp.persist(path).map_err(|e| e.error).with_path(path)?;
-    sync_dir(dir)
+    Ok(Staged {
+        tmp,
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+    })
+}
+
+impl Staged {
+    /// Rename the staged file over its destination and fsync the directory.
+    pub fn commit(self) -> Result<(), PathError> {
+        // On failure `persist` hands the temp file back; dropping it deletes it.
+        self.tmp
+            .persist(&self.path)
+            .map_err(|e| e.error)
+            .with_path(&self.path)?;
+        sync_dir(&self.dir)
+    }
 }
 
 /// A fault to inject into every [`write_atomic`] of this process. **For tests

@@ -65,7 +65,28 @@ struct Report<'a> {
 }
 
 pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
-    let (label, rescued) = load(global, &args.source)?;
+    let (label, rescued) = match snapshot_id(&args.source)? {
+        Some(id) => {
+            let (label, rescued) = load_snapshot(global, id)?;
+            if rescued.recovered_anything() {
+                let packed = rescued.to_mozlz4()?;
+                write_atomic(&args.output, |w: &mut dyn Write| w.write_all(&packed))?;
+            }
+            (label, rescued)
+        }
+        None => {
+            let input = Path::new(&args.source);
+            if input.exists() && same_file(&args.output, input) {
+                return Err(ffsession::Error::WouldOverwriteInput {
+                    path: args.output.clone(),
+                }
+                .into());
+            }
+            // Written only if something was recovered.
+            let rescued = rescue::rescue_file_into(input, &args.output)?;
+            (args.source.clone(), rescued)
+        }
+    };
     if !rescued.recovered_anything() {
         return Err(anyhow::Error::new(NothingRescued(format!(
             "{label}: nothing to rescue: no tab is complete before the damage{}",
@@ -79,15 +100,6 @@ pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
                 .unwrap_or_default()
         ))));
     }
-    let input = Path::new(&args.source);
-    if input.exists() && same_file(&args.output, input) {
-        return Err(ffsession::Error::WouldOverwriteInput {
-            path: args.output.clone(),
-        }
-        .into());
-    }
-    let packed = rescued.to_mozlz4()?;
-    write_atomic(&args.output, |w: &mut dyn Write| w.write_all(&packed))?;
     if args.json {
         return super::print_json(&Report {
             source: label,
@@ -104,24 +116,29 @@ pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
     Ok(())
 }
 
-/// Rescue a file, or a snapshot's stored content (all digits and no such file).
-fn load(global: &GlobalArgs, source: &str) -> Result<(String, Rescued)> {
+/// The snapshot id SOURCE names: all digits and no such file.
+fn snapshot_id(source: &str) -> Result<Option<SnapshotId>> {
     let digits = !source.is_empty() && source.bytes().all(|b| b.is_ascii_digit());
-    if digits && !Path::new(source).exists() {
-        let id = SnapshotId(source.parse().map_err(|_| {
-            UserError::with_hint(
-                format!("{source}: no such snapshot"),
-                "`ffsession list` shows the snapshots",
-            )
-        })?);
-        let config = global.config()?;
-        let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
-        let info = store.snapshot(id)?;
-        let bytes = store.read_content(id)?;
-        let label = format!("snapshot #{id} ({})", info.file_name);
-        return Ok((label.clone(), rescue::rescue(label, &bytes)?));
+    if !digits || Path::new(source).exists() {
+        return Ok(None);
     }
-    Ok((source.to_string(), rescue::rescue_file(source)?))
+    let id = source.parse().map_err(|_| {
+        UserError::with_hint(
+            format!("{source}: no such snapshot"),
+            "`ffsession list` shows the snapshots",
+        )
+    })?;
+    Ok(Some(SnapshotId(id)))
+}
+
+/// Rescue a snapshot's stored content.
+fn load_snapshot(global: &GlobalArgs, id: SnapshotId) -> Result<(String, Rescued)> {
+    let config = global.config()?;
+    let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
+    let info = store.snapshot(id)?;
+    let bytes = store.read_content(id)?;
+    let label = format!("snapshot #{id} ({})", info.file_name);
+    Ok((label.clone(), rescue::rescue(label, &bytes)?))
 }
 
 fn print_text(label: &str, output: &Path, r: &Rescued) -> io::Result<()> {

@@ -133,6 +133,9 @@ pub enum RescueError {
     /// Reading the file failed.
     #[error(transparent)]
     Io(#[from] crate::PathError),
+    /// The recovered session could not be made into a file.
+    #[error(transparent)]
+    Output(crate::Error),
     /// The file is neither mozlz4 nor JSON, or holds no session object before
     /// the damage.
     #[error("{}: nothing to rescue: {why}", path.display())]
@@ -149,6 +152,7 @@ impl RescueError {
     pub fn hint(&self) -> Option<&'static str> {
         match self {
             RescueError::Io(_) => Some("check the path and its permissions"),
+            RescueError::Output(e) => e.hint(),
             RescueError::Nothing { .. } => Some(
                 "the damage starts before the first complete tab; try another session file or backup (`ffsession profiles`, `ffsession list`)",
             ),
@@ -171,33 +175,96 @@ pub fn rescue(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Rescued, RescueE
     rescue_owned(path.into(), Buffer::from(bytes.to_vec()))
 }
 
+/// Rescue the file at `input` and write what was recovered to `output`
+/// (atomically, readable only by the user), unless nothing was: then nothing
+/// is written and the result says so ([`Rescued::recovered_anything`]).
+///
+/// A whole mozlz4 file is recovered as it is, so its copy is written and
+/// fsynced while it is being read and verified, and put in place only if it
+/// verifies; otherwise the copy is dropped and the salvage written instead.
+pub fn rescue_file_into(input: &Path, output: &Path) -> Result<Rescued, RescueError> {
+    use crate::error::IoResultExt;
+    let file = Buffer::map_file(input).with_path(input)?;
+    let (whole, staged) = std::thread::scope(|scope| {
+        let copy = file
+            .starts_with(MOZLZ4_MAGIC)
+            .then(|| scope.spawn(|| crate::fs_util::stage(output, |w| w.write_all(&file))));
+        let whole = whole(input, &file);
+        let staged = copy.map(|c| c.join().expect("the copying thread panicked"));
+        (whole, staged)
+    });
+    if let (Some(w), Some(staged)) = (&whole, staged) {
+        if w.repaired.is_none() && w.summary_has_tabs() {
+            staged?.commit()?;
+            return Ok(w
+                .clone()
+                .into_rescued(input.to_path_buf(), Body::File(file)));
+        }
+    }
+    let rescued = rescue_owned(input.to_path_buf(), file)?;
+    if rescued.recovered_anything() {
+        let packed = rescued.to_mozlz4().map_err(RescueError::Output)?;
+        crate::fs_util::write_atomic(output, |w| w.write_all(&packed))?;
+    }
+    Ok(rescued)
+}
+
+/// A file the reader reads as it is: what it holds.
+#[derive(Debug, Clone)]
+struct Whole {
+    summary: Summary,
+    format: Format,
+    file_size: u64,
+    /// The reader's repaired copy (`legacy.rs`), if it needed one.
+    repaired: Option<Vec<u8>>,
+    /// The JSON of a plain-JSON file.
+    json: Option<Vec<u8>>,
+}
+
+impl Whole {
+    fn summary_has_tabs(&self) -> bool {
+        let s = &self.summary;
+        s.tabs + s.closed_tabs + s.closed_window_tabs > 0
+    }
+
+    fn into_rescued(self, path: PathBuf, file: Body) -> Rescued {
+        let body = match (self.repaired, self.json) {
+            (Some(json), _) | (None, Some(json)) => Body::Json(json),
+            (None, None) => file,
+        };
+        Rescued {
+            path,
+            format: self.format,
+            file_size: self.file_size,
+            damage: None,
+            summary: self.summary,
+            dropped: Vec::new(),
+            body,
+        }
+    }
+}
+
+/// Read `file` the normal way; `None` if it does not read.
+fn whole(path: &Path, file: &[u8]) -> Option<Whole> {
+    let data = crate::SessionData::from_slice(path, file).ok()?;
+    let summary = data.parse().ok()?.summary();
+    Some(Whole {
+        summary,
+        format: data.format(),
+        file_size: data.file_size(),
+        repaired: data.repaired_json().map(<[u8]>::to_vec),
+        json: (data.format() == Format::Json).then(|| data.json().to_vec()),
+    })
+}
+
 fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     let nothing = |why: String| RescueError::Nothing {
         path: path.clone(),
         why,
     };
     // A whole file reads the normal way, and is recovered as it is.
-    if let Ok(data) = crate::SessionData::from_slice(path.clone(), &file) {
-        if let Ok(session) = data.parse() {
-            let summary = session.summary();
-            // As it is, or as the reader repaired it (`legacy.rs`).
-            let body = match data.repaired_json() {
-                Some(json) => Body::Json(json.to_vec()),
-                None if data.format() == Format::Mozlz4 => Body::File(file),
-                None => Body::Json(data.json().to_vec()),
-            };
-            let format = data.format();
-            drop(session);
-            return Ok(Rescued {
-                summary,
-                path,
-                format,
-                file_size: data.file_size(),
-                damage: None,
-                dropped: Vec::new(),
-                body,
-            });
-        }
+    if let Some(w) = whole(&path, &file) {
+        return Ok(w.into_rescued(path, Body::File(file)));
     }
     let bytes = &file[..];
     let file_size = bytes.len() as u64;
@@ -530,6 +597,45 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn rescue_into_writes_a_whole_file_as_it_is_a_salvage_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = session(40);
+        let packed = format::compress(json.as_bytes()).unwrap();
+        let cases: [(&str, Vec<u8>); 3] = [
+            ("whole", packed.clone()),
+            ("cut", packed[..packed.len() * 2 / 3].to_vec()),
+            ("nothing", packed[..40].to_vec()),
+        ];
+        for (name, bytes) in cases {
+            let input = dir.path().join(format!("{name}.jsonlz4"));
+            std::fs::write(&input, &bytes).unwrap();
+            let out = dir.path().join(format!("{name}-out.jsonlz4"));
+            let r = rescue_file_into(&input, &out);
+            match name {
+                "whole" => {
+                    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+                    assert!(r.unwrap().damage.is_none());
+                }
+                "cut" => {
+                    let r = r.unwrap();
+                    let written = format::decompress(&std::fs::read(&out).unwrap()).unwrap();
+                    assert_eq!(written, &r.json()[..]);
+                    assert!(r.summary.tabs > 5 && r.damage.is_some());
+                }
+                _ => {
+                    assert!(r.map_or(true, |r| !r.recovered_anything()));
+                    assert!(!out.exists());
+                }
+            }
+        }
+        // No temporary file is left behind, whatever happened.
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(!crate::fs_util::is_temp_file_name(&name), "{name}");
         }
     }
 
