@@ -106,8 +106,11 @@ impl Store {
                 Some(id) => self.content_chunks(id)?,
                 None => order.clone(),
             };
-            let (healed, bytes) =
-                self.make_whole(&file_name, content, &list, existing.is_none())?;
+            // A stored content with this digest is these very bytes, cut
+            // where its catalog rows say: each chunk must decode to its piece,
+            // which (written under the digest of its bytes, by construction)
+            // is then also its name; no need to hash it again.
+            let (healed, bytes) = self.make_whole(&file_name, content, &list)?;
             new_chunks.extend(healed);
             stored_size += bytes;
         }
@@ -228,9 +231,8 @@ impl Store {
         file_name: &str,
         content: &[u8],
         list: &[(Digest, usize)],
-        named_from_content: bool,
     ) -> Result<(Vec<(Digest, u64, u64)>, u64), StoreError> {
-        let bad = match self.read_back(list, content, named_from_content)? {
+        let bad = match self.read_back(list, content)? {
             ReadBack::Whole => return Ok((Vec::new(), 0)),
             ReadBack::BadChunks(bad) => bad,
             ReadBack::Mismatch(reason) => return Err(self.read_back_error(file_name, reason)),
@@ -254,7 +256,7 @@ impl Store {
             stored += packed;
             healed.push((*d, piece.len() as u64, packed));
         }
-        match self.read_back(list, content, named_from_content)? {
+        match self.read_back(list, content)? {
             ReadBack::Whole => Ok((healed, stored)),
             ReadBack::BadChunks(still) => {
                 let (d, why) = &still[0];
@@ -281,15 +283,14 @@ impl Store {
     /// caller computed), so the whole reads back byte-identical. Two threads
     /// share the chunks when there are many.
     ///
-    /// With `named_from_content`, the digests in `list` were computed from
-    /// `content`'s own pieces (a new content), so a chunk equal to its piece
-    /// has the right name and is compared rather than hashed; a list from the
-    /// catalog is hashed chunk by chunk.
+    /// Each digest in `list` is that of `content`'s piece at its place (a new
+    /// content was cut into those pieces; a stored one with the same digest
+    /// holds the same bytes, cut where its rows say), so a chunk that decodes
+    /// to its piece also has the right name: it is compared, not hashed.
     fn read_back(
         &self,
         list: &[(Digest, usize)],
         content: &[u8],
-        named_from_content: bool,
     ) -> Result<ReadBack, StoreError> {
         let total: usize = list.iter().map(|(_, n)| n).sum();
         if total != content.len() {
@@ -319,8 +320,7 @@ impl Store {
                         for ((d, n), &off) in part.iter().zip(offs) {
                             let path = chunk::chunk_path(chunks_dir, d);
                             let piece = &content[off..off + n];
-                            let expected = named_from_content.then_some(piece);
-                            match reader.read_as(&path, d, *n, expected) {
+                            match reader.read_as(&path, d, *n, Some(piece)) {
                                 Ok(raw) => {
                                     if raw != piece && differs.is_none() {
                                         differs = Some(*d);
