@@ -259,13 +259,43 @@ pub fn execute(
     let packed = store.export_mozlz4(plan.snapshot.id)?;
 
     let undo = backup_profile(store, profile, dir, now_ms)?.snapshots;
-    for name in &plan.remove {
-        // Only files the undo backup holds are removed.
-        if undo.iter().any(|s| &s.file_name == name) {
+    let prefs_backup = install(store, dir, &packed, &undo, now_ms)?;
+    Ok(RestoreReport { undo, prefs_backup })
+}
+
+/// Create a new profile folder (and its parents), readable only by the user
+/// as Firefox creates them, durably.
+fn create_private_dir(dir: &Path) -> Result<(), PathError> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).with_path(dir)?;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        crate::fs_util::sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Steps 4 to 6 of the recipe, shared by `restore` and `tidy`: set aside the
+/// session files Firefox could fall back to (only those the `undo` snapshots
+/// hold), write `packed` (mozlz4) as `sessionstore.jsonlz4`, keep `prefs.js`
+/// in the store and set the one-shot resume pref in it. The caller holds the
+/// profile lock and took `undo` first. Returns where the old `prefs.js` was
+/// kept, if there was one.
+pub fn install(
+    store: &Store,
+    dir: &Path,
+    packed: &[u8],
+    undo: &[SnapshotInfo],
+    now_ms: u64,
+) -> Result<Option<PathBuf>, PathError> {
+    for name in SET_ASIDE {
+        if undo.iter().any(|s| s.file_name == name) {
             let path = dir.join(name);
             match fs::remove_file(&path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(PathError { path, source: e }.into())
+                    return Err(PathError { path, source: e })
                 }
                 _ => {}
             }
@@ -276,17 +306,17 @@ pub fn execute(
             crate::fs_util::sync_dir(backups)?;
         }
     }
-    write_atomic(&plan.write, |w| w.write_all(&packed))?;
+    write_atomic(&dir.join("sessionstore.jsonlz4"), |w| w.write_all(packed))?;
 
-    let old_prefs = match fs::read_to_string(&plan.prefs) {
+    let prefs = dir.join("prefs.js");
+    let old_prefs = match fs::read_to_string(&prefs) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             return Err(PathError {
-                path: plan.prefs.clone(),
+                path: prefs,
                 source: e,
-            }
-            .into())
+            })
         }
     };
     let prefs_backup = match &old_prefs {
@@ -306,22 +336,8 @@ pub fn execute(
         None => None,
     };
     let new_prefs = with_resume_once(old_prefs.as_deref().unwrap_or(""));
-    write_atomic(&plan.prefs, |w| w.write_all(new_prefs.as_bytes()))?;
-    Ok(RestoreReport { undo, prefs_backup })
-}
-
-/// Create a new profile folder (and its parents), readable only by the user
-/// as Firefox creates them, durably.
-fn create_private_dir(dir: &Path) -> Result<(), PathError> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_path(dir)?;
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        crate::fs_util::sync_dir(parent)?;
-    }
-    Ok(())
+    write_atomic(&prefs, |w| w.write_all(new_prefs.as_bytes()))?;
+    Ok(prefs_backup)
 }
 
 /// `prefs.js` text with the one-shot restore pref set and the pref that would

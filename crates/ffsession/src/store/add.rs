@@ -287,11 +287,7 @@ impl Store {
     /// content was cut into those pieces; a stored one with the same digest
     /// holds the same bytes, cut where its rows say), so a chunk that decodes
     /// to its piece also has the right name: it is compared, not hashed.
-    fn read_back(
-        &self,
-        list: &[(Digest, usize)],
-        content: &[u8],
-    ) -> Result<ReadBack, StoreError> {
+    fn read_back(&self, list: &[(Digest, usize)], content: &[u8]) -> Result<ReadBack, StoreError> {
         let total: usize = list.iter().map(|(_, n)| n).sum();
         if total != content.len() {
             return Ok(ReadBack::Mismatch(format!(

@@ -1,14 +1,11 @@
 //! Carrying out a tidy plan on a profile, by the restore recipe.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{render_json, Editable, TidyError, TidyPlan};
 use crate::backup::backup_profile;
-use crate::error::{Error, IoResultExt, PathError};
-use crate::fs_util::{sync_dir, write_atomic};
+use crate::error::Error;
 use crate::profile::{lock_state, take_profile_lock, LockState};
-use crate::restore::{with_resume_once, SET_ASIDE};
 use crate::sources::{self, NewestSession, SourceFile};
 use crate::store::{ArchivedTab, Digest, SnapshotId, Store};
 use crate::{Session, SessionData};
@@ -155,51 +152,8 @@ pub fn apply(
         .collect();
     store.record_archived(&archived)?;
 
-    for name in SET_ASIDE {
-        if undo.iter().any(|s| s.file_name == name) {
-            let path = profile_dir.join(name);
-            match fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(PathError { path, source: e }.into())
-                }
-                _ => {}
-            }
-        }
-    }
-    let backups = profile_dir.join("sessionstore-backups");
-    if backups.is_dir() {
-        sync_dir(&backups)?;
-    }
     let written = profile_dir.join("sessionstore.jsonlz4");
-    write_atomic(&written, |w| w.write_all(&packed))?;
-
-    let prefs = profile_dir.join("prefs.js");
-    let old_prefs = match fs::read_to_string(&prefs) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(PathError {
-                path: prefs,
-                source: e,
-            }
-            .into())
-        }
-    };
-    let prefs_backup = match &old_prefs {
-        Some(text) => {
-            let dir = store.dir().join("restores");
-            if !dir.is_dir() {
-                fs::create_dir_all(&dir).with_path(&dir)?;
-                sync_dir(store.dir())?;
-            }
-            let keep = dir.join(format!("{now_ms}-prefs.js"));
-            write_atomic(&keep, |w| w.write_all(text.as_bytes()))?;
-            Some(keep)
-        }
-        None => None,
-    };
-    let new_prefs = with_resume_once(old_prefs.as_deref().unwrap_or(""));
-    write_atomic(&prefs, |w| w.write_all(new_prefs.as_bytes()))?;
+    let prefs_backup = crate::restore::install(store, profile_dir, &packed, &undo, now_ms)?;
     Ok(TidyReport {
         undo: undo_id,
         written,
