@@ -736,7 +736,8 @@ fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     {
         let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
         conn.execute_batch(
-            "DROP TABLE archived_tabs;
+            "ALTER TABLE chunks DROP COLUMN frame_hash;
+             DROP TABLE archived_tabs;
              DROP TABLE tab_search; DROP TABLE tab_runs; DROP TABLE tab_entries;
              DROP INDEX snapshots_by_source;
              PRAGMA user_version = 1;",
@@ -772,8 +773,11 @@ fn a_version_2_catalog_reads_with_no_archived_tabs_and_upgrades_when_written() {
     drop(store);
     {
         let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
-        conn.execute_batch("DROP TABLE archived_tabs; PRAGMA user_version = 2;")
-            .unwrap();
+        conn.execute_batch(
+            "ALTER TABLE chunks DROP COLUMN frame_hash; DROP TABLE archived_tabs;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
     }
     let ro = Store::open_read_only(&dir).unwrap();
     assert!(ro.archived_tabs().unwrap().is_empty());
@@ -902,4 +906,62 @@ fn runs_break_on_a_move_and_per_source_and_survive_removal() {
     store.collect_garbage().unwrap();
     assert_eq!(index_rows(&dir), (0, 0));
     assert!(search(&store, "swordfish").is_empty());
+}
+
+#[test]
+fn chunks_record_their_frame_and_a_version_3_catalog_gets_frames_as_it_is_written() {
+    let (_tmp, dir, mut store) = new_store();
+    add_recovery(
+        &mut store,
+        with_tabs(5, &[("https://a.example/", "A")]),
+        NOW,
+    );
+    drop(store);
+    let frames = |dir: &std::path::Path| -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+        let mut stmt = conn.prepare("SELECT hash, frame_hash FROM chunks").unwrap();
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        rows
+    };
+    // Every chunk's frame digest is the BLAKE3 of its file's bytes.
+    let rows = frames(&dir);
+    assert!(!rows.is_empty());
+    for (hash, frame) in &rows {
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        let file = dir
+            .join("chunks")
+            .join(&hex[..2])
+            .join(format!("{hex}.zst"));
+        let bytes = fs::read(&file).unwrap();
+        assert_eq!(frame.as_deref(), Some(&blake3::hash(&bytes).as_bytes()[..]));
+    }
+    // A version 3 catalog (no frames): read back the old way, and upgraded.
+    {
+        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+        conn.execute_batch("ALTER TABLE chunks DROP COLUMN frame_hash; PRAGMA user_version = 3;")
+            .unwrap();
+    }
+    let mut store = Store::open(&dir).unwrap();
+    assert!(frames(&dir).iter().all(|(_, f)| f.is_none()));
+    // The same session again: its chunks are read back by decompressing them.
+    let again = add_recovery(
+        &mut store,
+        with_tabs(5, &[("https://a.example/", "A")]),
+        NOW + 1,
+    );
+    assert_eq!(
+        store.read_content(again.id).unwrap().len() as u64,
+        again.json_size
+    );
+    // A changed one: its new chunks get frames.
+    add_recovery(
+        &mut store,
+        with_tabs(6, &[("https://b.example/", "B")]),
+        NOW + 2,
+    );
+    assert!(frames(&dir).iter().any(|(_, f)| f.is_some()));
 }

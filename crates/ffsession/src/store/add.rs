@@ -177,7 +177,7 @@ impl Store {
     fn write_chunks(
         &self,
         content: &[u8],
-    ) -> Result<(Vec<(Digest, usize)>, Vec<(Digest, u64, u64)>, u64), StoreError> {
+    ) -> Result<(Vec<(Digest, usize)>, Vec<(Digest, u64, u64, Digest)>, u64), StoreError> {
         let mut order = Vec::new();
         let mut seen = HashSet::new();
         let mut written = Vec::new();
@@ -199,22 +199,40 @@ impl Store {
             if in_catalog && path.is_file() {
                 continue;
             }
-            let packed = self.write_chunk(&path, piece)?;
+            let (packed, frame) = self.write_chunk(&path, piece)?;
             stored += packed;
-            written.push((digest, piece.len() as u64, packed));
+            written.push((digest, piece.len() as u64, packed, frame));
         }
         Ok((order, written, stored))
     }
 
     /// Compress `piece` and write it durably at `path` (its fan-out folder
     /// created if needed); returns the bytes written.
-    fn write_chunk(&self, path: &Path, piece: &[u8]) -> Result<u64, StoreError> {
+    fn write_chunk(&self, path: &Path, piece: &[u8]) -> Result<(u64, Digest), StoreError> {
         if let Some(fan_out) = path.parent() {
             make_dir(fan_out, &self.chunks_dir)?;
         }
         let packed = chunk::compress(piece, path)?;
         chunk::write(path, &packed)?;
-        Ok(packed.len() as u64)
+        Ok((packed.len() as u64, Digest::of(&packed)))
+    }
+
+    /// The frame digests the catalog records for `list` (`None` for a chunk
+    /// it does not know, or catalogued before version 4).
+    fn frames_of(&self, list: &[(Digest, usize)]) -> Result<Vec<Option<Digest>>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT frame_hash FROM chunks WHERE hash = ?1")
+            .map_err(|e| self.sql(e))?;
+        list.iter()
+            .map(|(d, _)| {
+                let frame: Option<Option<Vec<u8>>> = stmt
+                    .query_row([&d.as_bytes()[..]], |r| r.get(0))
+                    .optional()
+                    .map_err(|e| self.sql(e))?;
+                Ok(frame.flatten().and_then(|f| Digest::from_slice(&f)))
+            })
+            .collect()
     }
 
     /// Read the chunks `list` back from disk and check that they give
@@ -231,8 +249,8 @@ impl Store {
         file_name: &str,
         content: &[u8],
         list: &[(Digest, usize)],
-    ) -> Result<(Vec<(Digest, u64, u64)>, u64), StoreError> {
-        let bad = match self.read_back(list, content)? {
+    ) -> Result<(Vec<(Digest, u64, u64, Digest)>, u64), StoreError> {
+        let bad = match self.read_back(list, &self.frames_of(list)?, content)? {
             ReadBack::Whole => return Ok((Vec::new(), 0)),
             ReadBack::BadChunks(bad) => bad,
             ReadBack::Mismatch(reason) => return Err(self.read_back_error(file_name, reason)),
@@ -252,11 +270,11 @@ impl Store {
                 ));
             };
             let path = chunk::chunk_path(&self.chunks_dir, d);
-            let packed = self.write_chunk(&path, piece)?;
+            let (packed, frame) = self.write_chunk(&path, piece)?;
             stored += packed;
-            healed.push((*d, piece.len() as u64, packed));
+            healed.push((*d, piece.len() as u64, packed, frame));
         }
-        match self.read_back(list, content)? {
+        match self.read_back(list, &self.frames_of(list)?, content)? {
             ReadBack::Whole => Ok((healed, stored)),
             ReadBack::BadChunks(still) => {
                 let (d, why) = &still[0];
@@ -287,7 +305,16 @@ impl Store {
     /// content was cut into those pieces; a stored one with the same digest
     /// holds the same bytes, cut where its rows say), so a chunk that decodes
     /// to its piece also has the right name: it is compared, not hashed.
-    fn read_back(&self, list: &[(Digest, usize)], content: &[u8]) -> Result<ReadBack, StoreError> {
+    ///
+    /// A chunk whose file holds exactly the bytes of its recorded frame digest
+    /// (`frames`, see catalog version 4) was read back whole when that digest
+    /// was recorded: it is not decompressed again.
+    fn read_back(
+        &self,
+        list: &[(Digest, usize)],
+        frames: &[Option<Digest>],
+        content: &[u8],
+    ) -> Result<ReadBack, StoreError> {
         let total: usize = list.iter().map(|(_, n)| n).sum();
         if total != content.len() {
             return Ok(ReadBack::Mismatch(format!(
@@ -308,13 +335,24 @@ impl Store {
             let handles: Vec<_> = list
                 .chunks(per)
                 .zip(offsets.chunks(per))
-                .map(|(part, offs)| {
+                .zip(frames.chunks(per))
+                .map(|((part, offs), frames)| {
                     s.spawn(move || {
                         let mut reader = chunk::Reader::new()?;
                         let mut bad = Vec::new();
                         let mut differs = None;
-                        for ((d, n), &off) in part.iter().zip(offs) {
+                        for (((d, n), &off), frame) in part.iter().zip(offs).zip(frames) {
                             let path = chunk::chunk_path(chunks_dir, d);
+                            if let Some(frame) = frame {
+                                match reader.frame_matches(&path, frame) {
+                                    Ok(true) => continue,
+                                    Ok(false) => {}
+                                    Err(failure) => {
+                                        bad.push((*d, failure.to_string()));
+                                        continue;
+                                    }
+                                }
+                            }
                             let piece = &content[off..off + n];
                             match reader.read_as(&path, d, *n, Some(piece)) {
                                 Ok(raw) => {
@@ -382,7 +420,7 @@ struct Prepared {
     digest: Digest,
     content_len: u64,
     order: Vec<Digest>,
-    new_chunks: Vec<(Digest, u64, u64)>,
+    new_chunks: Vec<(Digest, u64, u64, Digest)>,
     stored_size: u64,
     verdict: Result<(SessionCounts, Option<u64>), String>,
     /// The tabs of a verified session, for the tab index; `None` when its
@@ -406,13 +444,19 @@ fn insert_rows(
     {
         let mut put_chunk = tx
             .prepare_cached(
-                "INSERT INTO chunks (hash, raw_size, stored_size) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (hash) DO UPDATE SET stored_size = excluded.stored_size",
+                "INSERT INTO chunks (hash, raw_size, stored_size, frame_hash) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (hash) DO UPDATE SET stored_size = excluded.stored_size,
+                                                  frame_hash = excluded.frame_hash",
             )
             .map_err(err)?;
-        for (d, raw, stored) in &p.new_chunks {
+        for (d, raw, stored, frame) in &p.new_chunks {
             put_chunk
-                .execute(params![&d.as_bytes()[..], to_i64(*raw), to_i64(*stored)])
+                .execute(params![
+                    &d.as_bytes()[..],
+                    to_i64(*raw),
+                    to_i64(*stored),
+                    &frame.as_bytes()[..]
+                ])
                 .map_err(err)?;
         }
     }

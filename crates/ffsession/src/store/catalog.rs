@@ -12,7 +12,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::{ChunkerParams, StoreError};
 
 /// The schema version this build reads and writes.
-pub(super) const SCHEMA_VERSION: i64 = 3;
+pub(super) const SCHEMA_VERSION: i64 = 4;
 
 /// The oldest schema a read-only open accepts: every table but the tab index
 /// (version 2) is in version 1, so commands that need no tab index still read
@@ -27,7 +27,7 @@ pub(super) const TAB_INDEX_VERSION: i64 = 2;
 const APPLICATION_ID: i32 = 0x4646_5353;
 
 /// `MIGRATIONS[n]` turns a version-`n` catalog into version `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The version that added `archived_tabs`.
 pub(super) const ARCHIVE_VERSION: i64 = 3;
@@ -137,6 +137,14 @@ END;
 /// Tabs `ffsession tidy` closed: each with when, why (`old`, `duplicate`),
 /// its window and last access, and the snapshot that holds it (the undo
 /// snapshot taken before the tidy). Retention keeps those snapshots.
+/// Version 4: each chunk's `frame_hash`, the BLAKE3 digest of its file's
+/// bytes (the zstd frame) as written and read back. A later read-back that
+/// finds the same bytes need not decompress them; chunks catalogued before
+/// have none and are decompressed.
+const SCHEMA_V4: &str = "
+ALTER TABLE chunks ADD COLUMN frame_hash BLOB CHECK (frame_hash IS NULL OR length(frame_hash) = 32);
+";
+
 const SCHEMA_V3: &str = "
 CREATE TABLE archived_tabs (
     id            INTEGER PRIMARY KEY,

@@ -208,6 +208,32 @@ impl Reader {
         self.read_as(path, digest, raw_size, None)
     }
 
+    /// Whether the file at `path` holds exactly the bytes whose digest is
+    /// `frame` (the zstd frame recorded when it was written and read back):
+    /// then it decompresses to what it did then, without decompressing it.
+    /// `Ok(false)` if the bytes differ (the caller decompresses to know more).
+    pub(super) fn frame_matches(
+        &mut self,
+        path: &Path,
+        frame: &Digest,
+    ) -> Result<bool, ReadFailure> {
+        use std::io::Read;
+        let mut file = match open_no_follow(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
+            Err(e) if is_symlink_error(&e, path) => {
+                return Err(ReadFailure::Damaged(
+                    "it is a symbolic link, not a chunk file".into(),
+                ))
+            }
+            Err(e) => return Err(ReadFailure::Io(e)),
+        };
+        self.packed.clear();
+        file.read_to_end(&mut self.packed)
+            .map_err(ReadFailure::Io)?;
+        Ok(Digest::of(&self.packed) == *frame)
+    }
+
     /// Like [`Reader::read`]; with `expected`, the bytes of which `digest` was
     /// just computed, the chunk is compared with them instead of hashed (equal
     /// bytes have the same digest), which is faster.
