@@ -344,7 +344,7 @@ impl Store {
                         for (((d, n), &off), frame) in part.iter().zip(offs).zip(frames) {
                             let path = chunk::chunk_path(chunks_dir, d);
                             if let Some(frame) = frame {
-                                match reader.frame_matches(&path, frame) {
+                                match reader.frame_matches(&path, frame, *n) {
                                     Ok(true) => continue,
                                     Ok(false) => {}
                                     Err(failure) => {

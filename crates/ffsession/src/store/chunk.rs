@@ -216,6 +216,7 @@ impl Reader {
         &mut self,
         path: &Path,
         frame: &Digest,
+        raw_size: usize,
     ) -> Result<bool, ReadFailure> {
         use std::io::Read;
         let mut file = match open_no_follow(path) {
@@ -228,9 +229,20 @@ impl Reader {
             }
             Err(e) => return Err(ReadFailure::Io(e)),
         };
-        self.packed.clear();
-        file.read_to_end(&mut self.packed)
-            .map_err(ReadFailure::Io)?;
+        // Never more than a compressed chunk of this size can be: a file
+        // grown past that is not read (the caller decompresses, and fails).
+        let len = match file.metadata() {
+            Ok(m) if !m.is_file() => return Err(ReadFailure::Damaged("it is not a file".into())),
+            Ok(m) => usize::try_from(m.len()).unwrap_or(usize::MAX),
+            Err(e) => return Err(ReadFailure::Io(e)),
+        };
+        if len > zstd::zstd_safe::compress_bound(raw_size) + 64 {
+            return Ok(false);
+        }
+        self.packed.resize(len, 0);
+        if file.read_exact(&mut self.packed).is_err() {
+            return Ok(false);
+        }
         Ok(Digest::of(&self.packed) == *frame)
     }
 
