@@ -218,31 +218,7 @@ impl Reader {
         frame: &Digest,
         raw_size: usize,
     ) -> Result<bool, ReadFailure> {
-        use std::io::Read;
-        let mut file = match open_no_follow(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
-            Err(e) if is_symlink_error(&e, path) => {
-                return Err(ReadFailure::Damaged(
-                    "it is a symbolic link, not a chunk file".into(),
-                ))
-            }
-            Err(e) => return Err(ReadFailure::Io(e)),
-        };
-        // Never more than a compressed chunk of this size can be: a file
-        // grown past that is not read (the caller decompresses, and fails).
-        let len = match file.metadata() {
-            Ok(m) if !m.is_file() => return Err(ReadFailure::Damaged("it is not a file".into())),
-            Ok(m) => usize::try_from(m.len()).unwrap_or(usize::MAX),
-            Err(e) => return Err(ReadFailure::Io(e)),
-        };
-        if len > zstd::zstd_safe::compress_bound(raw_size) + 64 {
-            return Ok(false);
-        }
-        self.packed.resize(len, 0);
-        if file.read_exact(&mut self.packed).is_err() {
-            return Ok(false);
-        }
+        self.read_packed(path, raw_size)?;
         Ok(Digest::of(&self.packed) == *frame)
     }
 
@@ -256,6 +232,34 @@ impl Reader {
         raw_size: usize,
         expected: Option<&[u8]>,
     ) -> Result<&[u8], ReadFailure> {
+        self.read_packed(path, raw_size)?;
+        self.raw.clear();
+        self.raw.reserve(raw_size);
+        self.zstd
+            .decompress_to_buffer(&self.packed[..], &mut self.raw)
+            .map_err(|e| ReadFailure::Damaged(format!("zstd: {e}")))?;
+        if self.raw.len() != raw_size {
+            return Err(ReadFailure::Damaged(format!(
+                "it holds {} bytes, the catalog says {raw_size}",
+                self.raw.len()
+            )));
+        }
+        let sound = match expected {
+            Some(bytes) => self.raw == bytes,
+            None => Digest::of(&self.raw) == *digest,
+        };
+        if !sound {
+            return Err(ReadFailure::Damaged(
+                "its content does not match its digest".into(),
+            ));
+        }
+        Ok(&self.raw)
+    }
+
+    /// Read the chunk file at `path` (holding `raw_size` bytes compressed)
+    /// into `self.packed`, without following a link and never more than a
+    /// compressed chunk of that size can be.
+    fn read_packed(&mut self, path: &Path, raw_size: usize) -> Result<(), ReadFailure> {
         use std::io::Read;
         let mut file = match open_no_follow(path) {
             Ok(f) => f,
@@ -288,27 +292,7 @@ impl Reader {
                 _ => ReadFailure::Io(e),
             });
         }
-        self.raw.clear();
-        self.raw.reserve(raw_size);
-        self.zstd
-            .decompress_to_buffer(&self.packed[..], &mut self.raw)
-            .map_err(|e| ReadFailure::Damaged(format!("zstd: {e}")))?;
-        if self.raw.len() != raw_size {
-            return Err(ReadFailure::Damaged(format!(
-                "it holds {} bytes, the catalog says {raw_size}",
-                self.raw.len()
-            )));
-        }
-        let sound = match expected {
-            Some(bytes) => self.raw == bytes,
-            None => Digest::of(&self.raw) == *digest,
-        };
-        if !sound {
-            return Err(ReadFailure::Damaged(
-                "its content does not match its digest".into(),
-            ));
-        }
-        Ok(&self.raw)
+        Ok(())
     }
 }
 
