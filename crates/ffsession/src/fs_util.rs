@@ -8,8 +8,9 @@
 //! session files hold cookies and form data.
 //!
 //! For tests only, [`set_test_hook`] slows every write down (so a test can
-//! kill the process in the middle of one) or makes writes fail as on a full
-//! disk. It is off unless a program turns it on.
+//! kill the process in the middle of one), makes writes fail as on a full
+//! disk, or kills the process right after a given number of renames (a
+//! crash at an exact point). It is off unless a program turns it on.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -97,7 +98,9 @@ impl Staged {
             .persist(&self.path)
             .map_err(|e| e.error)
             .with_path(&self.path)?;
-        sync_dir(&self.dir)
+        sync_dir(&self.dir)?;
+        kill_if_due();
+        Ok(())
     }
 }
 
@@ -113,25 +116,53 @@ pub struct TestHook {
     /// across all files), every further write fails with `ENOSPC` ("No space
     /// left on device"), the rest of a partly written buffer included.
     pub fail_after_bytes: Option<u64>,
+    /// Kill the process (`SIGKILL`: no cleanup, as `kill -9` would end it) right after
+    /// this many files were renamed into place, counted from
+    /// [`set_test_hook`]: a crash at an exact point between two writes.
+    pub kill_after_commits: Option<u64>,
+}
+
+/// What the hook counted since it was set.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    bytes: u64,
+    commits: u64,
 }
 
 /// The hook in force, and the bytes written since it was set.
-static TEST_HOOK: Mutex<Option<(TestHook, u64)>> = Mutex::new(None);
+static TEST_HOOK: Mutex<Option<(TestHook, Counts)>> = Mutex::new(None);
 
 /// Install `hook` for every later [`write_atomic`] of this process (`None`
-/// removes it), and restart the count of bytes written. **For tests only**;
+/// removes it), and restart the counts of bytes written and files renamed. **For tests only**;
 /// the library never installs one itself.
 pub fn set_test_hook(hook: Option<TestHook>) {
-    *lock_hook() = hook.map(|h| (h, 0));
+    *lock_hook() = hook.map(|h| (h, Counts::default()));
 }
 
-fn lock_hook() -> std::sync::MutexGuard<'static, Option<(TestHook, u64)>> {
-    // The data is two plain numbers: a panic elsewhere cannot leave it torn.
+fn lock_hook() -> std::sync::MutexGuard<'static, Option<(TestHook, Counts)>> {
+    // The data is plain numbers: a panic elsewhere cannot leave it torn.
     TEST_HOOK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn test_hook() -> Option<TestHook> {
     lock_hook().map(|(h, _)| h)
+}
+
+/// Count one rename, and kill the process if the hook says this is the one.
+fn kill_if_due() {
+    let mut guard = lock_hook();
+    if let Some((hook, counts)) = guard.as_mut() {
+        counts.commits += 1;
+        if hook.kill_after_commits == Some(counts.commits) {
+            // SIGKILL, as `kill -9` would end it (no core file, no cleanup).
+            #[cfg(unix)]
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::KILL,
+            );
+            std::process::abort();
+        }
+    }
 }
 
 /// The temporary file, failing as a full disk would once the test hook's byte
@@ -154,11 +185,11 @@ impl Write for HookedWriter<'_> {
                         fail_after_bytes: Some(limit),
                         ..
                     },
-                    written,
+                    counts,
                 )) => {
-                    let left = limit.saturating_sub(*written);
+                    let left = limit.saturating_sub(counts.bytes);
                     let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
-                    *written += n as u64;
+                    counts.bytes += n as u64;
                     n
                 }
                 _ => buf.len(),

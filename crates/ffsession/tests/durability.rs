@@ -165,7 +165,7 @@ fn the_test_hook_delays_writes_and_fails_them_like_a_full_disk() {
 
     let hook = Hook::set(TestHook {
         delay_per_write: Duration::from_millis(30),
-        fail_after_bytes: None,
+        ..TestHook::default()
     });
     let start = Instant::now();
     write_atomic(&path, |w: &mut dyn Write| w.write_all(b"slow")).unwrap();
@@ -174,8 +174,8 @@ fn the_test_hook_delays_writes_and_fails_them_like_a_full_disk() {
     assert_eq!(fs::read(&path).unwrap(), b"slow");
 
     set_test_hook(Some(TestHook {
-        delay_per_write: Duration::ZERO,
         fail_after_bytes: Some(10),
+        ..TestHook::default()
     }));
     write_atomic(&path, |w: &mut dyn Write| w.write_all(b"12345")).unwrap();
     // 5 of the 10 bytes are left: a 6-byte file fails, as on a full disk.

@@ -1,5 +1,8 @@
 //! The healing path under `kill -9`: a backup that finds damaged chunks and
-//! rewrites them is killed at over a hundred points. Every chunk file must
+//! rewrites them is killed at over a hundred points, most at random times and
+//! some at an exact point (killed by itself right after its first chunk rewrite, with
+//! more damaged chunks still to go, so a crash between two rewrites is tested
+//! however fast or slow the machine is). Every chunk file must
 //! then be either the damaged file as it was or the healed one (never a torn
 //! mix: the rewrite is atomic), every listed snapshot must read back
 //! byte-identical or be named damaged by `check` (never silently wrong), and
@@ -19,6 +22,8 @@ use ffsession_gen::{generate, mozlz4, Spec};
 use crate::common::{ok_stdout, stderr, TestEnv};
 
 const DELAY_ENV: &str = "FFSESSION_TEST_WRITE_DELAY_MS";
+const KILL_ENV: &str = "FFSESSION_TEST_KILL_AFTER_WRITES";
+const SIGKILL: i32 = 9;
 
 /// Chunk files of the store (temporary files left out).
 fn chunk_files(store: &Path) -> Vec<PathBuf> {
@@ -108,12 +113,39 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
             // A new session that shares most chunks: the new-content path.
             profile = put(&env, &mut written, 1 + i);
         }
-        let damaged = damage(&mut next);
+        // Every eighth run stops at an exact point: the content is stored
+        // whole first, then damaged until at least two of its own chunks are
+        // bad, and the backup kills itself right after rewriting the first of them.
+        let exact = i % 8 == 1;
+        let damaged = if exact {
+            let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+            assert!(out.status.success(), "run {i}: {}", stderr(&out));
+            let latest = Store::open_read_only(&store_dir)
+                .unwrap()
+                .snapshots()
+                .unwrap()[0]
+                .id;
+            let mut damaged = HashMap::new();
+            loop {
+                damaged.extend(damage(&mut next));
+                let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+                let own = report.damaged_snapshots.iter().find(|d| d.id == latest);
+                if own.is_some_and(|d| d.chunks.len() >= 2) {
+                    break damaged;
+                }
+            }
+        } else {
+            damage(&mut next)
+        };
         let frac = ((i * 37) % RUNS) as f64 / RUNS as f64;
         let t = Instant::now();
-        let mut child = backup(&profile).spawn().unwrap();
+        let mut cmd = backup(&profile);
+        if exact {
+            cmd.env(KILL_ENV, "1");
+        }
+        let mut child = cmd.spawn().unwrap();
         // Every tenth run goes to its end and times a whole heal again.
-        let deadline = if i % 10 == 9 {
+        let deadline = if i % 10 == 9 || exact {
             t + Duration::from_secs(60)
         } else {
             t + full.mul_f64(0.75 * frac)
@@ -128,7 +160,11 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
             }
             std::thread::sleep(Duration::from_millis(1));
         };
-        if status.signal() == Some(9) {
+        let died = status.signal() == Some(SIGKILL);
+        if exact {
+            assert!(died, "run {i}: {status:?}");
+        }
+        if died {
             killed += 1;
         } else {
             assert!(status.success(), "run {i}: {status:?}");
@@ -155,7 +191,10 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
                 healed += 1;
             }
         }
-        if healed > 0 && healed < damaged.len() && status.signal() == Some(9) {
+        if exact {
+            assert_eq!(healed, 1, "run {i}: the kill came after one rewrite");
+        }
+        if healed > 0 && healed < damaged.len() && died {
             mid_heal += 1;
         }
         // Every snapshot reads back byte-identical, or is named by check.
@@ -209,5 +248,9 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
         started.elapsed()
     );
     assert!(killed >= 100, "{killed} killed");
-    assert!(mid_heal > 0, "no kill landed between two chunk rewrites");
+    // The exact runs alone give RUNS / 8; random kills may add more.
+    assert!(
+        mid_heal >= RUNS / 8,
+        "{mid_heal} crashes between two chunk rewrites"
+    );
 }
