@@ -11,6 +11,7 @@
 //! An undamaged file is rescued as itself: the reader's normal path reads it
 //! first, so that case costs what [`crate::SessionData::parse`] costs.
 
+mod locate;
 mod lz4;
 mod salvage;
 
@@ -29,12 +30,26 @@ use crate::Summary;
 /// The most one byte of LZ4 data can expand to, as in `format.rs`.
 const LZ4_MAX_EXPANSION: usize = 255;
 
-/// How much LZ4 data before the point where corruption shows is distrusted.
-/// A flipped bit in a match offset or length copies the wrong earlier bytes,
-/// which can read as JSON for a while: over 1,200 random flips in generated
-/// sessions, the bad output began at most 105 bytes of LZ4 data (3 KB of JSON)
-/// before the JSON went wrong, and at 0 bytes in half the cases.
-const LZ4_MARGIN: usize = 512;
+/// How much LZ4 data before the point where damage starts is distrusted, when
+/// the data compressed again (`locate.rs`) places that start at most
+/// [`LOCAL_REACH`] bytes of JSON before the point where it shows: the damage
+/// is the sequence there (a match copying from the wrong place, say).
+const LOCAL_MARGIN: usize = 128;
+
+/// The same when the damage shows in bytes the compressor writes the same (a
+/// wrong byte copied from further back, a flipped literal), or the file's
+/// compressor is not known: the damage may lie some way before.
+const WIDE_MARGIN: usize = 2048;
+
+/// See [`LOCAL_MARGIN`].
+const LOCAL_REACH: usize = 64;
+
+/// How far before the point where damage shows the data compressed again may
+/// place its start, in bytes of JSON: a file written by a compressor close
+/// to, but not the same as, the two compared could otherwise lose far more
+/// than it has to. Seen: wrong bytes began at most 132 KB before the point
+/// where they showed.
+const LOCATE_REACH: usize = 256 * 1024;
 
 /// The same margin for plain JSON, where a flipped byte spoils only its own
 /// value: it shows at the latest just after the string or token it is in.
@@ -296,8 +311,21 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     if corrupt {
         valid = match decoded.block {
             Some((block, limit)) => {
-                let at = lz4::input_offset_of(block, limit, text_start + valid);
-                let safe = lz4::output_before(block, limit, at.saturating_sub(LZ4_MARGIN));
+                // Compressed again, the data shows where the damage starts
+                // when that is before the point where it shows (`locate.rs`).
+                let mut shows = text_start + valid;
+                let mut margin = WIDE_MARGIN;
+                if let Some(written) = locate::compare(block, &decoded.json, shows) {
+                    let starts = written
+                        .first_unwritten()
+                        .max(shows.saturating_sub(LOCATE_REACH));
+                    if starts <= shows && shows - starts <= LOCAL_REACH {
+                        margin = LOCAL_MARGIN;
+                    }
+                    shows = shows.min(starts);
+                }
+                let at = lz4::input_offset_of(block, limit, shows);
+                let safe = lz4::output_before(block, limit, at.saturating_sub(margin));
                 safe.saturating_sub(text_start).min(valid)
             }
             None => valid.saturating_sub(JSON_MARGIN),
