@@ -115,6 +115,19 @@ impl Written {
     }
 }
 
+impl Written {
+    /// If byte `at` of the data was written as a literal byte, where the
+    /// output of the sequence before the one holding it starts.
+    pub(crate) fn literal_after(&self, at: usize) -> Option<usize> {
+        let i = self
+            .sequences
+            .partition_point(|s| s.out <= at)
+            .checked_sub(1)?;
+        let s = self.sequences[i];
+        (at < s.out + s.literals).then(|| self.sequences[i.saturating_sub(1)].out)
+    }
+}
+
 /// Per sequence of `ours`: whether `theirs` holds the same sequence at the
 /// same place.
 fn same_sequences(ours: &[Sequence], theirs: &[Sequence]) -> Vec<bool> {

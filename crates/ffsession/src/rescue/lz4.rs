@@ -52,12 +52,23 @@ pub(crate) fn input_offset_of(block: &[u8], limit: usize, at: usize) -> usize {
     sequence_start
 }
 
-/// How many bytes the block decodes to before its first sequence that starts
-/// at or after `input`.
+/// How many bytes the block decodes to before the sequence that holds byte
+/// `input` of the block (all of them if `input` is past its end): a damaged
+/// byte spoils its whole sequence, whose match is written after its literals.
 pub(crate) fn output_before(block: &[u8], limit: usize, input: usize) -> usize {
     let mut out = Vec::new();
-    let _ = decode_until(block, limit, &mut out, &mut |at, _| at >= input);
-    out.len()
+    let mut before = 0;
+    let _ = decode_until(block, limit, &mut out, &mut |at, len| {
+        if at > input {
+            return true;
+        }
+        before = len;
+        false
+    });
+    if input >= block.len() {
+        return out.len();
+    }
+    before
 }
 
 fn decode(block: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), Stop> {
@@ -239,5 +250,24 @@ mod tests {
             last = input;
         }
         assert_eq!(input_offset_of(&block, usize::MAX, data.len()), block.len());
+    }
+
+    #[test]
+    fn a_flipped_byte_leaves_the_output_before_its_sequence_intact() {
+        let data = sample();
+        let block = lz4_flex::block::compress(&data);
+        let mut rng = fastrand::Rng::with_seed(3);
+        for _ in 0..500 {
+            let at = rng.usize(..block.len());
+            let kept = output_before(&block, usize::MAX, at);
+            let mut bad = block.clone();
+            bad[at] ^= 1 << rng.u32(0..8);
+            let out = decode_prefix(&bad, data.len() * 2, 0).out;
+            assert!(
+                out.len() >= kept && out[..kept] == data[..kept],
+                "flip at {at}"
+            );
+        }
+        assert_eq!(output_before(&block, usize::MAX, block.len()), data.len());
     }
 }

@@ -298,11 +298,15 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
         _ if valid == text.len() => None,
         _ => Some("invalid UTF-8".to_string()),
     };
+    // Whether the first wrong byte is wrong on its own, whatever came before
+    // it: invalid UTF-8, or a control character (Firefox's JSON has none).
+    let mut byte_level = why.is_some();
     if let Some((at, reason)) = json_error(&text[..valid]) {
         // serde_json reports the position just past the byte it stopped on;
         // one byte less keeps that byte out of anything kept.
         valid = at.saturating_sub(1).min(valid);
         why = Some(reason);
+        byte_level = text[valid] < 0x20 && !matches!(text[valid], b'\t' | b'\n' | b'\r');
     }
     // Damage that is not a clean cut (a flipped bit, say) may have spoiled
     // some bytes before the point where it shows: keep a margin.
@@ -320,6 +324,14 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
                         .first_unwritten()
                         .max(shows.saturating_sub(LOCATE_REACH));
                     if starts <= shows && shows - starts <= LOCAL_REACH {
+                        margin = LOCAL_MARGIN;
+                    } else if byte_level
+                        && written.literal_after(shows).is_some_and(|p| starts >= p)
+                    {
+                        // A byte wrong on its own, written as a literal: the
+                        // damage is in its sequence or the one before (a copy
+                        // that ended inside a character), unless the data
+                        // compressed again places it earlier.
                         margin = LOCAL_MARGIN;
                     }
                     shows = shows.min(starts);
