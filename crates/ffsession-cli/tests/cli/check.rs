@@ -102,3 +102,37 @@ fn check_names_a_linked_store_folder_and_a_missing_catalog() {
     // Nothing was deleted: the chunk files are all still there.
     assert!(!chunk_files(&env.store_dir()).is_empty());
 }
+
+#[test]
+fn a_lost_catalog_is_not_replaced_by_an_empty_one() {
+    // A new catalog would list none of the chunks, and the next prune would
+    // delete them all as unused: backup, watch's writers and prune refuse.
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(20, 1_795_400_000_000));
+    let chunks = chunk_files(&env.store_dir());
+    assert!(!chunks.is_empty());
+    let catalog = env.store_dir().join("catalog.sqlite");
+    for lose in [
+        |p: &Path| fs::remove_file(p).unwrap(),
+        |p: &Path| fs::write(p, b"").unwrap(),
+    ] {
+        lose(&catalog);
+        for args in [
+            &["backup"][..],
+            &["prune", "--keep-last", "1"],
+            &["tidy", "--drop-closed"],
+        ] {
+            let out = env.store_cmd(&profile).args(args).output().unwrap();
+            assert!(!out.status.success(), "{args:?}");
+            let err = stderr(&out);
+            assert!(
+                err.contains("catalog.sqlite is missing or empty"),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("put back catalog.sqlite"), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+        assert_eq!(chunk_files(&env.store_dir()), chunks);
+        assert!(fs::metadata(&catalog).map_or(true, |m| m.len() == 0));
+    }
+}

@@ -31,6 +31,13 @@ pub enum StoreError {
         /// The folder that was opened.
         dir: PathBuf,
     },
+    /// The catalog is missing or empty but the store holds chunks: a new
+    /// catalog would list none of them, and the next prune would delete them.
+    #[error("{}: the store's catalog.sqlite is missing or empty, but the store holds chunk files; nothing was changed", dir.display())]
+    CatalogLost {
+        /// The store folder.
+        dir: PathBuf,
+    },
     /// A new store was asked for with chunk sizes FastCDC does not accept.
     #[error("{}: invalid chunk sizes {params:?} (they must be even, min <= avg <= max, within FastCDC's limits)", dir.display())]
     InvalidChunkerParams {
@@ -165,6 +172,9 @@ impl StoreError {
             ),
             StoreError::ReadOnly { .. } => Some("open the store for writing"),
             StoreError::InvalidChunkerParams { .. } => Some("use ChunkerParams::default()"),
+            StoreError::CatalogLost { .. } => Some(
+                "put back catalog.sqlite from a copy of this store (without it no snapshot can be listed or restored), or move the folder aside to start a new store",
+            ),
             StoreError::CatalogCorrupt { .. } => Some(
                 "put back a copy of catalog.sqlite, or move the store folder aside and start a new store (its chunk files stay readable)",
             ),

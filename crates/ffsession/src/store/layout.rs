@@ -9,8 +9,10 @@ use super::{StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE};
 use crate::error::{IoResultExt, PathError};
 use crate::fs_util::sync_dir;
 
-/// The catalog of the store in `dir`, or [`StoreError::NotAStore`].
+/// The catalog of the store in `dir`, or [`StoreError::NotAStore`] (or
+/// [`StoreError::CatalogLost`]).
 pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
+    refuse_lost_catalog(dir)?;
     let catalog = dir.join(CATALOG_FILE);
     match fs::metadata(&catalog) {
         Ok(m) if m.is_file() => Ok(catalog),
@@ -36,8 +38,10 @@ pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
 }
 
 /// A folder without a catalog may become a store only if it holds nothing
-/// but what an interrupted creation leaves (`lock`, `chunks/`, temporary files).
+/// but what an interrupted creation leaves (`lock`, `chunks/` without chunk
+/// files, temporary files).
 pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
+    refuse_lost_catalog(dir)?;
     if dir.join(CATALOG_FILE).exists() {
         return Ok(());
     }
@@ -50,6 +54,44 @@ pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
             return Err(StoreError::NotAStore {
                 dir: dir.to_path_buf(),
             });
+        }
+    }
+    Ok(())
+}
+
+/// [`StoreError::CatalogLost`] when the catalog is missing or empty (as
+/// creation leaves it) but `chunks/` holds a chunk file: a store whose
+/// catalog was deleted or truncated, which a new catalog would disown.
+pub(super) fn refuse_lost_catalog(dir: &Path) -> Result<(), StoreError> {
+    let catalog = dir.join(CATALOG_FILE);
+    match fs::symlink_metadata(&catalog) {
+        Ok(m) if !m.is_file() || m.len() > 0 => return Ok(()),
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(PathError {
+                path: catalog,
+                source: e,
+            }
+            .into())
+        }
+    }
+    let chunks = dir.join(CHUNKS_DIR);
+    let Ok(fans) = fs::read_dir(&chunks) else {
+        return Ok(());
+    };
+    for fan in fans {
+        let fan = fan.with_path(&chunks)?.path();
+        let Ok(files) = fs::read_dir(&fan) else {
+            continue;
+        };
+        for file in files {
+            let name = file.with_path(&fan)?.file_name();
+            if super::chunk::digest_of_file_name(&name.to_string_lossy()).is_some() {
+                return Err(StoreError::CatalogLost {
+                    dir: dir.to_path_buf(),
+                });
+            }
         }
     }
     Ok(())

@@ -207,6 +207,8 @@ impl Store {
     }
 
     fn open_locked(dir: &Path, lock: File, init: ChunkerParams) -> Result<Store, StoreError> {
+        // Under the lock: an empty catalog is made a new one below.
+        layout::refuse_lost_catalog(dir)?;
         let catalog_path = dir.join(CATALOG_FILE);
         for suffix in ["", "-wal", "-shm"] {
             let mut name = catalog_path.clone().into_os_string();
