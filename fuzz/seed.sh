@@ -19,7 +19,7 @@ corpus="$fuzz/corpus"
 if [[ "${1:-}" == "--clean" ]]; then
     rm -rf "$corpus"
 fi
-mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json"
+mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -91,6 +91,13 @@ for f in "$tmp"/bad/*.js; do
     [[ "$(basename "$f")" == empty.js ]] || cp "$f" "$corpus/session_json/"
 done
 
-for t in mozlz4 session session_json; do
+# rescue: everything, and the real Firefox and era fixtures (Firefox's own
+# LZ4 blocks, which `rescue` compresses again to locate damage).
+cp "$tmp"/bad/* "$tmp"/valid/* "$tmp"/tiny/* "$corpus/rescue/"
+cp "$root"/crates/ffsession/tests/fixtures/firefox/*.jsonlz4 \
+    "$root"/crates/ffsession/tests/fixtures/firefox-large/*.jsonlz4 \
+    "$root"/crates/ffsession/tests/fixtures/eras/* "$corpus/rescue/"
+
+for t in mozlz4 session session_json rescue; do
     echo "$t: $(ls "$corpus/$t" | wc -l) seeds, $(du -sh "$corpus/$t" | cut -f1)"
 done
