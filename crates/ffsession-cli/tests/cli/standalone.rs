@@ -47,9 +47,24 @@ fn a_copied_store_works_on_a_machine_without_firefox() {
     assert!(!hits.as_array().unwrap().is_empty(), "{hits}");
     let diff = ok_json(&mut with_store(&["diff", "1", "2", "--json"]));
     assert!(diff.is_object(), "{diff}");
+    let url = hits[0]["url"].as_str().unwrap().to_string();
+    let history = ok_json(&mut with_store(&["history", &url, "--json"]));
+    assert!(!history.as_array().unwrap().is_empty(), "{history}");
     ok_stdout(&mut with_store(&["prune", "--dry-run"]));
     let check = ok_stdout(&mut with_store(&["check"]));
     assert!(check.contains("no errors were found"), "{check}");
+
+    // The config file's `store` names it just as well, and prune works on it.
+    let config = new.path().join("config.toml");
+    fs::write(&config, format!("store = {:?}\n", store.to_str().unwrap())).unwrap();
+    let mut by_config = new.cmd();
+    by_config.arg("--config").arg(&config).args(["list", "--json"]);
+    assert_eq!(ok_json(&mut by_config).as_array().unwrap().len(), 2);
+    let mut pruned = new.cmd();
+    pruned.arg("--config").arg(&config).args(["prune", "--keep-last", "1"]);
+    ok_stdout(&mut pruned);
+    let list = ok_json(&mut with_store(&["list", "--json"]));
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
 
     // Restore the newest good snapshot into a profile folder that does not
     // exist yet: it is created with what Firefox needs at its next start.
