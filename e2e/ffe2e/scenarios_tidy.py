@@ -11,7 +11,7 @@ import shutil
 from . import mozlz4
 from .checks import Soft, ff_tab_url
 from .cli import CheckFailed, Skip
-from .scenarios import now_ms, reopen_with_only, sanity_snapshot, scenario, stable_copy
+from .scenarios import now_ms, sanity_snapshot, scenario, stable_copy
 
 DAY_MS = 86_400_000
 
@@ -173,10 +173,24 @@ def start_and_measure_only(ctx, profile, session_file):
     return start_and_measure(ctx, profile, prefs={"browser.startup.page": 3})
 
 
+def restore_file_and_reopen(ctx, profile, store, session_file):
+    """`ffsession restore FILE` into `profile` (the file stored as a snapshot
+    first), then Firefox with its default startup page (a blank home page,
+    not the previous session): returns each window's tab URLs and the Result."""
+    r = ctx.cli.run("restore", session_file, "--profile", profile, "--store", store)
+    with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 1}) as ff:
+        ff.start()
+        ff.wait_restored()
+        snap = ff.snapshot()
+        ff.quit()
+    return [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]], r
+
+
 @scenario(13, "extract and merge: Firefox restores exactly the extracted and merged windows")
 def s12_extract_merge(ctx):
     """A real 2-window session: `extract --window 2`, `extract --query`, and `merge`
-    of the original with the extract; Firefox reopens each file with exactly its tabs."""
+    of the original with the extract; each file is put in the profile by
+    `ffsession restore FILE`, and Firefox reopens it with exactly its tabs."""
     if ctx.firefox_only:
         raise Skip("needs the ffsession binary")
     ctx.cli.require()
@@ -194,19 +208,31 @@ def s12_extract_merge(ctx):
         profile = ff.profile
     orig = stable_copy(os.path.join(profile, "sessionstore.jsonlz4"), ctx.path("orig.jsonlz4"))
     soft = Soft()
+    store = ctx.path("extract-store")
     ext = ctx.path("w2.jsonlz4")
     r1 = ctx.cli.run("extract", orig, "--window", "2", "-o", ext)
-    got = reopen_with_only(ctx, profile, ext)
-    soft.eq("extract --window 2: Firefox reopened window 2", got, [w1], r1.cmd)
+    got, rr = restore_file_and_reopen(ctx, profile, store, ext)
+    soft.eq("extract --window 2, restore FILE: Firefox reopened window 2", got, [w1],
+            r1.cmd + "\n" + rr.cmd)
     q = ctx.path("q.jsonlz4")
     r2 = ctx.cli.run("extract", orig, "--query", "url:701 OR url:712", "-o", q)
-    got = reopen_with_only(ctx, profile, q)
-    soft.eq("extract --query: Firefox reopened the 2 matching tabs",
-            sorted(map(sorted, got)), sorted([[w0[1]], [w1[2]]]), r2.cmd)
+    got, rr = restore_file_and_reopen(ctx, profile, store, q)
+    soft.eq("extract --query, restore FILE: Firefox reopened the 2 matching tabs",
+            sorted(map(sorted, got)), sorted([[w0[1]], [w1[2]]]), r2.cmd + "\n" + rr.cmd)
     m = ctx.path("m.jsonlz4")
     r3 = ctx.cli.run("merge", orig, ext, "-o", m)
-    got = reopen_with_only(ctx, profile, m)
-    soft.eq("merge: Firefox reopened the 3 windows", sorted(map(tuple, got)),
-            sorted([tuple(w0), tuple(w1), tuple(w1)]), r3.cmd)
+    got, rr = restore_file_and_reopen(ctx, profile, store, m)
+    soft.eq("merge, restore FILE: Firefox reopened the 3 windows", sorted(map(tuple, got)),
+            sorted([tuple(w0), tuple(w1), tuple(w1)]), r3.cmd + "\n" + rr.cmd)
+    md = ctx.path("md.jsonlz4")
+    r4 = ctx.cli.run("merge", orig, ext, "--dedupe", "-o", md)
+    got, rr = restore_file_and_reopen(ctx, profile, store, md)
+    soft.eq("merge --dedupe, restore FILE: Firefox reopened each tab once",
+            sorted(u for w in got for u in w), sorted(w0 + w1), r4.cmd + "\n" + rr.cmd)
+    # Every restore took an undo snapshot first: the original is in the store.
+    rl = ctx.cli.run("list", "--json", "--profile", profile, "--store", store)
+    soft.true("four restores left their undo snapshots and the restored files in the store",
+              len(json.loads(rl.stdout)) >= 8, rl.stdout[:300], rl.cmd)
     soft.raise_if_any("extract/merge")
-    return "extract --window, extract --query and merge each reopened by Firefox with exactly their tabs"
+    return ("extract --window, extract --query, merge and merge --dedupe, each put in the profile by "
+            "`restore FILE`, reopened by Firefox with exactly their tabs")
