@@ -15,6 +15,17 @@ from .scenarios import now_ms, sanity_snapshot, scenario, stable_copy
 
 DAY_MS = 86_400_000
 
+# Firefox's bookmarks.html importer, then every bookmarked http URL.
+JS_IMPORT_BOOKMARKS = r"""
+const { BookmarkHTMLUtils } = ChromeUtils.importESModule(
+  "resource://gre/modules/BookmarkHTMLUtils.sys.mjs");
+await BookmarkHTMLUtils.importFromFile(arguments[0], { replace: false });
+const db = await PlacesUtils.promiseDBConnection();
+const rows = await db.execute(
+  "SELECT p.url FROM moz_bookmarks b JOIN moz_places p ON p.id = b.fk WHERE p.url LIKE 'http%'");
+return rows.map(r => r.getResultByName("url"));
+"""
+
 JS_STARTUP = r"""
 const i = Services.startup.getStartupInfo();
 return [i.process ? i.process.getTime() : null,
@@ -140,6 +151,18 @@ def s11_tidy(ctx):
             sorted(old), arch.cmd)
     soft.true("every archived tab names the undo snapshot",
               all(str(a["snapshot"]) == undo for a in archived), "", arch.cmd)
+    # The bookmarks file is one Firefox imports: every archived tab comes in
+    # as a bookmark (Firefox's own importer, in a fresh profile).
+    bm = ctx.path("archived.html")
+    rb = ctx.cli.run(*base, "tabs", "--archived", "--format", "bookmarks")
+    with open(bm, "w", encoding="utf-8") as f:
+        f.write(rb.stdout)
+    with ctx.firefox() as ffb:
+        ffb.start()
+        imported = ffb.chrome(JS_IMPORT_BOOKMARKS, bm)
+        ffb.quit()
+    soft.eq("Firefox imported the archived tabs' bookmarks file: one bookmark per archived tab",
+            sorted(imported), sorted(old), rb.cmd)
     s = ctx.cli.run(*base, "search", '"%s"' % old[0], "--json")
     hits = [h for h in json.loads(s.stdout) if h["url"] == old[0]]
     soft.true("search finds an archived tab, marked archived in the undo snapshot",
