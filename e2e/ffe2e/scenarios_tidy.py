@@ -15,15 +15,16 @@ from .scenarios import now_ms, sanity_snapshot, scenario, stable_copy
 
 DAY_MS = 86_400_000
 
-# Firefox's bookmarks.html importer, then every bookmarked http URL.
+# Firefox's bookmarks.html importer, then every bookmarked URL of the test server
+# (a fresh profile has a few default bookmarks of its own).
 JS_IMPORT_BOOKMARKS = r"""
 const { BookmarkHTMLUtils } = ChromeUtils.importESModule(
   "resource://gre/modules/BookmarkHTMLUtils.sys.mjs");
 await BookmarkHTMLUtils.importFromFile(arguments[0], { replace: false });
 const db = await PlacesUtils.promiseDBConnection();
 const rows = await db.execute(
-  "SELECT p.url FROM moz_bookmarks b JOIN moz_places p ON p.id = b.fk WHERE p.url LIKE 'http%'");
-return rows.map(r => r.getResultByName("url"));
+  "SELECT p.url FROM moz_bookmarks b JOIN moz_places p ON p.id = b.fk");
+return rows.map(r => r.getResultByName("url")).filter(u => u.startsWith("http://127.0.0.1"));
 """
 
 JS_STARTUP = r"""
