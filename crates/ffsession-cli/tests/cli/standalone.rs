@@ -58,10 +58,16 @@ fn a_copied_store_works_on_a_machine_without_firefox() {
     let config = new.path().join("config.toml");
     fs::write(&config, format!("store = {:?}\n", store.to_str().unwrap())).unwrap();
     let mut by_config = new.cmd();
-    by_config.arg("--config").arg(&config).args(["list", "--json"]);
+    by_config
+        .arg("--config")
+        .arg(&config)
+        .args(["list", "--json"]);
     assert_eq!(ok_json(&mut by_config).as_array().unwrap().len(), 2);
     let mut pruned = new.cmd();
-    pruned.arg("--config").arg(&config).args(["prune", "--keep-last", "1"]);
+    pruned
+        .arg("--config")
+        .arg(&config)
+        .args(["prune", "--keep-last", "1"]);
     ok_stdout(&mut pruned);
     let list = ok_json(&mut with_store(&["list", "--json"]));
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
