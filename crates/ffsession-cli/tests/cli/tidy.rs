@@ -194,6 +194,8 @@ fn bad_input_is_one_line_and_writes_nothing() {
         err.contains("damaged") && err.contains("ffsession rescue"),
         "{err}"
     );
+    assert_eq!(fs::read(&session_file).unwrap(), before);
+    assert!(!env.store_dir().exists());
 
     // No session at all.
     let empty = env.path().join("empty");
@@ -203,6 +205,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
             .args(["tidy", "--archive-older-than", "30d"]),
     );
     one_line(&err);
+    assert!(err.contains("no readable session file"), "{err}");
     assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
     assert!(!env.store_dir().exists());
 }
