@@ -27,6 +27,8 @@
 //! agrees with neither beyond a few sequences: then this finds nothing, and
 //! the caller keeps its wide margin.
 
+use super::lz4::length;
+
 /// One LZ4 sequence, by what it decodes to (its literal bytes are the data's
 /// own bytes at `out`, so two blocks of the same data agree on them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,23 +182,6 @@ fn sequences(block: &[u8]) -> Vec<Sequence> {
         at += literals + len + 4;
     }
     out
-}
-
-/// A length: the token's 4 bits, then while they (or the last byte) are all
-/// ones, one more byte added. `None` if the block ends first.
-fn length(block: &[u8], i: &mut usize, nibble: usize) -> Option<usize> {
-    let mut len = nibble;
-    if nibble == 15 {
-        loop {
-            let b = *block.get(*i)?;
-            *i += 1;
-            len = len.checked_add(usize::from(b))?;
-            if b != 255 {
-                break;
-            }
-        }
-    }
-    Some(len)
 }
 
 #[cfg(test)]

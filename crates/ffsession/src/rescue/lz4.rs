@@ -156,7 +156,7 @@ fn decode_until(
 
 /// A length: the token's 4 bits, then while they (or the last byte) are all
 /// ones, one more byte added. `None` if the block ends first.
-fn length(block: &[u8], i: &mut usize, nibble: usize) -> Option<usize> {
+pub(super) fn length(block: &[u8], i: &mut usize, nibble: usize) -> Option<usize> {
     let mut len = nibble;
     if nibble == 15 {
         loop {
