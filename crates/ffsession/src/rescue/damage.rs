@@ -215,7 +215,11 @@ pub(super) fn trusted_len(
                     .max(shows.saturating_sub(LOCATE_REACH));
                 if starts <= shows && shows - starts <= LOCAL_REACH {
                     margin = LOCAL_MARGIN;
-                } else if byte_level && written.literal_after(shows).is_some_and(|p| starts >= p) {
+                } else if byte_level
+                    && written
+                        .start_before_literal(shows)
+                        .is_some_and(|p| starts >= p)
+                {
                     // A byte wrong on its own, written as a literal: the
                     // damage is in its sequence or the one before (a copy
                     // that ended inside a character), unless the data

@@ -79,25 +79,22 @@ pub(crate) struct Written {
 /// `block` decodes to, as far as it goes). `shows` is the offset in it where
 /// the damage shows (a JSON error, say): the compressor that agrees on at
 /// least [`AGREEMENT`] of the sequences before it is the one that wrote the
-/// block. `None` if neither does.
+/// block. `None` if neither does. Firefox's compressor is tried first, and
+/// the other only if it does not agree (the two never both do).
 pub(crate) fn compare(block: &[u8], decoded: &[u8], shows: usize) -> Option<Written> {
     let ours = sequences(block);
-    let mut best: Option<(f64, Vec<bool>)> = None;
-    for compressor in [Compressor::Reference, Compressor::Flex] {
-        let Some(again) = compressor.compress(decoded) else {
-            continue;
-        };
-        let same = same_sequences(&ours, &sequences(&again));
-        let before = ours.iter().take_while(|s| s.out < shows).count();
-        if before == 0 {
-            continue;
-        }
-        let agreement = same[..before].iter().filter(|&&b| b).count() as f64 / before as f64;
-        if agreement >= AGREEMENT && best.as_ref().is_none_or(|(a, _)| agreement > *a) {
-            best = Some((agreement, same));
-        }
+    let before = ours.iter().take_while(|s| s.out < shows).count();
+    if before == 0 {
+        return None;
     }
-    best.map(|(_, same)| Written {
+    let same = [Compressor::Reference, Compressor::Flex]
+        .into_iter()
+        .filter_map(|compressor| compressor.compress(decoded))
+        .map(|again| same_sequences(&ours, &sequences(&again)))
+        .find(|same| {
+            same[..before].iter().filter(|&&b| b).count() as f64 / before as f64 >= AGREEMENT
+        })?;
+    Some(Written {
         sequences: ours,
         same,
         decoded_len: decoded.len(),
@@ -115,12 +112,10 @@ impl Written {
             .position(|s| !s)
             .map_or(self.decoded_len, |i| self.sequences[i].out)
     }
-}
 
-impl Written {
     /// If byte `at` of the data was written as a literal byte, where the
     /// output of the sequence before the one holding it starts.
-    pub(crate) fn literal_after(&self, at: usize) -> Option<usize> {
+    pub(crate) fn start_before_literal(&self, at: usize) -> Option<usize> {
         let i = self
             .sequences
             .partition_point(|s| s.out <= at)
