@@ -3,26 +3,22 @@
 
 use serde::de::IgnoredAny;
 
-use super::{locate, lz4, Damage};
+use super::{locate, lz4, repair, Damage};
 use crate::error::FormatError;
 use crate::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
 
 /// The most one byte of LZ4 data can expand to, as in `format.rs`.
 const LZ4_MAX_EXPANSION: usize = 255;
 
-/// How much LZ4 data before the point where damage starts is distrusted, when
-/// the data compressed again (`locate.rs`) places that start at most
-/// [`LOCAL_REACH`] bytes of JSON before the point where it shows: the damage
-/// is the sequence there (a match copying from the wrong place, say).
+/// How much LZ4 data before the damaged sequence is distrusted when it is
+/// known: one flipped bit in it repairs the block (`repair.rs`), or the first
+/// wrong byte is a literal wrong on its own.
 const LOCAL_MARGIN: usize = 128;
 
 /// The same when the damage shows in bytes the compressor writes the same (a
 /// wrong byte copied from further back, a flipped literal), or the file's
 /// compressor is not known: the damage may lie some way before.
 const WIDE_MARGIN: usize = 2048;
-
-/// See [`LOCAL_MARGIN`].
-const LOCAL_REACH: usize = 64;
 
 /// How far before the point where damage shows the data compressed again may
 /// place its start, in bytes of JSON: a file written by a compressor close
@@ -206,27 +202,39 @@ pub(super) fn trusted_len(
     match decoded.block {
         Some((block, limit)) => {
             // Compressed again, the data shows where the damage starts
-            // when that is before the point where it shows (`locate.rs`).
+            // when that is before the point where it shows (`locate.rs`),
+            // and a repair tells whether it is the damage itself
+            // (`repair.rs`).
             let mut shows = text_start + valid;
             let mut margin = WIDE_MARGIN;
             if let Some(written) = locate::compare(block, &decoded.json, shows) {
-                let starts = written
-                    .first_unwritten()
-                    .max(shows.saturating_sub(LOCATE_REACH));
-                if starts <= shows && shows - starts <= LOCAL_REACH {
+                let first = written.first_unwritten();
+                let starts = first.max(shows.saturating_sub(LOCATE_REACH));
+                let repaired = repair::earliest_repair(
+                    block,
+                    limit,
+                    &decoded.json,
+                    text_start,
+                    &repair::candidates(&written, shows, shows.saturating_sub(LOCATE_REACH)),
+                    shows,
+                );
+                if let Some(at) = repaired {
                     margin = LOCAL_MARGIN;
-                } else if byte_level
-                    && written
-                        .start_before_literal(shows)
-                        .is_some_and(|p| starts >= p)
-                {
-                    // A byte wrong on its own, written as a literal: the
-                    // damage is in its sequence or the one before (a copy
-                    // that ended inside a character), unless the data
-                    // compressed again places it earlier.
-                    margin = LOCAL_MARGIN;
+                    shows = at;
+                } else {
+                    if byte_level
+                        && written
+                            .start_before_literal(shows)
+                            .is_some_and(|p| starts >= p)
+                    {
+                        // A byte wrong on its own, written as a literal: the
+                        // damage is in its sequence or the one before (a copy
+                        // that ended inside a character), unless the data
+                        // compressed again places it earlier.
+                        margin = LOCAL_MARGIN;
+                    }
+                    shows = shows.min(starts);
                 }
-                shows = shows.min(starts);
             }
             let at = lz4::input_offset_of(block, limit, shows);
             let safe = lz4::output_before(block, limit, at.saturating_sub(margin));

@@ -39,7 +39,7 @@ pub(crate) fn decode_prefix(block: &[u8], limit: usize, reserve: usize) -> Prefi
 pub(crate) fn input_offset_of(block: &[u8], limit: usize, at: usize) -> usize {
     let mut out = Vec::new();
     let mut sequence_start = 0;
-    let _ = decode_until(block, limit, &mut out, &mut |input, len| {
+    let _ = decode_until(block, 0, limit, &mut out, &mut |input, len| {
         if len > at {
             return true;
         }
@@ -58,7 +58,7 @@ pub(crate) fn input_offset_of(block: &[u8], limit: usize, at: usize) -> usize {
 pub(crate) fn output_before(block: &[u8], limit: usize, input: usize) -> usize {
     let mut out = Vec::new();
     let mut before = 0;
-    let _ = decode_until(block, limit, &mut out, &mut |at, len| {
+    let _ = decode_until(block, 0, limit, &mut out, &mut |at, len| {
         if at > input {
             return true;
         }
@@ -72,18 +72,33 @@ pub(crate) fn output_before(block: &[u8], limit: usize, input: usize) -> usize {
 }
 
 fn decode(block: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), Stop> {
-    decode_until(block, limit, out, &mut |_, _| false)
+    decode_until(block, 0, limit, out, &mut |_, _| false)
 }
+
+/// Decode the sequences of `block` from input offset `start` (where one
+/// starts) onto `out`, which holds what the ones before decoded to.
+pub(crate) fn decode_from(
+    block: &[u8],
+    start: usize,
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), Stop> {
+    decode_until(block, start, limit, out, &mut |_, _| false)
+}
+
+/// Why decoding stops at the limit (the size header, say).
+pub(crate) const PAST_LIMIT: &str = "the data holds more than the size header says";
 
 /// Decode sequences; before each one, `stop_before(input offset, output
 /// length)` may end the decoding early.
 fn decode_until(
     block: &[u8],
+    start: usize,
     limit: usize,
     out: &mut Vec<u8>,
     stop_before: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<(), Stop> {
-    let mut i = 0;
+    let mut i = start;
     if block.is_empty() {
         return Err(Stop {
             input: 0,
@@ -109,7 +124,7 @@ fn decode_until(
             let keep = literals.min(available).min(limit - out.len());
             out.extend_from_slice(&block[i..i + keep]);
             if out.len() >= limit {
-                return Err(fail("the data holds more than the size header says"));
+                return Err(fail(PAST_LIMIT));
             }
             // Every byte there was used: the damage is the missing rest.
             return Err(Stop {
@@ -135,7 +150,7 @@ fn decode_until(
             .ok_or_else(|| fail("the data ends inside a match length"))?
             + 4;
         if out.len() + len > limit {
-            return Err(fail("the data holds more than the size header says"));
+            return Err(fail(PAST_LIMIT));
         }
         let from = out.len() - offset;
         if offset >= len {

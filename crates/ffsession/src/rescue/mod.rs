@@ -14,6 +14,7 @@
 mod damage;
 mod locate;
 mod lz4;
+mod repair;
 mod salvage;
 
 use std::borrow::Cow;
@@ -288,8 +289,16 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     if corrupt {
         valid = damage::trusted_len(&decoded, text_start, valid, byte_level);
     }
-    let salvaged = salvage::salvage(&text[..valid])
+    let mut salvaged = salvage::salvage(&text[..valid])
         .ok_or_else(|| nothing("the session data does not start with a JSON object".into()))?;
+    if !corrupt && !salvaged.whole && decoded.format == Format::Mozlz4 && damage.is_none() {
+        // All the data the size header promises, valid as far as it goes,
+        // and yet the JSON ends early: not a cut but damage (a copy from the
+        // wrong place that opened a string, say), shown at the end.
+        valid = damage::trusted_len(&decoded, text_start, valid, false);
+        salvaged = salvage::salvage(&text[..valid])
+            .ok_or_else(|| nothing("the session data does not start with a JSON object".into()))?;
+    }
     let json_offset = (text_start + detected) as u64;
     if let Some(why) = why.filter(|_| damage.as_ref().is_none_or(|d| d.json_offset > json_offset)) {
         damage = Some(decoded.damage_at(json_offset, why, file_size));
