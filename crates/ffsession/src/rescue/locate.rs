@@ -138,11 +138,24 @@ impl Written {
     /// (offset in the block, offset of its output), earlier first.
     pub(crate) fn first_unwritten_and_before(&self) -> Option<[(usize, usize); 2]> {
         let i = self.same.iter().position(|s| !s)?;
+        Some(self.pair(i))
+    }
+
+    /// The same for the sequence whose output holds byte `at`.
+    pub(crate) fn holding_and_before(&self, at: usize) -> Option<[(usize, usize); 2]> {
+        let i = self
+            .sequences
+            .partition_point(|s| s.out <= at)
+            .checked_sub(1)?;
+        Some(self.pair(i))
+    }
+
+    fn pair(&self, i: usize) -> [(usize, usize); 2] {
         let at = |s: &Sequence| (s.input, s.out);
-        Some([
+        [
             at(&self.sequences[i.saturating_sub(1)]),
             at(&self.sequences[i]),
-        ])
+        ]
     }
 
     /// The sequences whose matches wrote the bytes in `ranges` of the data,
@@ -389,6 +402,37 @@ mod tests {
             "{located} + {next} of {flips}"
         );
         assert!(next > 0 && written_too > 0);
+    }
+
+    #[test]
+    fn copies_are_traced_back_to_the_matches_that_wrote_them() {
+        let data = session();
+        let data = data.as_bytes();
+        let block = lz4::block::compress(data, None, false).unwrap();
+        let written = compare(&block, data, data.len()).unwrap();
+        let mut traced = 0;
+        for s in written.sequences.iter().filter(|s| s.len > 0).step_by(37) {
+            let copy = s.out + s.literals;
+            let ranges = [copy..copy + s.len, copy..copy];
+            let found = written.copied_into(&ranges, 0, 1000);
+            // The match itself, then only sequences before it, each of whose
+            // matches wrote bytes it copied (its source, or that one's).
+            assert!(found.contains(&(s.input, s.out)));
+            assert!(found.iter().all(|&(_, out)| out <= s.out));
+            let from = copy - usize::from(s.offset);
+            let source = written.sequences.iter().find(|t| {
+                let c = t.out + t.literals;
+                t.len > 0 && c < from + s.len && from < c + t.len && c + t.len <= copy
+            });
+            if let Some(t) = source {
+                assert!(found.contains(&(t.input, t.out)));
+                traced += 1;
+            }
+            // Nothing before `not_before`, and at most `max`.
+            assert!(written.copied_into(&ranges, copy + 1, 1000).is_empty());
+            assert_eq!(written.copied_into(&ranges, 0, 1).len(), 1);
+        }
+        assert!(traced > 10, "{traced}");
     }
 
     #[test]
