@@ -9,8 +9,8 @@
 //! storage). Pinned tabs, the selected tab of each window and tabs in named
 //! groups stay unless the rules say otherwise.
 //!
-//! [`plan`] works on the session JSON as raw values (`raw.rs`): a kept tab is
-//! written byte for byte, with every field Firefox wrote. [`apply`] follows
+//! [`plan()`] works on the session JSON as raw values (`raw.rs`): a kept tab is
+//! written byte for byte, with every field Firefox wrote. [`apply()`] follows
 //! the restore recipe (`crate::restore`): it holds Firefox's profile lock,
 //! snapshots the profile's session files into the store first (the undo
 //! point, which also holds every removed tab), records the removed tabs in
