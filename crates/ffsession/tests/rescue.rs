@@ -145,6 +145,8 @@ fn one_flipped_bit_gives_back_the_tabs_before_it_and_nothing_else() {
     let knob = |name, default| std::env::var(name).map_or(default, |v| v.parse().expect(name));
     let mut rng = fastrand::Rng::with_seed(knob("RESCUE_FLIP_SEED", 12));
     let flips = knob("RESCUE_FLIPS", 150);
+    // RESCUE_FLIP_BYTES=1: each flip changes a byte to any other value.
+    let whole_bytes = knob("RESCUE_FLIP_BYTES", 0) == 1;
     let (mut detected, mut nothing, mut unnoticed, mut changed_unnoticed) = (0, 0, 0, 0);
     let mut with_foreign = Vec::new();
     // Tabs recovered of those wholly before the first wrong byte, and of
@@ -155,7 +157,11 @@ fn one_flipped_bit_gives_back_the_tabs_before_it_and_nothing_else() {
         for _ in 0..flips {
             let at = rng.usize(format::MOZLZ4_HEADER_LEN..packed.len());
             let mut bad = packed.clone();
-            bad[at] ^= 1 << rng.u32(0..8);
+            if whole_bytes {
+                bad[at] ^= rng.u8(1..=255);
+            } else {
+                bad[at] ^= 1 << rng.u32(0..8);
+            }
             let what = format!("{name}: bit flipped at byte {at}");
             let wrong = first_wrong_byte(&json, &bad);
             let intact = ends.iter().filter(|&&e| e < wrong).count();

@@ -321,10 +321,13 @@ impl Context {
 mod tests {
     use super::*;
 
+    /// Per sequence: offset in the block, offset of its output, offset of
+    /// its match offset field.
+    type Sequences = Vec<(usize, usize, usize)>;
+
     /// A generated session as Firefox's compressor writes it, with its
-    /// sequences (offset in the block, offset of the output, match offset
-    /// field's offset).
-    fn block() -> (Vec<u8>, Vec<u8>, Vec<(usize, usize, usize)>) {
+    /// sequences.
+    fn block() -> (Vec<u8>, Vec<u8>, Sequences) {
         let data = ffsession_gen::generate(&ffsession_gen::Spec {
             tabs: 200,
             seed: 5,
