@@ -967,5 +967,7 @@ def s11_new_machine(ctx):
             % (len(snap["windows"]), n))
 
 
-# Scenarios 12 and 13 (tidy, extract, merge) live in their own file.
+# Scenarios 12 and 13 (tidy, extract, merge) and 14 (rescue and tab groups)
+# live in their own files.
 from . import scenarios_tidy  # noqa: E402,F401
+from . import scenarios_rescue  # noqa: E402,F401

@@ -266,3 +266,39 @@ fn flips_whose_wrong_bytes_read_as_json_for_kilobytes_bring_back_no_foreign_url(
         "{got_all} of {intact_all}"
     );
 }
+
+#[test]
+fn a_window_cut_before_its_groups_keeps_its_tabs_ungrouped() {
+    // Firefox writes a window's groups after its tabs. Deferring a session
+    // whose tab names a group its window lacks, Firefox throws and calls the
+    // file invalid: a rescued tab keeps only a group its window still has.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/firefox/s2-sessionstore.jsonlz4");
+    let json = format::decompress(&std::fs::read(path).unwrap()).unwrap();
+    let (mut grouped_kept, mut ungrouped) = (0, 0);
+    for cut in (json.len() / 2..json.len()).step_by(101) {
+        let r = rescue("cut", &json[..cut]).unwrap();
+        let out: serde_json::Value = serde_json::from_slice(&r.json()).unwrap();
+        for w in out["windows"].as_array().unwrap() {
+            let ids: Vec<&str> = w["groups"]
+                .as_array()
+                .map(|g| g.iter().filter_map(|g| g["id"].as_str()).collect())
+                .unwrap_or_default();
+            for t in w["tabs"].as_array().unwrap() {
+                if let Some(id) = t["groupId"].as_str() {
+                    assert!(ids.contains(&id), "cut {cut}: group {id} of {ids:?}");
+                    grouped_kept += 1;
+                }
+            }
+        }
+        if r.dropped.iter().any(|d| d.starts_with("the tab group of")) {
+            ungrouped += 1;
+        }
+    }
+    // Both cases were met: grouped tabs kept with their group, and cuts that
+    // took a window's groups.
+    assert!(
+        grouped_kept > 0 && ungrouped > 0,
+        "{grouped_kept} {ungrouped}"
+    );
+}

@@ -12,6 +12,7 @@
 //! first, so that case costs what [`crate::SessionData::parse`] costs.
 
 mod damage;
+mod defer;
 mod locate;
 mod lz4;
 mod repair;

@@ -82,6 +82,16 @@ pub(crate) fn salvage(prefix: &[u8]) -> Option<Salvaged> {
         walk.out
             .splice(at..at, format!("\"windows\":[]{comma}").into_bytes());
     }
+    if !whole {
+        // A window cut before its groups (`defer.rs`).
+        let ungrouped = super::defer::ungroup_dangling(&mut walk.out);
+        if ungrouped > 0 {
+            walk.dropped.push(format!(
+                "the tab group of {ungrouped} tab{} (its window's groups were cut)",
+                if ungrouped == 1 { "" } else { "s" }
+            ));
+        }
+    }
     Some(Salvaged {
         json: walk.out,
         whole,
@@ -432,7 +442,7 @@ mod tests {
         let (json, _, dropped) = text(&FULL[..cut]);
         assert_eq!(
             json,
-            r#"{"version":["sessionrestore",1],"windows":[{"tabs":[{"entries":[{"url":"a"}],"index":1}]}]}"#
+            r#"{"version":["sessionrestore",1],"windows":[{"tabs":[{"entries":[{"url":"a"}],"index":1}],"_closedTabs":[],"closedGroups":[]}]}"#
         );
         assert_eq!(dropped, ["tab 2 of window 1"]);
         let cut = FULL.find(r#""lastUpdate""#).unwrap() + 14;
@@ -454,7 +464,7 @@ mod tests {
         let (out, _, _) = text(json);
         assert_eq!(
             out,
-            r#"{"windows":[{"tabs":[{"entries":[{"url":"a\"]}{[\\","title":"x"}]}]}]}"#
+            r#"{"windows":[{"tabs":[{"entries":[{"url":"a\"]}{[\\","title":"x"}]}],"_closedTabs":[],"closedGroups":[]}]}"#
         );
     }
 
