@@ -25,7 +25,7 @@ use crate::tidy::raw::RawObject;
 /// Make `json` (a salvaged session) one Firefox can defer: remove the
 /// `groupId` of every open tab whose window has no group of that id, and give
 /// every window the lists it lacks. Returns how many tabs lost their group.
-pub(super) fn ungroup_dangling(json: &mut Vec<u8>) -> usize {
+pub(super) fn make_deferrable(json: &mut Vec<u8>) -> usize {
     let Some(edits) = std::str::from_utf8(json).ok().and_then(edits) else {
         return 0;
     };
@@ -147,7 +147,7 @@ mod tests {
 
     fn ungrouped(json: &str) -> (String, usize) {
         let mut bytes = json.as_bytes().to_vec();
-        let n = ungroup_dangling(&mut bytes);
+        let n = make_deferrable(&mut bytes);
         (String::from_utf8(bytes).unwrap(), n)
     }
 

@@ -83,8 +83,8 @@ pub(crate) fn salvage(prefix: &[u8]) -> Option<Salvaged> {
             .splice(at..at, format!("\"windows\":[]{comma}").into_bytes());
     }
     if !whole {
-        // A window cut before its groups (`defer.rs`).
-        let ungrouped = super::defer::ungroup_dangling(&mut walk.out);
+        // What Firefox needs of a cut window to defer the session (`defer.rs`).
+        let ungrouped = super::defer::make_deferrable(&mut walk.out);
         if ungrouped > 0 {
             walk.dropped.push(format!(
                 "the tab group of {ungrouped} tab{} (its window's groups were cut)",
