@@ -801,12 +801,18 @@ def s8_crash(ctx):
     return "recovery.jsonlz4 after SIGKILL matches; Firefox resumed 2 windows / 7 tabs (recent_crashes=1)"
 
 
-def reopen_with_only(ctx, profile, session_file):
-    """Start Firefox on `profile` with `session_file` as its only session file
-    (restoring the previous session); return each window's tab URLs."""
+def install_only(profile, session_file):
+    """Make `session_file` the only session file of `profile` (Firefox not
+    running on it)."""
     os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
     shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
     shutil.copyfile(session_file, os.path.join(profile, "sessionstore.jsonlz4"))
+
+
+def reopen_with_only(ctx, profile, session_file):
+    """Start Firefox on `profile` with `session_file` as its only session file
+    (restoring the previous session); return each window's tab URLs."""
+    install_only(profile, session_file)
     with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 3}) as ff:
         ff.start()
         ff.wait_restored()

@@ -4,13 +4,11 @@ defers at a default start."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 
 from .checks import Soft, ff_tab_url
 from .cli import CheckFailed, Skip
-from .scenarios import scenario
+from .scenarios import install_only, scenario
 from . import mozlz4
 
 # Whether Firefox set the deferred session aside for History > Restore
@@ -84,9 +82,7 @@ def s14_rescue_groups(ctx):
     soft.raise_if_any("rescue groups")
     # Installed as the profile's only session file; default startup prefs, so
     # Firefox defers it.
-    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
-    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
-    shutil.copyfile(rescued, os.path.join(profile, "sessionstore.jsonlz4"))
+    install_only(profile, rescued)
     want = sorted(map(tuple, current_urls(got)))
     with ctx.firefox(profile_dir=profile) as ff:
         ff.start()

@@ -12,7 +12,7 @@ import statistics
 from . import mozlz4
 from .checks import Soft, ff_tab_url
 from .cli import CheckFailed, Skip
-from .scenarios import now_ms, sanity_snapshot, scenario, stable_copy
+from .scenarios import install_only, now_ms, sanity_snapshot, scenario, stable_copy
 
 DAY_MS = 86_400_000
 
@@ -227,9 +227,7 @@ def s11_tidy(ctx):
 def start_and_measure_only(ctx, profile, session_file):
     """Install `session_file` as the profile's only session file (as scenario 6
     does) and start Firefox restoring the previous session; quit cleanly."""
-    os.remove(os.path.join(profile, "sessionstore.jsonlz4"))
-    shutil.rmtree(os.path.join(profile, "sessionstore-backups"), ignore_errors=True)
-    shutil.copyfile(session_file, os.path.join(profile, "sessionstore.jsonlz4"))
+    install_only(profile, session_file)
     return start_and_measure(ctx, profile, prefs={"browser.startup.page": 3})
 
 
