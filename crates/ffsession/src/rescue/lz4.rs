@@ -30,7 +30,7 @@ pub(crate) struct Stop {
 /// of the original as far as they go.
 pub(crate) fn decode_prefix(block: &[u8], limit: usize, reserve: usize) -> Prefix {
     let mut out: Vec<u8> = Vec::with_capacity(reserve.min(limit));
-    let stop = decode(block, limit, &mut out).err();
+    let stop = decode_from(block, 0, limit, &mut out).err();
     Prefix { out, stop }
 }
 
@@ -69,10 +69,6 @@ pub(crate) fn output_before(block: &[u8], limit: usize, input: usize) -> usize {
         return out.len();
     }
     before
-}
-
-fn decode(block: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), Stop> {
-    decode_until(block, 0, limit, out, &mut |_, _| false)
 }
 
 /// Decode the sequences of `block` from input offset `start` (where one

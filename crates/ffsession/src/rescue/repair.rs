@@ -120,6 +120,9 @@ pub(super) fn earliest_repair(
     candidates: &[Candidate],
     shows: usize,
 ) -> Option<usize> {
+    if candidates.is_empty() {
+        return None;
+    }
     let end = limit.min(shows.saturating_add(CHECK_PAST));
     let mut patched = block.to_vec();
     let mut scanner = Scanner::default();
