@@ -156,25 +156,33 @@ pub(super) fn json_text(data: &[u8]) -> Option<(usize, &[u8])> {
     (data.get(start) == Some(&b'{')).then(|| (start, &data[start..]))
 }
 
-/// Where the JSON in `text` stops being valid, with serde_json's words; `None`
-/// if it is one valid value followed only by white space or the `)` of old
-/// Firefox versions, or if it is valid as far as it goes.
-pub(super) fn json_error(text: &[u8]) -> Option<(usize, String)> {
+/// How the JSON in a text reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum JsonCheck {
+    /// One valid value, followed only by white space, the `)` of old Firefox
+    /// versions, or anything else (which is not read).
+    Complete,
+    /// Valid as far as it goes, but the value is not closed.
+    EndsEarly,
+    /// Invalid at this byte offset (just past the byte serde_json stopped
+    /// on), with serde_json's words.
+    Invalid(usize, String),
+}
+
+/// Whether the JSON in `text` is complete, cut, or where it stops being valid.
+pub(super) fn json_check(text: &[u8]) -> JsonCheck {
     let mut de = serde_json::Deserializer::from_slice(text);
     let err = match serde::Deserialize::deserialize(&mut de).map(|_: IgnoredAny| ()) {
-        Ok(()) => {
-            // Complete: anything after it (a `)`, garbage) is not read.
-            return None;
-        }
+        Ok(()) => return JsonCheck::Complete,
         Err(e) => e,
     };
     if err.is_eof() {
-        return None;
+        return JsonCheck::EndsEarly;
     }
     let at = offset_of(text, err.line(), err.column());
     let message = err.to_string();
     let what = message.split(" at line ").next().unwrap_or(&message);
-    Some((at, format!("invalid JSON: {what}")))
+    JsonCheck::Invalid(at, format!("invalid JSON: {what}"))
 }
 
 /// The byte offset of serde_json's (1-based line, column).

@@ -21,7 +21,36 @@ pub(crate) struct Stop {
     /// Offset in the block of the sequence that could not be decoded.
     pub input: usize,
     /// What is wrong with it.
-    pub reason: &'static str,
+    pub reason: Reason,
+}
+
+/// Why decoding stopped: [`Reason::PastLimit`] is the one stop that is not
+/// damage when the limit is the caller's own (how far it wants to decode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    Empty,
+    InLiteralLength,
+    PastLimit,
+    InLiterals,
+    InMatchOffset,
+    MatchBeforeStart,
+    InMatchLength,
+    EndsAfterMatch,
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Reason::Empty => "the LZ4 data is empty",
+            Reason::InLiteralLength => "the data ends inside a literal length",
+            Reason::PastLimit => "the data holds more than the size header says",
+            Reason::InLiterals => "the data ends inside literals",
+            Reason::InMatchOffset => "the data ends inside a match offset",
+            Reason::MatchBeforeStart => "a match refers to data before the start",
+            Reason::InMatchLength => "the data ends inside a match length",
+            Reason::EndsAfterMatch => "the data ends after a match, where literals must end it",
+        })
+    }
 }
 
 /// Decode `block` sequence by sequence, never producing more than `limit`
@@ -82,9 +111,6 @@ pub(crate) fn decode_from(
     decode_until(block, start, limit, out, &mut |_, _| false)
 }
 
-/// Why decoding stops at the limit (the size header, say).
-pub(crate) const PAST_LIMIT: &str = "the data holds more than the size header says";
-
 /// Decode sequences; before each one, `stop_before(input offset, output
 /// length)` may end the decoding early.
 fn decode_until(
@@ -98,7 +124,7 @@ fn decode_until(
     if block.is_empty() {
         return Err(Stop {
             input: 0,
-            reason: "the LZ4 data is empty",
+            reason: Reason::Empty,
         });
     }
     while i < block.len() {
@@ -113,19 +139,19 @@ fn decode_until(
         let token = block[i];
         i += 1;
         let literals = length(block, &mut i, usize::from(token >> 4))
-            .ok_or_else(|| fail("the data ends inside a literal length"))?;
+            .ok_or_else(|| fail(Reason::InLiteralLength))?;
         let available = block.len() - i;
         if literals > available || out.len() + literals.min(available) > limit {
             // Keep what is there of the literals, up to the limit.
             let keep = literals.min(available).min(limit - out.len());
             out.extend_from_slice(&block[i..i + keep]);
             if out.len() >= limit {
-                return Err(fail(PAST_LIMIT));
+                return Err(fail(Reason::PastLimit));
             }
             // Every byte there was used: the damage is the missing rest.
             return Err(Stop {
                 input: block.len(),
-                reason: "the data ends inside literals",
+                reason: Reason::InLiterals,
             });
         }
         out.extend_from_slice(&block[i..i + literals]);
@@ -135,18 +161,18 @@ fn decode_until(
             return Ok(());
         }
         if i + 2 > block.len() {
-            return Err(fail("the data ends inside a match offset"));
+            return Err(fail(Reason::InMatchOffset));
         }
         let offset = usize::from(u16::from_le_bytes([block[i], block[i + 1]]));
         i += 2;
         if offset == 0 || offset > out.len() {
-            return Err(fail("a match refers to data before the start"));
+            return Err(fail(Reason::MatchBeforeStart));
         }
         let len = length(block, &mut i, usize::from(token & 15))
-            .ok_or_else(|| fail("the data ends inside a match length"))?
+            .ok_or_else(|| fail(Reason::InMatchLength))?
             + 4;
         if out.len() + len > limit {
-            return Err(fail(PAST_LIMIT));
+            return Err(fail(Reason::PastLimit));
         }
         let from = out.len() - offset;
         if offset >= len {
@@ -161,7 +187,7 @@ fn decode_until(
     }
     Err(Stop {
         input: block.len(),
-        reason: "the data ends after a match, where literals must end it",
+        reason: Reason::EndsAfterMatch,
     })
 }
 

@@ -28,7 +28,7 @@ use crate::error::Error;
 use crate::format::{self, Format, MOZLZ4_MAGIC};
 use crate::session::Session;
 use crate::Summary;
-use damage::{decode, json_error, json_text};
+use damage::{decode, json_check, json_text, JsonCheck};
 
 /// Where the damage in a file starts, and what it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -276,30 +276,31 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     // Whether the first wrong byte is wrong on its own, whatever came before
     // it: invalid UTF-8, or a control character (Firefox's JSON has none).
     let mut byte_level = why.is_some();
-    if let Some((at, reason)) = json_error(&text[..valid]) {
+    let check = json_check(&text[..valid]);
+    if let JsonCheck::Invalid(at, reason) = &check {
         // serde_json reports the position just past the byte it stopped on;
         // one byte less keeps that byte out of anything kept.
         valid = at.saturating_sub(1).min(valid);
-        why = Some(reason);
+        why = Some(reason.clone());
         byte_level = text[valid] < 0x20 && !matches!(text[valid], b'\t' | b'\n' | b'\r');
     }
+    // All the data the size header promises, valid as far as it goes, and
+    // yet the JSON ends early: not a cut but damage (a copy from the wrong
+    // place that opened a string, say), shown at the end.
+    let ends_early_whole = why.is_none()
+        && check == JsonCheck::EndsEarly
+        && decoded.format == Format::Mozlz4
+        && damage.is_none();
     // Damage that is not a clean cut (a flipped bit, say) may have spoiled
     // some bytes before the point where it shows: keep a margin.
-    let corrupt = why.is_some() || decoded.damage.as_ref().is_some_and(|d| !d.truncation);
+    let corrupt =
+        why.is_some() || ends_early_whole || decoded.damage.as_ref().is_some_and(|d| !d.truncation);
     let detected = valid;
     if corrupt {
         valid = damage::trusted_len(&decoded, text_start, valid, byte_level);
     }
-    let mut salvaged = salvage::salvage(&text[..valid])
+    let salvaged = salvage::salvage(&text[..valid])
         .ok_or_else(|| nothing("the session data does not start with a JSON object".into()))?;
-    if !corrupt && !salvaged.whole && decoded.format == Format::Mozlz4 && damage.is_none() {
-        // All the data the size header promises, valid as far as it goes,
-        // and yet the JSON ends early: not a cut but damage (a copy from the
-        // wrong place that opened a string, say), shown at the end.
-        valid = damage::trusted_len(&decoded, text_start, valid, false);
-        salvaged = salvage::salvage(&text[..valid])
-            .ok_or_else(|| nothing("the session data does not start with a JSON object".into()))?;
-    }
     let json_offset = (text_start + detected) as u64;
     if let Some(why) = why.filter(|_| damage.as_ref().is_none_or(|d| d.json_offset > json_offset)) {
         damage = Some(decoded.damage_at(json_offset, why, file_size));

@@ -147,7 +147,7 @@ pub(super) fn earliest_repair(
                         Ok(()) => scratch.len() == to,
                         // Reached `to`, or a cut file's end.
                         Err(stop) => {
-                            stop.reason == lz4::PAST_LIMIT
+                            stop.reason == lz4::Reason::PastLimit
                                 || (stop.input == block.len() && scratch.len() >= decoded.len())
                         }
                     };
@@ -322,6 +322,7 @@ impl Context {
 
 #[cfg(test)]
 mod tests {
+    use super::super::damage::JsonCheck;
     use super::*;
 
     /// Per sequence: offset in the block, offset of its output, offset of
@@ -369,7 +370,7 @@ mod tests {
             let mut bad = block.clone();
             bad[offset_at] ^= 1 << 2;
             let decoded = lz4::decode_prefix(&bad, data.len(), data.len()).out;
-            let Some((shows, _)) = super::super::damage::json_error(&decoded) else {
+            let JsonCheck::Invalid(shows, _) = super::super::damage::json_check(&decoded) else {
                 continue;
             };
             let wrong = decoded.iter().zip(&data).position(|(a, b)| a != b).unwrap();
