@@ -90,6 +90,7 @@ mod gc;
 mod layout;
 mod queries;
 mod read;
+mod search;
 mod snapshot;
 mod tabs;
 
@@ -105,11 +106,12 @@ pub use check::{
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
 pub use layout::lock_holder;
+pub use search::{OpenStretch, SearchError, SearchHit, TimeRange};
 pub use snapshot::{
     unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
     StoreStats, UnreferencedChunk,
 };
-pub use tabs::{OpenStretch, ReindexReport, SearchError, SearchHit, TimeRange};
+pub use tabs::ReindexReport;
 
 use crate::fs_util::write_atomic;
 use layout::{
