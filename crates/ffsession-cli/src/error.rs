@@ -119,10 +119,18 @@ pub fn hint(err: &anyhow::Error) -> Option<String> {
     })
 }
 
+/// True when stdout was closed by the reader (`ffsession tabs | head`): not
+/// an error. serde_json wraps the I/O error without showing it as a source.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        let kind = c
+            .downcast_ref::<io::Error>()
+            .map(io::Error::kind)
+            .or_else(|| {
+                c.downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            });
+        kind == Some(io::ErrorKind::BrokenPipe)
     })
 }
 

@@ -222,28 +222,50 @@ fn a_closed_pipe_is_not_an_error() {
         ..spec()
     });
     let file = env.write("s.jsonlz4", &g.packed);
-    let mut child = env
-        .std_cmd()
-        .args(["tabs", "--format", "urls"])
-        .arg(&file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.starts_with("https://"));
-    // The reader is dropped here, closing the pipe while ffsession still writes.
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        stderr(&out)
-    );
-    assert_eq!(stderr(&out), "");
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &g.packed)]);
+    let file = file.to_str().unwrap();
+    let profile = profile.to_str().unwrap();
+    // Streamed text and JSON, and JSON from serde_json, whose I/O error is
+    // wrapped (the plan of a dry run closing 2,000 tabs or more).
+    for args in [
+        &["tabs", "--format", "urls", file][..],
+        &["tabs", "--json", file],
+        &["tidy", "--profile", profile, "--dry-run", "--json"],
+        &[
+            "tidy",
+            "--profile",
+            profile,
+            "--dry-run",
+            "--json",
+            "--archive-older-than",
+            "1s",
+        ],
+    ] {
+        let mut child = env
+            .std_cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(
+            first.starts_with("https://") || first.starts_with(['[', '{']),
+            "{first}"
+        );
+        // The reader is dropped here, closing the pipe while ffsession still writes.
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: exit {:?}: {}",
+            out.status,
+            stderr(&out)
+        );
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
 }
 
 #[test]
