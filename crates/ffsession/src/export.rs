@@ -235,6 +235,7 @@ fn section_title(r: &TabRecord<'_>) -> String {
         TabState::Open => format!("Window {}", r.window),
         TabState::Closed => format!("Window {}: recently closed tabs", r.window),
         TabState::ClosedWindow => format!("Closed window {}", r.window),
+        TabState::Archived => format!("Window {}: archived by ffsession tidy", r.window),
     }
 }
 

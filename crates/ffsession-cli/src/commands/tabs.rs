@@ -113,7 +113,7 @@ fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
             let records = tabs.iter().enumerate().map(|(i, t)| TabRecord {
                 window: usize::try_from(t.window).unwrap_or(0),
                 position: i + 1,
-                state: TabState::Closed,
+                state: TabState::Archived,
                 url: Some(&t.url),
                 title: Some(&t.title),
                 pinned: false,

@@ -105,6 +105,12 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
                 .args(["tabs", "--archived", "--format", "bookmarks"]),
         );
     assert_eq!(bookmarks.matches("<DT><A HREF=").count(), closed);
+    // Their folders say where they come from (not "recently closed").
+    assert!(
+        bookmarks.contains("<H3>Window 1: archived by ffsession tidy</H3>"),
+        "{bookmarks}"
+    );
+    assert!(!bookmarks.contains("recently closed"), "{bookmarks}");
 
     // search and history mark them.
     let url = archived[0]["url"].as_str().unwrap();

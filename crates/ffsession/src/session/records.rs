@@ -15,6 +15,9 @@ pub enum TabState {
     Closed,
     /// A tab of a recently closed window.
     ClosedWindow,
+    /// A tab `tidy` closed and archived: from the store's catalog, never from
+    /// a session file.
+    Archived,
 }
 
 impl TabState {
@@ -24,6 +27,7 @@ impl TabState {
             TabState::Open => "open",
             TabState::Closed => "closed",
             TabState::ClosedWindow => "closed-window",
+            TabState::Archived => "archived",
         }
     }
 }
