@@ -14,9 +14,21 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
         "usage: ffsession-gen session OUT [--mb N | --tabs N] [--windows N] [--favicon-bytes N] [--json] | ffsession-gen corpus DIR";
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{usage}");
+        return Ok(());
+    }
+    // An output path is never a flag (`ffsession-gen session --tabs 5` once
+    // wrote a file named `--tabs`).
+    let path_arg = |i: usize| -> Result<PathBuf> {
+        match args.get(i) {
+            Some(a) if !a.starts_with('-') => Ok(PathBuf::from(a)),
+            _ => bail!("{usage}"),
+        }
+    };
     match args.first().map(String::as_str) {
         Some("session") => {
-            let out = PathBuf::from(args.get(1).context(usage)?);
+            let out = path_arg(1)?;
             let mut spec = Spec::default();
             let mut json_only = false;
             let mut rest = args[2..].iter();
@@ -44,7 +56,7 @@ fn main() -> Result<()> {
             std::fs::write(&out, bytes).with_context(|| out.display().to_string())?;
         }
         Some("corpus") => {
-            let dir = PathBuf::from(args.get(1).context(usage)?);
+            let dir = path_arg(1)?;
             std::fs::create_dir_all(&dir)?;
             for (name, bytes) in bad_corpus() {
                 std::fs::write(dir.join(&name), bytes).with_context(|| name.clone())?;
