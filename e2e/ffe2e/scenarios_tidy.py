@@ -86,6 +86,15 @@ def measure_alternately(ctx, profiles):
     return out
 
 
+def run_tidy(ctx, base, *rules):
+    """`ffsession BASE... tidy RULES...`: the Result and the undo snapshot id it printed."""
+    r = ctx.cli.run(*base, "tidy", *rules)
+    for line in r.stdout.splitlines():
+        if line.startswith("to undo: ffsession restore "):
+            return r, line.rsplit(" ", 1)[1]
+    raise CheckFailed("tidy printed no undo snapshot\n" + r.describe())
+
+
 def current_url(tab):
     return tab["entries"][tab["index"] - 1]["url"]
 
@@ -164,13 +173,7 @@ def s11_tidy(ctx):
     soft.eq("dry run: tabs after", plan["tabs_after"], 1000, dry.cmd)
     soft.eq("dry run changed nothing", mozlz4.read(os.path.join(profile, "sessionstore.jsonlz4")),
             mozlz4.read(before_file), dry.cmd)
-    r = ctx.cli.run(*base, "tidy", "--archive-older-than", "30d")
-    undo = None
-    for line in r.stdout.splitlines():
-        if line.startswith("to undo: ffsession restore "):
-            undo = line.rsplit(" ", 1)[1]
-    if undo is None:
-        raise CheckFailed("tidy printed no undo snapshot\n" + r.describe())
+    r, undo = run_tidy(ctx, base, "--archive-older-than", "30d")
 
     # The profile as tidy left it, measured below beside the undone one.
     tidied_profile = ctx.path("tidied-profile")

@@ -12,6 +12,7 @@ from . import mozlz4
 from .checks import Soft, ff_tab_url
 from .cli import CheckFailed, Skip
 from .scenarios import build_rich_session, scenario, stable_copy
+from .scenarios_tidy import run_tidy
 
 TRIM = 1
 
@@ -131,13 +132,7 @@ def s15_tidy_rewrite(ctx):
     store = ctx.path("store")
     base = ("--profile", profile, "--store", store)
     rules = ("--close-duplicates", "--trim-history", str(TRIM), "--drop-closed", "--drop-payload")
-    r = ctx.cli.run(*base, "tidy", *rules)
-    undo = None
-    for line in r.stdout.splitlines():
-        if line.startswith("to undo: ffsession restore "):
-            undo = line.rsplit(" ", 1)[1]
-    if undo is None:
-        raise CheckFailed("tidy printed no undo snapshot\n" + r.describe())
+    r, undo = run_tidy(ctx, base, *rules)
 
     after = start_default(ctx, profile)
     got = firefox_tabs(after)
