@@ -85,6 +85,13 @@ fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
     let config = global.config()?;
     let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let tabs = store.archived_tabs()?;
+    if tabs.is_empty() && !args.json {
+        // On stderr: stdout stays a (here empty) list that scripts read.
+        eprintln!(
+            "ffsession: no archived tabs in {} (`ffsession tidy` archives the tabs it closes)",
+            store.dir().display()
+        );
+    }
     let format = if args.json {
         TabFormat::Json
     } else {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::{generate, mozlz4, Spec};
 use serde_json::{json, Value};
 
-use crate::common::{expect_error, ok_json, ok_stdout, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, TestEnv};
 
 const DAY: u64 = 86_400_000;
 
@@ -41,6 +41,23 @@ fn json_of(env: &TestEnv, file: &Path) -> Value {
     let out = env.path().join("out.json");
     ok_stdout(env.cmd().arg("decompress").arg(file).arg("-o").arg(&out));
     serde_json::from_slice(&fs::read(&out).unwrap()).unwrap()
+}
+
+#[test]
+fn no_archived_tabs_yet_is_said_on_stderr() {
+    let env = TestEnv::new();
+    let p = profile(&env, &aged_session());
+    ok_stdout(env.store_cmd(&p).arg("backup"));
+    let out = ok_output(env.store_cmd(&p).args(["tabs", "--archived"]));
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr(&out).contains("no archived tabs in") && stderr(&out).contains("ffsession tidy"),
+        "{}",
+        stderr(&out)
+    );
+    let out = ok_output(env.store_cmd(&p).args(["tabs", "--archived", "--json"]));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    assert_eq!(stderr(&out), "");
 }
 
 #[test]
