@@ -159,8 +159,8 @@ pub(super) fn json_text(data: &[u8]) -> Option<(usize, &[u8])> {
 /// How the JSON in a text reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum JsonCheck {
-    /// One valid value, followed only by white space, the `)` of old Firefox
-    /// versions, or anything else (which is not read).
+    /// One valid value; whatever follows it (white space, the `)` of old
+    /// Firefox versions, garbage) is not read.
     Complete,
     /// Valid as far as it goes, but the value is not closed.
     EndsEarly,
