@@ -277,20 +277,19 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     // it: invalid UTF-8, or a control character (Firefox's JSON has none).
     let mut byte_level = why.is_some();
     let check = json_check(&text[..valid]);
-    if let JsonCheck::Invalid(at, reason) = &check {
+    let ends_early = check == JsonCheck::EndsEarly;
+    if let JsonCheck::Invalid(at, reason) = check {
         // serde_json reports the position just past the byte it stopped on;
         // one byte less keeps that byte out of anything kept.
         valid = at.saturating_sub(1).min(valid);
-        why = Some(reason.clone());
+        why = Some(reason);
         byte_level = text[valid] < 0x20 && !matches!(text[valid], b'\t' | b'\n' | b'\r');
     }
     // All the data the size header promises, valid as far as it goes, and
     // yet the JSON ends early: not a cut but damage (a copy from the wrong
     // place that opened a string, say), shown at the end.
-    let ends_early_whole = why.is_none()
-        && check == JsonCheck::EndsEarly
-        && decoded.format == Format::Mozlz4
-        && damage.is_none();
+    let ends_early_whole =
+        why.is_none() && ends_early && decoded.format == Format::Mozlz4 && damage.is_none();
     // Damage that is not a clean cut (a flipped bit, say) may have spoiled
     // some bytes before the point where it shows: keep a margin.
     let corrupt =
