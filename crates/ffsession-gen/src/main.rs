@@ -18,8 +18,8 @@ fn main() -> Result<()> {
         println!("{usage}");
         return Ok(());
     }
-    // An output path is never a flag (`ffsession-gen session --tabs 5` once
-    // wrote a file named `--tabs`).
+    // An output path is never a flag (`ffsession-gen session --help` once
+    // wrote a session file named `--help`).
     let path_arg = |i: usize| -> Result<PathBuf> {
         match args.get(i) {
             Some(a) if !a.starts_with('-') => Ok(PathBuf::from(a)),
