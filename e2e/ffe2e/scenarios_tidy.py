@@ -96,7 +96,13 @@ def run_tidy(ctx, base, *rules):
 
 
 def current_url(tab):
-    return tab["entries"][tab["index"] - 1]["url"]
+    """The URL of the history entry at a session tab's `index` (1-based,
+    clamped; the last entry without one), or None for a tab with no entries."""
+    entries = tab.get("entries") or []
+    if not entries:
+        return None
+    index = tab.get("index") or len(entries)
+    return entries[min(max(index, 1), len(entries)) - 1].get("url")
 
 
 def build_big_session(template_state, srv, n_windows, per_window, old_every, now):

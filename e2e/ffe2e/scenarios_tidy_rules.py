@@ -12,17 +12,9 @@ from . import mozlz4
 from .checks import Soft, ff_tab_url
 from .cli import CheckFailed, Skip
 from .scenarios import build_rich_session, scenario, stable_copy
-from .scenarios_tidy import run_tidy
+from .scenarios_tidy import current_url, run_tidy
 
 TRIM = 1
-
-
-def current_url(tab):
-    entries = tab.get("entries") or []
-    if not entries:
-        return None
-    index = tab.get("index") or len(entries)
-    return entries[min(max(index, 1), len(entries)) - 1].get("url")
 
 
 def expected_after_tidy(state, trim):
