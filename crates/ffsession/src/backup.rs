@@ -4,9 +4,12 @@
 //! This module owns the decision "is this backup worrying?". It snapshots every
 //! session file the profile holds ([`crate::sources::list`]) into a
 //! [`Store`], each verified by the store (decompressed and parsed) before it
-//! counts as good. Then it looks at the newest file (by modification time): if
-//! it is corrupt, or holds fewer than half the tabs of the last good snapshot
-//! taken before this backup, the report carries an [`Alarm`]. The snapshots are
+//! counts as good. Then it looks at the newest session of the profile, by the
+//! session's own clock (`session.lastUpdate`, see
+//! [`SnapshotInfo::session_time_ms`]), never by file order or snapshot id (an
+//! `upgrade.jsonlz4-*` copy is an old session): if it is corrupt, or holds
+//! fewer than half the tabs of the newest good session stored before this
+//! backup, the report carries an [`Alarm`]. The snapshots are
 //! kept either way, marked, so the evidence is never lost.
 //!
 //! [`backup_profile_with`] with [`UnchangedFiles::Skip`] (what `watch` does)
@@ -146,13 +149,14 @@ pub fn backup_profile_with(
     now_ms: u64,
     unchanged_files: UnchangedFiles,
 ) -> Result<BackupReport, BackupError> {
+    // The newest good session stored before this backup, by the session's
+    // own clock: what the newest file of this backup is compared with.
     let last_good = store
-        .snapshots()?
+        .snapshots_by_session_time()?
         .into_iter()
         .find(|s| s.is_ok() && s.counts.is_some());
     let files = sources::list(profile_dir)?;
     let mut read = Vec::with_capacity(files.len());
-    let mut newest: Option<(Option<usize>, std::time::SystemTime)> = None;
     let mut unchanged = Vec::new();
     for file in &files {
         let source = match SnapshotSource::read(profile, file) {
@@ -168,11 +172,6 @@ pub fn backup_profile_with(
                 .filter(|(_, digest)| *digest == source.content_digest())
                 .map(|(id, _)| id),
         };
-        if let Some(m) = file.modified {
-            if newest.is_none_or(|(_, t)| m > t) {
-                newest = Some((same.is_none().then_some(read.len()), m));
-            }
-        }
         match same {
             Some(since) => unchanged.push(UnchangedFile {
                 file: source.file_name,
@@ -183,8 +182,24 @@ pub fn backup_profile_with(
     }
     // All files or none: a failure (a full disk) leaves the catalog as it was.
     let taken = store.add_snapshots(read, now_ms)?;
-    let alarm = newest.and_then(|(i, _)| i).and_then(|i| {
-        let s = &taken[i];
+    // The newest session of the profile by its own time (an unchanged file
+    // counts with its stored snapshot, and was judged when that was stored):
+    // an upgrade copy or previous.jsonlz4 is older than the recovery file
+    // beside it, whatever order they were stored in.
+    let mut newest: Option<((u64, std::cmp::Reverse<u8>), Option<usize>)> = None;
+    let mut consider = |key: (u64, std::cmp::Reverse<u8>), taken: Option<usize>| {
+        if newest.is_none_or(|(k, _)| key > k) {
+            newest = Some((key, taken));
+        }
+    };
+    for u in &unchanged {
+        let info = store.snapshot(u.since)?;
+        consider((info.session_time_ms(), std::cmp::Reverse(info.kind.rank())), None);
+    }
+    for (i, s) in taken.iter().enumerate() {
+        consider((s.session_time_ms(), std::cmp::Reverse(s.kind.rank())), Some(i));
+    }
+    let alarm = newest.and_then(|(_, i)| i).map(|i| &taken[i]).and_then(|s| {
         match (&s.status, s.counts, &last_good) {
             (crate::store::SnapshotStatus::Corrupt { reason }, _, _) => {
                 Some(Alarm::NewestCorrupt {

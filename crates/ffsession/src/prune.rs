@@ -16,7 +16,10 @@ pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Can
         .map(|s| Candidate {
             id: s.id.0,
             taken_at_ms: i64::try_from(s.taken_at_ms).unwrap_or(i64::MAX),
+            session_ms: i64::try_from(s.session_time_ms()).unwrap_or(i64::MAX),
+            role: s.kind.rank(),
             verified: s.is_ok(),
+            damaged: false,
             tabs: s.counts.map_or(0, |c| c.tabs),
             holds_archive: archive.contains(&s.id),
         })

@@ -8,12 +8,21 @@
 //! hours (days, ISO weeks, months, years) that have snapshots, in the time zone
 //! given. Two protections override every policy:
 //!
-//! - the newest snapshot that verified ok is always kept;
-//! - the last good snapshot before a corrupt one, or before one that lost more
+//! - the newest session that verified ok is always kept;
+//! - the last good session before a corrupt one, or before one that lost more
 //!   than half of its tabs ([`is_shrunken`]), is always kept: it is what a user
 //!   wants back after a crash or an overwritten session.
 //!
-//! A snapshot that holds tabs `tidy` archived is kept too.
+//! The rules count backups by the time they were taken; the protections order
+//! sessions by their own clock (`session.lastUpdate`, [`Candidate::session_ms`]),
+//! never by snapshot id: an `upgrade.jsonlz4-*` copy backed up today holds a
+//! session weeks old. A "good" session is one that verified when it was taken
+//! and was not found damaged since ([`Candidate::damaged`]): the caller
+//! ([`crate::prune`]) reads the protected snapshots back before it removes
+//! anything, and plans again when one does not read back whole.
+//!
+//! A snapshot that holds tabs `tidy` archived is kept too, and so is one
+//! found damaged (a later backup of the same content may heal it).
 
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
@@ -64,8 +73,17 @@ pub struct Candidate {
     pub id: i64,
     /// When the snapshot was taken, ms since the epoch.
     pub taken_at_ms: i64,
+    /// The session's own time (`session.lastUpdate`, else the file's
+    /// modification time), ms since the epoch: the order of the protections.
+    pub session_ms: i64,
+    /// The file's role, in the order Firefox tries the files (0 for
+    /// `sessionstore.jsonlz4`): the tie-break between equal session times.
+    pub role: u8,
     /// The snapshot decompressed and parsed as a session.
     pub verified: bool,
+    /// It was found not to read back whole (a damaged or missing chunk):
+    /// never protected as good, always kept.
+    pub damaged: bool,
     /// Open tabs in the session (0 when not verified).
     pub tabs: u64,
     /// It holds tabs `tidy` archived (always kept).
@@ -88,8 +106,10 @@ pub enum Reason {
     Monthly,
     /// Newest of its year.
     Yearly,
-    /// The newest snapshot that verified ok.
+    /// The newest session that verified ok and reads back whole.
     NewestVerified,
+    /// Found damaged: kept, since a later backup of the same content heals it.
+    FoundDamaged,
     /// It holds tabs `tidy` closed (the undo point of a tidy).
     HoldsArchivedTabs,
     /// The last good snapshot before a damaged one.
@@ -109,6 +129,7 @@ impl std::fmt::Display for Reason {
             Reason::Monthly => f.write_str("monthly"),
             Reason::Yearly => f.write_str("yearly"),
             Reason::NewestVerified => f.write_str("newest verified"),
+            Reason::FoundDamaged => f.write_str("found damaged, may heal"),
             Reason::HoldsArchivedTabs => f.write_str("holds archived tabs"),
             Reason::LastGoodBefore { damaged } => write!(f, "last good before damaged #{damaged}"),
         }
@@ -204,15 +225,35 @@ pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -
         if c.holds_archive {
             decisions[i].reasons.push(Reason::HoldsArchivedTabs);
         }
+        if c.damaged {
+            decisions[i].reasons.push(Reason::FoundDamaged);
+        }
     }
-    if let Some(i) = order.iter().position(|c| c.verified) {
+    // The protections follow the sessions' own clock, newest first.
+    let mut by_session: Vec<usize> = (0..order.len()).collect();
+    by_session.sort_by(|&a, &b| {
+        let (a, b) = (order[a], order[b]);
+        b.session_ms
+            .cmp(&a.session_ms)
+            .then(a.role.cmp(&b.role))
+            .then(b.taken_at_ms.cmp(&a.taken_at_ms))
+            .then(b.id.cmp(&a.id))
+    });
+    if let Some(&i) = by_session
+        .iter()
+        .find(|&&i| order[i].verified && !order[i].damaged)
+    {
         decisions[i].reasons.push(Reason::NewestVerified);
     }
-    // Oldest to newest: remember the last good snapshot; protect it when a
-    // corrupt or shrunken one follows.
+    // Oldest to newest session: remember the last good one; protect it when a
+    // corrupt or shrunken one follows. A snapshot found damaged is storage
+    // damage, not a session event: it neither protects nor is protected.
     let mut last_good: Option<usize> = None;
-    for i in (0..order.len()).rev() {
+    for &i in by_session.iter().rev() {
         let c = order[i];
+        if c.damaged {
+            continue;
+        }
         let damaged = !c.verified || last_good.is_some_and(|g| is_shrunken(order[g].tabs, c.tabs));
         if damaged {
             if let Some(g) = last_good {
@@ -271,9 +312,20 @@ mod tests {
         Candidate {
             id,
             taken_at_ms: t,
+            session_ms: t,
+            role: 1,
             verified: true,
+            damaged: false,
             tabs,
             holds_archive: false,
+        }
+    }
+
+    fn corrupt(id: i64, t: i64) -> Candidate {
+        Candidate {
+            verified: false,
+            tabs: 0,
+            ..ok(id, t, 0)
         }
     }
 
@@ -325,20 +377,8 @@ mod tests {
     fn the_newest_verified_snapshot_is_never_removed() {
         let snaps = [
             ok(1, T0, 50),
-            Candidate {
-                id: 2,
-                taken_at_ms: T0 + HOUR,
-                verified: false,
-                tabs: 0,
-                holds_archive: false,
-            },
-            Candidate {
-                id: 3,
-                taken_at_ms: T0 + 2 * HOUR,
-                verified: false,
-                tabs: 0,
-                holds_archive: false,
-            },
+            corrupt(2, T0 + HOUR),
+            corrupt(3, T0 + 2 * HOUR),
         ];
         let p = plan_with(|p| p.keep_last = 1, &snaps, &TimeZone::UTC);
         assert_eq!(kept(&p), [1, 3]);
@@ -363,6 +403,56 @@ mod tests {
             [Reason::LastGoodBefore { damaged: 3 }]
         );
         assert_eq!(p.removed().collect::<Vec<_>>(), [4, 3, 1]);
+    }
+
+    #[test]
+    fn the_protections_follow_the_sessions_own_clock() {
+        // One backup of a lived-in profile: the current session (50 tabs,
+        // written a minute ago) and an upgrade copy (3 tabs, weeks old) stored
+        // after it, so with the higher id.
+        let current = Candidate {
+            role: 1,
+            ..ok(1, T0 + 30 * DAY, 50)
+        };
+        let upgrade = Candidate {
+            taken_at_ms: T0 + 30 * DAY,
+            session_ms: T0,
+            role: 4,
+            ..ok(2, T0, 3)
+        };
+        let p = plan_with(|p| p.keep_last = 1, &[current, upgrade], &TimeZone::UTC);
+        let d1 = p.decisions.iter().find(|d| d.id == 1).unwrap();
+        assert_eq!(d1.reasons, [Reason::NewestVerified]);
+        // The upgrade copy is the newest backup, not a shrunken session.
+        let d2 = p.decisions.iter().find(|d| d.id == 2).unwrap();
+        assert_eq!(d2.reasons, [Reason::Last]);
+        // Equal session times: the file Firefox tries first is the newer.
+        let a = Candidate {
+            role: 3,
+            ..ok(3, T0, 10)
+        };
+        let b = Candidate {
+            role: 0,
+            taken_at_ms: T0 - HOUR,
+            ..ok(4, T0, 10)
+        };
+        let p = plan(&none(), &[a, b], &TimeZone::UTC);
+        assert_eq!(kept(&p), [4]);
+    }
+
+    #[test]
+    fn a_snapshot_found_damaged_is_kept_and_the_protection_moves() {
+        let older = ok(1, T0, 50);
+        let newer = Candidate {
+            damaged: true,
+            ..ok(2, T0 + HOUR, 50)
+        };
+        let p = plan_with(|p| p.keep_last = 1, &[older, newer], &TimeZone::UTC);
+        assert_eq!(kept(&p), [1, 2]);
+        let d1 = p.decisions.iter().find(|d| d.id == 1).unwrap();
+        assert_eq!(d1.reasons, [Reason::NewestVerified]);
+        let d2 = p.decisions.iter().find(|d| d.id == 2).unwrap();
+        assert_eq!(d2.reasons, [Reason::Last, Reason::FoundDamaged]);
     }
 
     #[test]

@@ -35,6 +35,23 @@ pub enum SourceKind {
     Other,
 }
 
+impl SourceKind {
+    /// The role's place in the order Firefox tries the files (0 for
+    /// `sessionstore.jsonlz4`): between two sessions of the same time, the
+    /// one Firefox would restore.
+    pub fn rank(&self) -> u8 {
+        match self {
+            SourceKind::SessionStore => 0,
+            SourceKind::Recovery => 1,
+            SourceKind::RecoveryBackup => 2,
+            SourceKind::Previous => 3,
+            SourceKind::Upgrade => 4,
+            SourceKind::Legacy => 5,
+            SourceKind::Other => 6,
+        }
+    }
+}
+
 /// A session file found in a profile.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SourceFile {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use ffsession::backup::backup_profile;
 use ffsession::fs_util::{set_test_hook, write_atomic, TestHook};
-use ffsession::retention::{self, Candidate, RetentionPolicy};
+use ffsession::retention::{self, RetentionPolicy};
 use ffsession::sources::SourceKind;
 use ffsession::store::{
     Digest, SnapshotInfo, SnapshotSource, SnapshotStatus, Store, StoreError, StoreStats,
@@ -453,16 +453,7 @@ fn a_corrupt_newest_file_never_gets_the_last_good_snapshot_pruned() {
         taken.push(report.snapshots[0].id);
     }
     let snapshots = store.snapshots().unwrap();
-    let candidates: Vec<Candidate> = snapshots
-        .iter()
-        .map(|s| Candidate {
-            id: s.id.0,
-            taken_at_ms: s.taken_at_ms as i64,
-            verified: s.is_ok(),
-            tabs: s.counts.map_or(0, |c| c.tabs),
-            holds_archive: false,
-        })
-        .collect();
+    let candidates = ffsession::prune::candidates(&snapshots, &[]);
     let policy = RetentionPolicy {
         keep_last: 1,
         keep_hourly: 0,

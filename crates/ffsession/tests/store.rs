@@ -727,23 +727,76 @@ fn reindex_matches_the_index_built_at_backup_time() {
     assert_eq!(search(&store, "soup"), before);
 }
 
+
+/// Turn the (closed) current store in `dir` into one an older ffsession
+/// wrote with catalog schema `version` (1 to 4): no manifests, no
+/// `index.sqlite`, and (from version 2) the tab index inside the catalog.
+fn make_old_store(dir: &Path, version: i64) {
+    let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+    conn.execute(
+        "ATTACH DATABASE ?1 AS idx",
+        [dir.join(ffsession::store::INDEX_FILE).to_str().unwrap()],
+    )
+    .unwrap();
+    conn.execute_batch(
+        "DROP TABLE damaged_chunks;
+         CREATE TABLE main.tab_entries (
+             id INTEGER PRIMARY KEY, url TEXT NOT NULL, title TEXT NOT NULL, UNIQUE (url, title));
+         CREATE TABLE main.tab_runs (
+             id INTEGER PRIMARY KEY,
+             tab_entry_id INTEGER NOT NULL REFERENCES tab_entries(id),
+             source_name TEXT NOT NULL, first_snapshot INTEGER NOT NULL,
+             last_snapshot INTEGER NOT NULL CHECK (last_snapshot >= first_snapshot),
+             window INTEGER NOT NULL, position INTEGER NOT NULL,
+             pinned INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+             hidden INTEGER NOT NULL CHECK (hidden IN (0, 1)), container INTEGER NOT NULL,
+             state TEXT NOT NULL CHECK (state IN ('open', 'closed', 'closed-window')),
+             last_accessed INTEGER);
+         CREATE VIRTUAL TABLE main.tab_search USING fts5(
+             title, url, content = 'tab_entries', content_rowid = 'id');
+         CREATE TRIGGER main.tab_entries_insert AFTER INSERT ON tab_entries BEGIN
+             INSERT INTO tab_search (rowid, title, url) VALUES (new.id, new.title, new.url);
+         END;
+         CREATE TRIGGER main.tab_entries_delete AFTER DELETE ON tab_entries BEGIN
+             INSERT INTO tab_search (tab_search, rowid, title, url)
+             VALUES ('delete', old.id, old.title, old.url);
+         END;
+         INSERT INTO main.tab_entries SELECT id, url, title FROM idx.tab_entries;
+         INSERT INTO main.tab_runs SELECT * FROM idx.tab_runs;
+         DETACH DATABASE idx;",
+    )
+    .unwrap();
+    if version < 4 {
+        conn.execute_batch("ALTER TABLE chunks DROP COLUMN frame_hash;")
+            .unwrap();
+    }
+    if version < 3 {
+        conn.execute_batch("DROP TABLE archived_tabs;").unwrap();
+    }
+    if version < 2 {
+        conn.execute_batch(
+            "DROP TABLE tab_search; DROP TABLE tab_runs; DROP TABLE tab_entries;
+             DROP INDEX snapshots_by_source;",
+        )
+        .unwrap();
+    }
+    conn.pragma_update(None, "user_version", version).unwrap();
+    drop(conn);
+    for name in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "store.json"] {
+        let _ = fs::remove_file(dir.join(name));
+    }
+    for folder in ["snapshots", "contents"] {
+        fs::remove_dir_all(dir.join(folder)).unwrap();
+    }
+}
+
 #[test]
 fn a_version_1_catalog_reads_without_the_index_and_upgrades_when_written() {
     let (_tmp, dir, mut store) = new_store();
     let a = ("https://old.example/", "Oldfashioned tab");
     add_recovery(&mut store, with_tabs(5, &[a]), NOW);
     drop(store);
-    {
-        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE chunks DROP COLUMN frame_hash;
-             DROP TABLE archived_tabs;
-             DROP TABLE tab_search; DROP TABLE tab_runs; DROP TABLE tab_entries;
-             DROP INDEX snapshots_by_source;
-             PRAGMA user_version = 1;",
-        )
-        .unwrap();
-    }
+    make_old_store(&dir, 1);
     let ro = Store::open_read_only(&dir).unwrap();
     assert_eq!(ro.snapshots().unwrap().len(), 1);
     assert!(matches!(
@@ -771,14 +824,7 @@ fn a_version_2_catalog_reads_with_no_archived_tabs_and_upgrades_when_written() {
     let a = ("https://old.example/", "Oldfashioned tab");
     let first = add_recovery(&mut store, with_tabs(5, &[a]), NOW);
     drop(store);
-    {
-        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE chunks DROP COLUMN frame_hash; DROP TABLE archived_tabs;
-             PRAGMA user_version = 2;",
-        )
-        .unwrap();
-    }
+    make_old_store(&dir, 2);
     let ro = Store::open_read_only(&dir).unwrap();
     assert!(ro.archived_tabs().unwrap().is_empty());
     assert_eq!(search(&ro, "oldfashioned")[0].archived, None);
@@ -811,9 +857,9 @@ fn with_windows(seed: u64, first: &[(&str, &str)], second: &[(&str, &str)]) -> V
     mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
 }
 
-/// `(tab_runs, tab_entries)` rows in the catalog of `dir`.
+/// `(tab_runs, tab_entries)` rows in the tab index of `dir`.
 fn index_rows(dir: &Path) -> (i64, i64) {
-    let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
+    let conn = rusqlite::Connection::open(dir.join(ffsession::store::INDEX_FILE)).unwrap();
     conn.query_row(
         "SELECT (SELECT count(*) FROM tab_runs), (SELECT count(*) FROM tab_entries)",
         [],
@@ -940,11 +986,7 @@ fn chunks_record_their_frame_and_a_version_3_catalog_gets_frames_as_it_is_writte
         assert_eq!(frame.as_deref(), Some(&blake3::hash(&bytes).as_bytes()[..]));
     }
     // A version 3 catalog (no frames): read back the old way, and upgraded.
-    {
-        let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
-        conn.execute_batch("ALTER TABLE chunks DROP COLUMN frame_hash; PRAGMA user_version = 3;")
-            .unwrap();
-    }
+    make_old_store(&dir, 3);
     let mut store = Store::open(&dir).unwrap();
     assert!(frames(&dir).iter().all(|(_, f)| f.is_none()));
     // The same session again: its chunks are read back by decompressing them.

@@ -10,8 +10,8 @@ use super::chunk::{self, Digest};
 use super::layout::make_dir;
 use super::snapshot::{check, kind_name};
 use super::{
-    catalog, tabs, to_i64, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, Store,
-    StoreError,
+    catalog, manifest, tabs, to_i64, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource,
+    SnapshotStatus, Store, StoreError,
 };
 use crate::format::Format;
 
@@ -43,38 +43,73 @@ impl Store {
         now_ms: u64,
     ) -> Result<Vec<SnapshotInfo>, StoreError> {
         self.writable()?;
-        // The content of the newest verified file per source earlier in this
-        // batch: the predecessor of the next one of that source.
-        let mut batch_newest: HashMap<String, Digest> = HashMap::new();
+        let mut batch = Batch::default();
         let mut prepared = Vec::with_capacity(sources.len());
         for source in sources {
-            let p = self.prepare(source, &batch_newest)?;
+            let p = self.prepare(source, &mut batch)?;
             if p.verdict.is_ok() {
-                batch_newest.insert(p.file_name.clone(), p.digest);
+                batch.newest.insert(p.file_name.clone(), p.digest);
             }
             prepared.push(p);
         }
 
-        // Every chunk file named below is durable now; commit the rows.
+        // Every chunk file named below is durable now. The ids the rows will
+        // get (the lock keeps other writers out), then the manifests, then
+        // the rows: a committed row always has its manifests.
+        let base: i64 = self
+            .conn
+            .query_row(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'), 0)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql(e))?;
+        let mut infos = Vec::with_capacity(prepared.len());
+        let mut written_contents = HashSet::new();
+        for (i, p) in prepared.iter().enumerate() {
+            let info = p.info(SnapshotId(base + 1 + i as i64), now_ms);
+            if written_contents.insert(p.digest) {
+                let list = match &p.list {
+                    Some(list) => list.clone(),
+                    None => self.content_chunks_by_hash(&p.digest)?,
+                };
+                manifest::write_content(&self.dir, &p.digest, &list)?;
+            }
+            manifest::write_snapshot(&self.dir, &info)?;
+            infos.push(info);
+        }
+
         let path = self.catalog_path.clone();
         let err = |e| catalog::sql_error(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
-        let mut ids = Vec::with_capacity(prepared.len());
-        for p in &prepared {
-            ids.push(insert_rows(&tx, &path, p, now_ms)?);
+        for (p, info) in prepared.iter().zip(&infos) {
+            insert_rows(&tx, &path, p, info)?;
         }
         tx.commit().map_err(err)?;
-        ids.into_iter().map(|id| self.snapshot(id)).collect()
+
+        // The tab index, in a transaction of its own: it never fails a backup.
+        let fresh = prepared
+            .iter_mut()
+            .zip(&infos)
+            .filter_map(|(p, info)| Some((info.id, p.tabs.take()?)))
+            .collect();
+        self.catch_up_index(fresh);
+        infos.iter().map(|info| self.snapshot(info.id)).collect()
+    }
+
+    /// The ordered chunks of the stored content with digest `digest`.
+    fn content_chunks_by_hash(&self, digest: &Digest) -> Result<Vec<(Digest, usize)>, StoreError> {
+        let id: i64 = self
+            .conn
+            .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+            .and_then(|mut s| s.query_row([&digest.as_bytes()[..]], |r| r.get(0)))
+            .map_err(|e| self.sql(e))?;
+        self.content_chunks(id)
     }
 
     /// Verify and chunk one source, writing the chunks the store lacks;
-    /// `batch_newest` holds the content of the newest verified file of each
-    /// source added earlier in the same batch.
-    fn prepare(
-        &self,
-        source: SnapshotSource,
-        batch_newest: &HashMap<String, Digest>,
-    ) -> Result<Prepared, StoreError> {
+    /// `batch` holds what earlier sources of the same batch did.
+    fn prepare(&self, source: SnapshotSource, batch: &mut Batch) -> Result<Prepared, StoreError> {
         let SnapshotSource {
             bytes,
             profile,
@@ -85,6 +120,28 @@ impl Store {
         let checked = check(&file_name, bytes);
         let content = &checked.content;
         let digest = Digest::of(content);
+        // The same content earlier in this batch: written and read back
+        // already, nothing new to store (or to count).
+        if let Some(list) = batch.contents.get(&digest) {
+            let same_as_predecessor = batch.newest.get(&file_name) == Some(&digest);
+            return Ok(Prepared {
+                digest,
+                content_len: content.len() as u64,
+                list: Some(list.clone()),
+                new_chunks: Vec::new(),
+                stored_size: 0,
+                tabs: match (&checked.verdict, same_as_predecessor) {
+                    (Ok(_), false) => tabs::tab_rows(content),
+                    _ => None,
+                },
+                verdict: checked.verdict,
+                format: checked.format,
+                profile,
+                file_name,
+                kind,
+                mtime_ms,
+            });
+        }
         let existing: Option<i64> = self
             .conn
             .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
@@ -99,13 +156,13 @@ impl Store {
             }
             // Its chunks are read back below, and healed if damaged.
             Some(_) if self.read_back => (Vec::new(), Vec::new(), 0),
-            _ => self.write_chunks(content)?,
+            _ => self.write_chunks(content, &batch.chunks)?,
+        };
+        let list = match existing {
+            Some(id) => self.content_chunks(id)?,
+            None => order,
         };
         if self.read_back {
-            let list = match existing {
-                Some(id) => self.content_chunks(id)?,
-                None => order.clone(),
-            };
             // A stored content with this digest is these very bytes, cut
             // where its catalog rows say: each chunk must decode to its piece,
             // which (written under the digest of its bytes, by construction)
@@ -114,16 +171,14 @@ impl Store {
             new_chunks.extend(healed);
             stored_size += bytes;
         }
-        let order: Vec<Digest> = order.into_iter().map(|(d, _)| d).collect();
+        batch.chunks.extend(new_chunks.iter().map(|c| c.0));
+        batch.contents.insert(digest, list.clone());
         // The content of its predecessor (the newest verified snapshot of the
-        // same source) only extends the predecessor's runs; anything else
-        // verified is parsed (once) for the tab index.
-        let same_as_predecessor = match (batch_newest.get(&file_name), existing) {
+        // same source) only extends the predecessor's runs in the tab index;
+        // anything else verified is parsed (once) for it.
+        let same_as_predecessor = match (batch.newest.get(&file_name), existing) {
             (Some(newest), _) => *newest == digest,
-            (None, Some(id)) => {
-                tabs::indexed_newest_content_of(&self.conn, &file_name).map_err(|e| self.sql(e))?
-                    == Some(id)
-            }
+            (None, Some(id)) => self.newest_content_of(&file_name)? == Some(id),
             (None, None) => false,
         };
         let tabs = match (&checked.verdict, same_as_predecessor) {
@@ -133,7 +188,7 @@ impl Store {
         Ok(Prepared {
             digest,
             content_len: content.len() as u64,
-            order,
+            list: existing.is_none().then_some(list),
             new_chunks,
             stored_size,
             verdict: checked.verdict,
@@ -144,6 +199,17 @@ impl Store {
             kind,
             mtime_ms,
         })
+    }
+
+    /// The content of the newest verified snapshot of source `source_name`.
+    fn newest_content_of(&self, source_name: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT content_id FROM snapshots
+                 WHERE id = (SELECT max(id) FROM snapshots WHERE source_name = ?1 AND status = 'ok')",
+            )
+            .and_then(|mut s| s.query_row([source_name], |r| r.get(0)).optional())
+            .map_err(|e| self.sql(e))
     }
 
     /// True if every chunk file of content `id` exists (a missing one is
@@ -177,6 +243,7 @@ impl Store {
     fn write_chunks(
         &self,
         content: &[u8],
+        in_batch: &HashSet<Digest>,
     ) -> Result<(Vec<(Digest, usize)>, Vec<(Digest, u64, u64, Digest)>, u64), StoreError> {
         let mut order = Vec::new();
         let mut seen = HashSet::new();
@@ -189,7 +256,8 @@ impl Store {
         for piece in self.params.split(content) {
             let digest = Digest::of(piece);
             order.push((digest, piece.len()));
-            if !seen.insert(digest) {
+            // Written once per batch: another file of the batch wrote it.
+            if !seen.insert(digest) || in_batch.contains(&digest) {
                 continue;
             }
             let path = chunk::chunk_path(&self.chunks_dir, &digest);
@@ -419,7 +487,9 @@ enum ReadBack {
 struct Prepared {
     digest: Digest,
     content_len: u64,
-    order: Vec<Digest>,
+    /// The ordered chunks of a content new to the store (`None` when the
+    /// store has it: its rows are there).
+    list: Option<Vec<(Digest, usize)>>,
     new_chunks: Vec<(Digest, u64, u64, Digest)>,
     stored_size: u64,
     verdict: Result<(SessionCounts, Option<u64>), String>,
@@ -433,13 +503,51 @@ struct Prepared {
     mtime_ms: Option<u64>,
 }
 
-/// Add the catalog rows of one prepared snapshot inside `tx`.
+/// What earlier sources of one batch did.
+#[derive(Default)]
+struct Batch {
+    /// The content of the newest verified file per source: the predecessor
+    /// of the next one of that source.
+    newest: HashMap<String, Digest>,
+    /// Chunks written (or rewritten) by this batch.
+    chunks: HashSet<Digest>,
+    /// Contents prepared (written and read back) by this batch, with their
+    /// chunks.
+    contents: HashMap<Digest, Vec<(Digest, usize)>>,
+}
+
+impl Prepared {
+    /// The record of this snapshot once it is `id`, taken at `now_ms`.
+    fn info(&self, id: SnapshotId, now_ms: u64) -> SnapshotInfo {
+        let (counts, last_update, status) = match &self.verdict {
+            Ok((c, lu)) => (Some(*c), *lu, SnapshotStatus::Ok),
+            Err(why) => (None, None, SnapshotStatus::Corrupt { reason: why.clone() }),
+        };
+        SnapshotInfo {
+            id,
+            taken_at_ms: now_ms,
+            profile: self.profile.clone(),
+            file_name: self.file_name.clone(),
+            kind: self.kind.clone(),
+            mtime_ms: self.mtime_ms,
+            last_update_ms: last_update,
+            counts,
+            content_hash: self.digest,
+            json_size: self.content_len,
+            stored_size: self.stored_size,
+            format: self.format,
+            status,
+        }
+    }
+}
+
+/// Add the catalog rows of one prepared snapshot, recorded as `info`, inside `tx`.
 fn insert_rows(
     tx: &rusqlite::Transaction<'_>,
     path: &Path,
     p: &Prepared,
-    now_ms: u64,
-) -> Result<SnapshotId, StoreError> {
+    info: &SnapshotInfo,
+) -> Result<(), StoreError> {
     let err = |e| catalog::sql_error(path, e);
     {
         let mut put_chunk = tx
@@ -484,7 +592,11 @@ fn insert_rows(
                      SELECT ?1, ?2, id FROM chunks WHERE hash = ?3",
                 )
                 .map_err(err)?;
-            for (seq, d) in p.order.iter().enumerate() {
+            let list = p.list.as_deref().ok_or_else(|| StoreError::CatalogCorrupt {
+                path: path.to_path_buf(),
+                reason: format!("content {} vanished from the catalog while adding", p.digest),
+            })?;
+            for (seq, (d, _)) in list.iter().enumerate() {
                 let n = link
                     .execute(params![id, to_i64(seq as u64), &d.as_bytes()[..]])
                     .map_err(err)?;
@@ -498,51 +610,34 @@ fn insert_rows(
             id
         }
     };
-    let (counts, last_update, status, reason) = match &p.verdict {
-        Ok((c, lu)) => (Some(*c), *lu, "ok", None),
-        Err(why) => (None, None, "corrupt", Some(why.as_str())),
+    let (counts, status, reason) = match &info.status {
+        SnapshotStatus::Ok => (info.counts, "ok", None),
+        SnapshotStatus::Corrupt { reason } => (None, "corrupt", Some(reason.as_str())),
     };
     tx.execute(
-        "INSERT INTO snapshots (taken_at, profile, source_name, source_kind, source_mtime,
+        "INSERT INTO snapshots (id, taken_at, profile, source_name, source_kind, source_mtime,
              last_update, windows, tabs, closed_tabs, closed_windows, content_id,
              stored_size, format, status, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
-            to_i64(now_ms),
-            p.profile,
-            p.file_name,
-            kind_name(&p.kind),
-            p.mtime_ms.map(to_i64),
-            last_update.map(to_i64),
+            info.id.0,
+            to_i64(info.taken_at_ms),
+            info.profile,
+            info.file_name,
+            kind_name(&info.kind),
+            info.mtime_ms.map(to_i64),
+            info.last_update_ms.map(to_i64),
             counts.map(|c| to_i64(c.windows)),
             counts.map(|c| to_i64(c.tabs)),
             counts.map(|c| to_i64(c.closed_tabs)),
             counts.map(|c| to_i64(c.closed_windows)),
             content_id,
-            to_i64(p.stored_size),
-            p.format.map(|f| f.to_string()),
+            to_i64(info.stored_size),
+            info.format.map(|f| f.to_string()),
             status,
             reason,
         ],
     )
     .map_err(err)?;
-    let id = SnapshotId(tx.last_insert_rowid());
-    if p.verdict.is_ok() {
-        match &p.tabs {
-            Some(rows) => tabs::insert_tab_rows(tx, path, id, &p.file_name, rows)?,
-            None => {
-                if !tabs::extend_all_runs(tx, path, id, &p.file_name, content_id)? {
-                    // Only possible if the source's newest snapshot changed
-                    // between prepare and commit, which the lock prevents.
-                    return Err(StoreError::CatalogCorrupt {
-                        path: path.to_path_buf(),
-                        reason: format!(
-                            "snapshot {id}'s predecessor changed while adding it to the tab index"
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    Ok(id)
+    Ok(())
 }

@@ -12,7 +12,12 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::{ChunkerParams, StoreError};
 
 /// The schema version this build reads and writes.
-pub(super) const SCHEMA_VERSION: i64 = 4;
+pub(super) const SCHEMA_VERSION: i64 = 5;
+
+/// The last version [`migrate`] reaches by SQL alone; the step to version 5
+/// writes the manifests and moves the tab index out of the catalog
+/// (`Store::upgrade_to_v5`), then runs [`SCHEMA_V5`].
+pub(super) const LAST_SQL_VERSION: i64 = 4;
 
 /// The oldest schema a read-only open accepts: every table but the tab index
 /// (version 2) is in version 1, so commands that need no tab index still read
@@ -27,7 +32,7 @@ pub(super) const TAB_INDEX_VERSION: i64 = 2;
 const APPLICATION_ID: i32 = 0x4646_5353;
 
 /// `MIGRATIONS[n]` turns a version-`n` catalog into version `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+const MIGRATIONS: [&str; LAST_SQL_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The version that added `archived_tabs`.
 pub(super) const ARCHIVE_VERSION: i64 = 3;
@@ -145,6 +150,24 @@ const SCHEMA_V4: &str = "
 ALTER TABLE chunks ADD COLUMN frame_hash BLOB CHECK (frame_hash IS NULL OR length(frame_hash) = 32);
 ";
 
+/// Version 5: the tab index moves to `index.sqlite` (see `index.rs`; it
+/// was copied there first), every snapshot and content has a manifest file
+/// (see `manifest.rs`; written first), and `damaged_chunks` records the
+/// chunks found damaged (by a prune, a restore, `watch` or `check`) until
+/// a backup heals them, so `list` can mark the snapshots that use them.
+pub(super) const SCHEMA_V5: &str = "
+DROP TRIGGER IF EXISTS tab_entries_insert;
+DROP TRIGGER IF EXISTS tab_entries_delete;
+DROP TABLE IF EXISTS tab_search;
+DROP TABLE IF EXISTS tab_runs;
+DROP TABLE IF EXISTS tab_entries;
+CREATE TABLE damaged_chunks (
+    hash     BLOB PRIMARY KEY NOT NULL CHECK (length(hash) = 32),
+    found_at INTEGER NOT NULL,
+    reason   TEXT NOT NULL
+) WITHOUT ROWID;
+";
+
 const SCHEMA_V3: &str = "
 CREATE TABLE archived_tabs (
     id            INTEGER PRIMARY KEY,
@@ -182,14 +205,17 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> StoreError {
     }
 }
 
-/// Open the catalog for reading and writing, creating or upgrading its schema;
-/// returns the connection and the store's chunker parameters (`init` for a new
-/// catalog, the recorded ones otherwise).
+/// Open the catalog for reading and writing, creating or upgrading its schema
+/// up to [`LAST_SQL_VERSION`]; returns the connection, the store's chunker
+/// parameters (`init` for a new catalog, the recorded ones otherwise) and
+/// the schema version.
 pub(super) fn open_rw(
     path: &Path,
     init: ChunkerParams,
-) -> Result<(Connection, ChunkerParams), StoreError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+) -> Result<(Connection, ChunkerParams, i64), StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
     let err = |e| sql_error(path, e);
     // WAL with synchronous=FULL: a commit returns only after the WAL is fsynced,
@@ -207,36 +233,98 @@ pub(super) fn open_rw(
         .map_err(err)?;
     migrate(&mut conn, path, init)?;
     let params = read_params(&conn, path)?;
-    Ok((conn, params))
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(err)?;
+    Ok((conn, params, version))
+}
+
+/// How a read-only open reads the catalog.
+#[derive(Debug)]
+pub(super) enum ReadMode {
+    /// As SQLite reads a WAL database: the catalog, its WAL and shm.
+    Normal,
+    /// As an immutable file: the folder cannot take the shm file (a
+    /// read-only file system, a full disk) and the WAL is empty or absent,
+    /// so the catalog file alone holds every commit.
+    Immutable,
+    /// From a copy of the catalog and its WAL in a temporary folder: the
+    /// folder cannot take the shm file and the WAL holds commits the
+    /// catalog file does not have yet (a writer was killed, say).
+    Copy {
+        /// The folder of the copy, deleted when dropped.
+        _folder: tempfile::TempDir,
+    },
 }
 
 /// Open the catalog read-only; it must be at least at version 1 (the tab
 /// index needs version 2: see `Store::require_tab_index`). Returns the
-/// connection, the store's chunker parameters and the schema version.
-pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams, i64), StoreError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))
-        .map_err(|e| sql_error(path, e))?;
-    let (conn, version) = match check_identity(&conn, path) {
-        Ok(version) => (conn, version),
-        // A WAL catalog needs its -shm file writable even to read; on a
-        // read-only file system (a mounted backup disk) nothing can change
-        // the catalog, so SQLite may read it as immutable.
+/// connection, the store's chunker parameters, the schema version and how
+/// it is read.
+///
+/// Reading needs nothing written: where SQLite cannot create the shm file a
+/// WAL reader needs (a read-only file system, a full disk), the catalog is
+/// read as immutable when its WAL is empty, or from a private copy of the
+/// catalog and its WAL when it is not (an immutable read would miss the
+/// commits still in the WAL).
+pub(super) fn open_ro(
+    path: &Path,
+) -> Result<(Connection, ChunkerParams, i64, ReadMode), StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let open = |target: &str, flags: OpenFlags| -> Result<(Connection, i64), StoreError> {
+        let conn = Connection::open_with_flags(target, flags).map_err(|e| sql_error(path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| sql_error(path, e))?;
+        let version = check_identity(&conn, path)?;
+        Ok((conn, version))
+    };
+    let (conn, version, mode) = match open(&super::index::uri(path, ""), flags) {
+        Ok((conn, version)) => (conn, version, ReadMode::Normal),
         Err(StoreError::Catalog { source, .. })
             if matches!(
                 source.sqlite_error_code(),
-                Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+                Some(
+                    ErrorCode::CannotOpen
+                        | ErrorCode::ReadOnly
+                        | ErrorCode::SystemIoFailure
+                        | ErrorCode::DiskFull
+                )
             ) =>
         {
-            drop(conn);
-            let conn = Connection::open_with_flags(
-                immutable_uri(path),
-                flags | OpenFlags::SQLITE_OPEN_URI,
-            )
-            .map_err(|e| sql_error(path, e))?;
-            let version = check_identity(&conn, path)?;
-            (conn, version)
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            let wal = std::path::PathBuf::from(wal);
+            let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+            if wal_len == 0 {
+                let (conn, version) = open(&super::index::uri(path, "immutable=1"), flags)?;
+                (conn, version, ReadMode::Immutable)
+            } else {
+                let tmp = tempfile::Builder::new()
+                    .prefix("ffsession-catalog-")
+                    .tempdir()
+                    .map_err(|e| crate::error::PathError {
+                        path: path.to_path_buf(),
+                        source: e,
+                    })?;
+                let copy = tmp.path().join(CATALOG_COPY);
+                let mut copy_wal = copy.clone().into_os_string();
+                copy_wal.push("-wal");
+                for (from, to) in [(path, copy.as_path()), (wal.as_path(), Path::new(&copy_wal))] {
+                    std::fs::copy(from, to).map_err(|e| crate::error::PathError {
+                        path: from.to_path_buf(),
+                        source: e,
+                    })?;
+                }
+                // Read-write, so SQLite may recover the copied WAL; the
+                // copy is private and deleted with the folder.
+                let rw = OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI;
+                let (conn, version) = open(&super::index::uri(&copy, ""), rw)?;
+                (conn, version, ReadMode::Copy { _folder: tmp })
+            }
         }
         Err(e) => return Err(e),
     };
@@ -251,23 +339,11 @@ pub(super) fn open_ro(path: &Path) -> Result<(Connection, ChunkerParams, i64), S
         });
     }
     let params = read_params(&conn, path)?;
-    Ok((conn, params, version))
+    Ok((conn, params, version, mode))
 }
 
-/// `file:<path>?immutable=1`, with the characters URIs reserve escaped.
-fn immutable_uri(path: &Path) -> String {
-    let mut uri = String::from("file:");
-    for c in path.to_string_lossy().chars() {
-        match c {
-            '%' => uri.push_str("%25"),
-            '?' => uri.push_str("%3F"),
-            '#' => uri.push_str("%23"),
-            c => uri.push(c),
-        }
-    }
-    uri.push_str("?immutable=1");
-    uri
-}
+/// The name of a private copy of the catalog.
+const CATALOG_COPY: &str = "catalog.sqlite";
 
 /// Check that the file is an ffsession catalog this build can read; returns
 /// its schema version (0 for a new, empty database).
@@ -306,7 +382,8 @@ fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     Ok(version)
 }
 
-/// Bring the catalog to [`SCHEMA_VERSION`], one transaction per step.
+/// Bring the catalog to [`LAST_SQL_VERSION`] (or leave a newer one as it
+/// is), one transaction per step.
 pub(super) fn migrate(
     conn: &mut Connection,
     path: &Path,
@@ -314,7 +391,7 @@ pub(super) fn migrate(
 ) -> Result<(), StoreError> {
     let err = |e| sql_error(path, e);
     let mut version = check_identity(conn, path)?;
-    while version < SCHEMA_VERSION {
+    while version < LAST_SQL_VERSION {
         let tx = conn.transaction().map_err(err)?;
         tx.execute_batch(MIGRATIONS[version as usize])
             .map_err(err)?;

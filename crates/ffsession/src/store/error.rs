@@ -77,6 +77,14 @@ pub enum StoreError {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// The tab index (derived data, `index.sqlite`) cannot be read.
+    #[error("{}: the tab index cannot be read: {reason}", path.display())]
+    IndexUnavailable {
+        /// The index file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// A read-only open found a catalog that needs an upgrade first.
     #[error("{}: the catalog has schema version {found} and needs an upgrade to {current}", path.display())]
     SchemaTooOld {
@@ -179,6 +187,9 @@ impl StoreError {
                 "put back a copy of catalog.sqlite, or move the store folder aside and start a new store (its chunk files stay readable)",
             ),
             StoreError::SchemaTooNew { .. } => Some("use the newer ffsession that wrote this store"),
+            StoreError::IndexUnavailable { .. } => Some(
+                "run `ffsession reindex` to build it again from the snapshots (backups and restores do not need it)",
+            ),
             StoreError::SchemaTooOld { .. } => {
                 Some("open the store for writing once (take a backup) to upgrade its catalog")
             }

@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::chunk::{self, Digest};
-use super::{catalog, tabs, GcReport, Store, StoreError, UnreferencedChunk};
+use super::{catalog, manifest, GcReport, Store, StoreError, UnreferencedChunk};
 use crate::error::{IoResultExt, PathError};
 use crate::fs_util::sync_dir;
 
@@ -79,18 +79,31 @@ impl Store {
             [],
         )
         .map_err(err)?;
-        tabs::collect_garbage(&tx, &path)?;
+        if self.schema_version >= 5 {
+            tx.execute(
+                "DELETE FROM damaged_chunks WHERE hash NOT IN (SELECT hash FROM chunks)",
+                [],
+            )
+            .map_err(err)?;
+        }
         tx.commit().map_err(err)?;
+
+        // The manifests no row names, before any chunk file: a manifest
+        // left behind names only chunks that are still there.
+        let mut touched = BTreeSet::new();
+        let mut report = GcReport {
+            contents_removed: contents_removed as u64,
+            ..GcReport::default()
+        };
+        self.remove_stale_manifests(&mut touched, &mut report)?;
+        for dir in std::mem::take(&mut touched) {
+            sync_dir(&dir)?;
+        }
 
         // Every chunk row left is referenced by a snapshot; delete only files
         // that no row names.
         let keep = self.digests("SELECT hash FROM chunks")?;
         let (files, temps) = self.scan_chunk_files()?;
-        let mut report = GcReport {
-            contents_removed: contents_removed as u64,
-            ..GcReport::default()
-        };
-        let mut touched = BTreeSet::new();
         for (digest, file, size) in files {
             if keep.contains(&digest) {
                 continue;
@@ -117,7 +130,43 @@ impl Store {
         for dir in touched {
             sync_dir(&dir)?;
         }
+        self.collect_index_garbage();
         Ok(report)
+    }
+
+    /// Delete the snapshot manifests whose snapshot is not in the catalog
+    /// (removed, or never committed) and the content manifests whose
+    /// content is not.
+    fn remove_stale_manifests(
+        &self,
+        touched: &mut BTreeSet<PathBuf>,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
+        if self.schema_version < 5 {
+            return Ok(());
+        }
+        let ids: HashSet<i64> = self
+            .conn
+            .prepare("SELECT id FROM snapshots")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| self.sql(e))?;
+        for id in manifest::snapshot_ids(&self.dir)? {
+            if !ids.contains(&id.0) {
+                let path = manifest::snapshot_path(&self.dir, id);
+                remove_if_there(&path)?;
+                report.manifests_removed += 1;
+                touched.extend(path.parent().map(Path::to_path_buf));
+            }
+        }
+        let contents = self.digests("SELECT hash FROM contents")?;
+        for (digest, path) in manifest::content_files(&self.dir)? {
+            if !contents.contains(&digest) {
+                remove_if_there(&path)?;
+                report.manifests_removed += 1;
+                touched.extend(path.parent().map(Path::to_path_buf));
+            }
+        }
+        Ok(())
     }
 
     /// Chunk files (digest, path, size) and leftover temporary files under
@@ -168,5 +217,18 @@ impl Store {
         files.sort_by(|a, b| a.1.cmp(&b.1));
         temps.sort();
         Ok((files, temps))
+    }
+}
+
+/// Remove `path`; a file already gone is fine.
+fn remove_if_there(path: &Path) -> Result<(), StoreError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(PathError {
+            path: path.to_path_buf(),
+            source: e,
+        }
+        .into()),
     }
 }

@@ -87,12 +87,15 @@ mod chunk;
 mod error;
 mod forget;
 mod gc;
+mod index;
 mod layout;
+mod manifest;
 mod queries;
 mod read;
 mod search;
 mod snapshot;
 mod tabs;
+mod upgrade;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -105,10 +108,12 @@ pub use check::{
 };
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
+pub use index::INDEX_FILE;
 pub use layout::lock_holder;
+pub use manifest::{CONTENTS_DIR, SNAPSHOTS_DIR, STORE_FILE};
 pub use search::{OpenStretch, SearchError, SearchHit, TimeRange};
 pub use snapshot::{
-    unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
+    newest_session_first, unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
     StoreStats, UnreferencedChunk,
 };
 pub use tabs::ReindexReport;
@@ -141,6 +146,14 @@ pub struct Store {
     /// The exclusively locked `lock` file; `None` when read-only. Dropping it
     /// releases the lock.
     lock: Option<File>,
+    /// Where the tab index is.
+    index: index::IndexState,
+    /// The last note about the tab index, for the caller to show once.
+    index_note: Option<String>,
+    /// How a read-only open reads the catalog (a private copy is deleted
+    /// with the store).
+    #[allow(dead_code)]
+    read_mode: catalog::ReadMode,
     /// Read every snapshot back before recording it (always, but for the
     /// benchmark that measures what the read-back costs).
     read_back: bool,
@@ -195,7 +208,17 @@ impl Store {
     pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Store, StoreError> {
         let dir = dir.as_ref();
         let catalog_path = require_store(dir)?;
-        let (conn, params, schema_version) = catalog::open_ro(&catalog_path)?;
+        let (conn, params, schema_version, read_mode) = catalog::open_ro(&catalog_path)?;
+        let index = if schema_version >= 5 {
+            let immutable = !matches!(read_mode, catalog::ReadMode::Normal);
+            index::attach_ro(&conn, dir, immutable)
+        } else if schema_version >= catalog::TAB_INDEX_VERSION {
+            index::IndexState::InCatalog
+        } else {
+            index::IndexState::Unavailable(format!(
+                "the catalog has schema version {schema_version}, from before the tab index"
+            ))
+        };
         Ok(Store {
             dir: dir.to_path_buf(),
             chunks_dir: dir.join(CHUNKS_DIR),
@@ -204,6 +227,9 @@ impl Store {
             params,
             schema_version,
             lock: None,
+            index,
+            index_note: None,
+            read_mode,
             read_back: true,
         })
     }
@@ -217,19 +243,30 @@ impl Store {
             name.push(suffix);
             tighten_file(Path::new(&name))?;
         }
-        let (conn, params) = catalog::open_rw(&catalog_path, init)?;
+        let (conn, params, schema_version) = catalog::open_rw(&catalog_path, init)?;
         let chunks_dir = dir.join(CHUNKS_DIR);
         make_dir(&chunks_dir, dir)?;
-        Ok(Store {
+        let (index, index_note) = index::attach_rw(&conn, dir);
+        let mut store = Store {
             dir: dir.to_path_buf(),
             chunks_dir,
             catalog_path,
             conn,
             params,
-            schema_version: catalog::SCHEMA_VERSION,
+            schema_version,
             lock: Some(lock),
+            index,
+            index_note,
+            read_mode: catalog::ReadMode::Normal,
             read_back: true,
-        })
+        };
+        if store.schema_version < catalog::SCHEMA_VERSION {
+            store.upgrade_to_v5()?;
+        }
+        // The index may lag the catalog (a crash after a commit, an index
+        // deleted or rebuilt above): index what it lacks.
+        store.catch_up_index(std::collections::HashMap::new());
+        Ok(store)
     }
 
     /// The store folder.

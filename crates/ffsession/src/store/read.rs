@@ -102,6 +102,14 @@ impl Store {
         )
     }
 
+    /// Every snapshot, newest session first ([`super::newest_session_first`]):
+    /// the order every "latest", "newest" and "before" means.
+    pub fn snapshots_by_session_time(&self) -> Result<Vec<SnapshotInfo>, StoreError> {
+        let mut all = self.snapshots()?;
+        all.sort_by(super::newest_session_first);
+        Ok(all)
+    }
+
     /// One snapshot.
     pub fn snapshot(&self, id: SnapshotId) -> Result<SnapshotInfo, StoreError> {
         self.query_infos(&format!("{} WHERE s.id = ?1", Self::SELECT_INFO), [id.0])?

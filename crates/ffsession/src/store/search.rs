@@ -109,7 +109,11 @@ impl Store {
                 current: catalog::SCHEMA_VERSION,
             });
         }
-        Ok(())
+        self.index_available()
+            .map_err(|reason| StoreError::IndexUnavailable {
+                path: self.dir.join(super::INDEX_FILE),
+                reason,
+            })
     }
 
     /// The tabs whose title or URL match the FTS5 `query`, best match first,

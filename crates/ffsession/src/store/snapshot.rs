@@ -128,6 +128,30 @@ impl SnapshotInfo {
     pub fn is_ok(&self) -> bool {
         self.status == SnapshotStatus::Ok
     }
+
+    /// The session's own time: Firefox's `session.lastUpdate`; for a file
+    /// that did not read as a session, the file's modification time; failing
+    /// both, when the snapshot was taken. Sessions are ordered by this, never
+    /// by snapshot id or backup time: `upgrade.jsonlz4-*` and
+    /// `previous.jsonlz4` hold older sessions than the files backed up
+    /// beside them.
+    pub fn session_time_ms(&self) -> u64 {
+        self.last_update_ms
+            .or(self.mtime_ms)
+            .unwrap_or(self.taken_at_ms)
+    }
+}
+
+/// Newest session first: by [`SnapshotInfo::session_time_ms`], then by the
+/// file's role in the order Firefox tries the files (`sessionstore.jsonlz4`
+/// before `recovery.jsonlz4` before `previous.jsonlz4` before an upgrade
+/// copy), then by backup time and id.
+pub fn newest_session_first(a: &SnapshotInfo, b: &SnapshotInfo) -> std::cmp::Ordering {
+    b.session_time_ms()
+        .cmp(&a.session_time_ms())
+        .then_with(|| a.kind.cmp(&b.kind))
+        .then_with(|| b.taken_at_ms.cmp(&a.taken_at_ms))
+        .then_with(|| b.id.cmp(&a.id))
 }
 
 /// Sizes and counts of a whole store.
@@ -172,6 +196,8 @@ pub struct GcReport {
     pub contents_removed: u64,
     /// Temporary files left by interrupted writes.
     pub temp_files_removed: u64,
+    /// Manifest files of snapshots and contents no longer in the catalog.
+    pub manifests_removed: u64,
 }
 
 /// The verdict on a source file's bytes.

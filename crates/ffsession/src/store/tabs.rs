@@ -30,9 +30,10 @@
 //! held this tab", not "how many copies". Twice in different windows or
 //! states, it is two runs.
 //!
-//! A snapshot's tabs are indexed in the transaction that adds its row, so the
-//! index never lags the catalog. Snapshots taken before the upgrade to
-//! version 2 are indexed by [`Store::reindex_tabs`].
+//! The index lives in its own database (`index.sqlite`, see `index.rs`): a
+//! snapshot's tabs are indexed right after the transaction that adds its row,
+//! in a transaction of the index alone, and a damaged index is built again
+//! from the snapshots ([`Store::reindex_tabs`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -103,23 +104,6 @@ fn predecessor(
          WHERE source_name = ?1 AND id < ?2 AND status = 'ok'",
     )?
     .query_row(params![source_name, id.0], |r| r.get(0))
-}
-
-/// The content of the newest verified snapshot of source `source_name`, if
-/// the tab index holds its tabs (a snapshot taken before the upgrade to
-/// version 2 and not reindexed yet has none: the next one is parsed).
-pub(super) fn indexed_newest_content_of(
-    conn: &rusqlite::Connection,
-    source_name: &str,
-) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached(
-        "SELECT s.content_id FROM snapshots s
-         WHERE s.id = (SELECT max(id) FROM snapshots WHERE source_name = ?1 AND status = 'ok')
-           AND EXISTS (SELECT 1 FROM tab_runs r WHERE r.source_name = ?1
-                       AND r.last_snapshot >= s.id AND r.first_snapshot <= s.id)",
-    )?
-    .query_row([source_name], |r| r.get(0))
-    .optional()
 }
 
 /// The run key: what must stay the same for a tab to extend its run.
@@ -258,6 +242,18 @@ pub(super) fn extend_all_runs(
     if !same {
         return Ok(false);
     }
+    // A predecessor the index does not hold (left out as damaged, or of no
+    // tabs) has no runs to extend: the snapshot is read instead.
+    let covered: bool = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM tab_runs
+                            WHERE source_name = ?1 AND last_snapshot >= ?2 AND first_snapshot <= ?2)",
+        )
+        .and_then(|mut s| s.query_row(params![source_name, pred], |r| r.get(0)))
+        .map_err(err)?;
+    if !covered {
+        return Ok(false);
+    }
     tx.prepare_cached(
         "UPDATE tab_runs SET last_snapshot = ?3
          WHERE source_name = ?1 AND last_snapshot >= ?2 AND first_snapshot <= ?2",
@@ -289,7 +285,7 @@ pub(super) fn collect_garbage(tx: &rusqlite::Connection, path: &Path) -> Result<
 }
 
 /// What [`Store::reindex_tabs`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReindexReport {
     /// Snapshots indexed.
     pub snapshots: u64,
@@ -298,64 +294,35 @@ pub struct ReindexReport {
     pub runs: u64,
     /// Distinct (URL, title) pairs in the index.
     pub entries: u64,
+    /// Snapshots left out because they do not read back whole, with why.
+    pub skipped: Vec<(SnapshotId, String)>,
 }
 
 impl Store {
-    /// Rebuild the tab index from the stored snapshots, all in one
-    /// transaction: every verified snapshot's JSON is read (and checked) again.
-    /// `progress(done, total)` is called after each snapshot.
+    /// Rebuild the tab index from the stored snapshots: the index file is
+    /// deleted (it is derived data, and may be damaged) and every verified
+    /// snapshot's JSON is read (and checked) again, in id order. A snapshot
+    /// that does not read back whole is left out and counted in
+    /// [`ReindexReport::skipped`]. `progress(done, total)` is called after each
+    /// snapshot.
     pub fn reindex_tabs(
         &mut self,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<ReindexReport, StoreError> {
-        self.writable()?;
-        let path = self.catalog_path.clone();
-        let err = |e| catalog::sql_error(&path, e);
-        let snapshots: Vec<(i64, i64, String)> = self
+        let done = self.rebuild_index(&mut progress)?;
+        let (runs, entries): (i64, i64) = self
             .conn
-            .prepare_cached(
-                "SELECT id, content_id, source_name FROM snapshots WHERE status = 'ok' ORDER BY id",
-            )
-            .and_then(|mut s| {
-                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
-            })
-            .map_err(err)?;
-        let total = snapshots.len() as u64;
-        let tx = self.conn.unchecked_transaction().map_err(err)?;
-        tx.execute_batch(
-            "DELETE FROM tab_runs;
-             DELETE FROM tab_entries;
-             INSERT INTO tab_search (tab_search) VALUES ('delete-all');",
-        )
-        .map_err(err)?;
-        let mut report = ReindexReport::default();
-        // The content last indexed per source: the same again only extends
-        // its runs, unparsed.
-        let mut last_content: HashMap<String, i64> = HashMap::new();
-        for (n, (id, content_id, source_name)) in snapshots.into_iter().enumerate() {
-            let id = SnapshotId(id);
-            let same = last_content.get(&source_name) == Some(&content_id)
-                && extend_all_runs(&tx, &path, id, &source_name, content_id)?;
-            if !same {
-                let json = self.read_json(id)?;
-                let rows = tab_rows(&json).unwrap_or_default();
-                insert_tab_rows(&tx, &path, id, &source_name, &rows)?;
-            }
-            last_content.insert(source_name, content_id);
-            report.snapshots += 1;
-            progress(n as u64 + 1, total);
-        }
-        let (runs, entries): (i64, i64) = tx
             .query_row(
-                "SELECT (SELECT count(*) FROM tab_runs), (SELECT count(*) FROM tab_entries)",
+                "SELECT (SELECT count(*) FROM idx.tab_runs), (SELECT count(*) FROM idx.tab_entries)",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map_err(err)?;
-        tx.commit().map_err(err)?;
-        report.runs = u64::try_from(runs).unwrap_or(0);
-        report.entries = u64::try_from(entries).unwrap_or(0);
-        Ok(report)
+            .map_err(|e| catalog::sql_error(&self.dir.join(super::index::INDEX_FILE), e))?;
+        Ok(ReindexReport {
+            snapshots: done.indexed - done.skipped.len() as u64,
+            runs: u64::try_from(runs).unwrap_or(0),
+            entries: u64::try_from(entries).unwrap_or(0),
+            skipped: done.skipped,
+        })
     }
 }
