@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ffsession::store::{lock_holder, Store, StoreError};
+use ffsession::store::{lock_holder, StoreError};
 
 use crate::error::UserError;
 use crate::fmt;
@@ -78,11 +78,11 @@ fn holder(dir: &Path) -> String {
 
 /// `open()` (which takes the store's lock), retried while another process
 /// holds the lock, for up to `wait`; says once on stderr that it waits.
-pub fn with_lock_wait(
+pub fn with_lock_wait<T>(
     dir: &Path,
     wait: Duration,
-    mut open: impl FnMut() -> Result<Store, StoreError>,
-) -> Result<Store> {
+    mut open: impl FnMut() -> Result<T, StoreError>,
+) -> Result<T> {
     let start = Instant::now();
     let mut said = false;
     loop {

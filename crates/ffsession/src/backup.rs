@@ -155,6 +155,10 @@ pub fn backup_profile_with(
         .snapshots_by_session_time()?
         .into_iter()
         .find(|s| s.is_ok() && s.counts.is_some());
+    let damaged = match unchanged_files {
+        UnchangedFiles::Store => Default::default(),
+        UnchangedFiles::Skip => store.damage_marks()?,
+    };
     let files = sources::list(profile_dir)?;
     let mut read = Vec::with_capacity(files.len());
     let mut unchanged = Vec::new();
@@ -165,11 +169,16 @@ pub fn backup_profile_with(
             Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e.into()),
         };
+        // A file whose newest snapshot was found damaged is stored again,
+        // unchanged or not: that rewrites the damaged chunks (healing every
+        // snapshot that shares them).
         let same = match unchanged_files {
             UnchangedFiles::Store => None,
             UnchangedFiles::Skip => store
                 .latest_content(profile, &source.file_name)?
-                .filter(|(_, digest)| *digest == source.content_digest())
+                .filter(|(id, digest)| {
+                    *digest == source.content_digest() && !damaged.contains_key(id)
+                })
                 .map(|(id, _)| id),
         };
         match same {
@@ -186,21 +195,31 @@ pub fn backup_profile_with(
     // counts with its stored snapshot, and was judged when that was stored):
     // an upgrade copy or previous.jsonlz4 is older than the recovery file
     // beside it, whatever order they were stored in.
-    let mut newest: Option<((u64, std::cmp::Reverse<u8>), Option<usize>)> = None;
-    let mut consider = |key: (u64, std::cmp::Reverse<u8>), taken: Option<usize>| {
+    // (session time, role: the file Firefox tries first wins a tie)
+    type Key = (u64, std::cmp::Reverse<u8>);
+    let mut newest: Option<(Key, Option<usize>)> = None;
+    let mut consider = |key: Key, taken: Option<usize>| {
         if newest.is_none_or(|(k, _)| key > k) {
             newest = Some((key, taken));
         }
     };
     for u in &unchanged {
         let info = store.snapshot(u.since)?;
-        consider((info.session_time_ms(), std::cmp::Reverse(info.kind.rank())), None);
+        consider(
+            (info.session_time_ms(), std::cmp::Reverse(info.kind.rank())),
+            None,
+        );
     }
     for (i, s) in taken.iter().enumerate() {
-        consider((s.session_time_ms(), std::cmp::Reverse(s.kind.rank())), Some(i));
+        consider(
+            (s.session_time_ms(), std::cmp::Reverse(s.kind.rank())),
+            Some(i),
+        );
     }
-    let alarm = newest.and_then(|(_, i)| i).map(|i| &taken[i]).and_then(|s| {
-        match (&s.status, s.counts, &last_good) {
+    let alarm = newest
+        .and_then(|(_, i)| i)
+        .map(|i| &taken[i])
+        .and_then(|s| match (&s.status, s.counts, &last_good) {
             (crate::store::SnapshotStatus::Corrupt { reason }, _, _) => {
                 Some(Alarm::NewestCorrupt {
                     file: s.file_name.clone(),
@@ -217,8 +236,7 @@ pub fn backup_profile_with(
                 })
             }
             _ => None,
-        }
-    });
+        });
     Ok(BackupReport {
         snapshots: taken,
         alarm,

@@ -5,7 +5,9 @@
 
 use jiff::tz::TimeZone;
 
-use crate::retention::{self, Candidate, PrunePlan, RetentionPolicy};
+use std::collections::HashSet;
+
+use crate::retention::{self, Candidate, PrunePlan, Reason, RetentionPolicy};
 use crate::store::{GcReport, SnapshotId, SnapshotInfo, Store, StoreError};
 
 /// What retention needs to know of each snapshot; `archive` lists the
@@ -27,7 +29,15 @@ pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Can
 }
 
 /// The store's snapshots (newest first) and what `policy` does with each,
-/// periods counted in `tz`. Changes nothing.
+/// periods counted in `tz`. Changes nothing but the damage marks.
+///
+/// The snapshots a protection keeps (the newest good session, the last good
+/// one before a damaged or shrunken one) are read back now
+/// ([`Store::verify_snapshot`]), not trusted from backup time: one that does
+/// not read back whole is marked damaged (kept, since a later backup of the
+/// same content may heal it) and the plan is made again, so the protection
+/// moves to the newest one that does. Snapshots already marked damaged start
+/// so. [`PrunePlan::found_damaged`] says what was found.
 pub fn plan_store(
     store: &Store,
     policy: &RetentionPolicy,
@@ -35,8 +45,45 @@ pub fn plan_store(
 ) -> Result<(Vec<SnapshotInfo>, PrunePlan), StoreError> {
     let snapshots = store.snapshots()?;
     let archive = store.archive_snapshots()?;
-    let plan = retention::plan(policy, &candidates(&snapshots, &archive), tz);
-    Ok((snapshots, plan))
+    let marks = store.damage_marks()?;
+    let mut candidates = candidates(&snapshots, &archive);
+    for c in &mut candidates {
+        c.damaged = marks.contains_key(&SnapshotId(c.id));
+    }
+    let mut found = Vec::new();
+    let mut checked = HashSet::new();
+    loop {
+        let mut plan = retention::plan(policy, &candidates, tz);
+        let unchecked: Vec<i64> = plan
+            .decisions
+            .iter()
+            .filter(|d| {
+                d.reasons
+                    .iter()
+                    .any(|r| matches!(r, Reason::NewestVerified | Reason::LastGoodBefore { .. }))
+            })
+            .map(|d| d.id)
+            .filter(|id| checked.insert(*id))
+            .collect();
+        if unchecked.is_empty() {
+            for (id, what) in marks {
+                if !found.iter().any(|(f, _)| *f == id.0) {
+                    found.push((id.0, what));
+                }
+            }
+            found.sort();
+            plan.found_damaged = found;
+            return Ok((snapshots, plan));
+        }
+        for id in unchecked {
+            if let Some(damage) = store.verify_snapshot(SnapshotId(id))? {
+                if let Some(c) = candidates.iter_mut().find(|c| c.id == id) {
+                    c.damaged = true;
+                }
+                found.push((id, damage.what));
+            }
+        }
+    }
 }
 
 /// What carrying out a plan did.

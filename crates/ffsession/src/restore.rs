@@ -33,7 +33,7 @@ use crate::backup::{backup_profile, BackupError};
 use crate::error::{IoResultExt, PathError};
 use crate::fs_util::write_atomic;
 use crate::profile::{lock_state, LockState};
-use crate::store::{SnapshotId, SnapshotInfo, Store, StoreError};
+use crate::store::{SnapshotDamage, SnapshotId, SnapshotInfo, Store, StoreError};
 
 /// The pref that makes the next start restore the session, once.
 pub const RESUME_ONCE_PREF: &str = "browser.sessionstore.resume_session_once";
@@ -65,6 +65,22 @@ pub enum RestoreError {
         /// Why.
         reason: String,
     },
+    /// `restore latest` found no snapshot to restore.
+    #[error("the store has no snapshot Firefox would restore that reads back whole{}", if damaged.is_empty() { String::new() } else { format!(" ({} found damaged)", damaged.len()) })]
+    NothingToRestore {
+        /// Snapshots skipped because they do not read back whole.
+        damaged: Vec<SnapshotDamage>,
+    },
+    /// The profile has session files (or `prefs.js`) to keep for the undo,
+    /// and the store cannot be written.
+    #[error("{}: the store cannot be written, and the undo snapshot of the profile's current files must go somewhere: {source}", store.display())]
+    UndoNeedsStore {
+        /// The store folder.
+        store: PathBuf,
+        /// Why it cannot be written.
+        #[source]
+        source: StoreError,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -86,6 +102,15 @@ impl RestoreError {
             RestoreError::NotRestorable { .. } => {
                 Some("`ffsession list` shows which snapshots verified ok")
             }
+            RestoreError::NothingToRestore { damaged } if damaged.is_empty() => {
+                Some("take one with `ffsession backup`")
+            }
+            RestoreError::NothingToRestore { .. } => Some(
+                "`ffsession check` names what is damaged; the next `ffsession backup` of the same files heals what it still has",
+            ),
+            RestoreError::UndoNeedsStore { .. } => Some(
+                "pass --undo-store DIR (a writable folder) to keep the undo snapshot there, or restore into a new, empty profile folder",
+            ),
             RestoreError::Store(e) => e.hint(),
             RestoreError::Backup(e) => e.hint(),
             RestoreError::Io(_) => None,
@@ -114,6 +139,14 @@ pub struct RestorePlan {
     pub warnings: Vec<String>,
 }
 
+impl RestorePlan {
+    /// True if the profile holds something an undo needs kept (session
+    /// files, `prefs.js`): then the restore writes into a store.
+    pub fn needs_undo(&self) -> bool {
+        !self.back_up.is_empty() || self.prefs.exists()
+    }
+}
+
 /// Check that `id` can be restored into `profile_dir` (its content reads back
 /// whole) and say what will change.
 pub fn plan(
@@ -137,6 +170,25 @@ pub fn plan(
         prefs: profile_dir.join("prefs.js"),
         warnings: changes.warnings,
     })
+}
+
+/// The snapshot `restore latest` means: the newest session by its own clock
+/// (`session.lastUpdate`, never the snapshot id: an upgrade copy backed up
+/// today is an old session) that Firefox would restore and that reads back
+/// whole now. Returns it and the newer ones skipped because they do not read
+/// back whole (each with what is wrong).
+pub fn latest(store: &Store) -> Result<(SnapshotInfo, Vec<SnapshotDamage>), RestoreError> {
+    let mut skipped = Vec::new();
+    for s in store.snapshots_by_session_time()? {
+        if check_restorable(&s).is_err() {
+            continue;
+        }
+        match store.verify_snapshot(s.id)? {
+            None => return Ok((s, skipped)),
+            Some(damage) => skipped.push(damage),
+        }
+    }
+    Err(RestoreError::NothingToRestore { damaged: skipped })
 }
 
 /// What a restore changes in a profile folder, whatever it restores.
@@ -245,21 +297,44 @@ pub struct RestoreReport {
 }
 
 /// Carry out `plan`, recording `profile` and `now_ms` for the undo snapshots.
+///
+/// The snapshot comes from `store`; the undo snapshot of the profile's
+/// current files (and its old `prefs.js`) goes into `undo_store` when given,
+/// else into `store`. When the profile holds nothing to undo (a new or empty
+/// folder: [`RestorePlan::needs_undo`]), nothing is written into any store,
+/// so `store` may be read-only (a store on a USB stick or a mounted backup).
 pub fn execute(
     plan: &RestorePlan,
     store: &mut Store,
+    undo_store: Option<&mut Store>,
     profile: &str,
     now_ms: u64,
 ) -> Result<RestoreReport, RestoreError> {
     let dir = &plan.profile_dir;
+    let needs_undo = plan.needs_undo();
+    if needs_undo && undo_store.is_none() && store.is_read_only() {
+        return Err(RestoreError::UndoNeedsStore {
+            store: store.dir().to_path_buf(),
+            source: StoreError::ReadOnly {
+                dir: store.dir().to_path_buf(),
+            },
+        });
+    }
     if plan.create_dir {
         create_private_dir(dir)?;
     }
     let _lock = hold_profile_lock(dir)?;
     let packed = store.export_mozlz4(plan.snapshot.id)?;
-
-    let undo = backup_profile(store, profile, dir, now_ms)?.snapshots;
-    let prefs_backup = install(store, dir, &packed, &undo, now_ms)?;
+    let undo_into: &mut Store = match undo_store {
+        Some(s) => s,
+        None => store,
+    };
+    let undo = if needs_undo {
+        backup_profile(undo_into, profile, dir, now_ms)?.snapshots
+    } else {
+        Vec::new()
+    };
+    let prefs_backup = install(undo_into, dir, &packed, &undo, now_ms)?;
     Ok(RestoreReport { undo, prefs_backup })
 }
 

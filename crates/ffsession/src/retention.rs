@@ -152,6 +152,10 @@ pub struct Decision {
 pub struct PrunePlan {
     /// The decisions.
     pub decisions: Vec<Decision>,
+    /// Snapshots a protection would have kept that were found not to read
+    /// back whole when the plan was made (id, what is wrong): kept, and the
+    /// protection moved on (filled in by [`crate::prune::plan_store`]).
+    pub found_damaged: Vec<(i64, String)>,
 }
 
 impl PrunePlan {
@@ -276,7 +280,10 @@ pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -
     for d in &mut decisions {
         d.keep = !d.reasons.is_empty();
     }
-    PrunePlan { decisions }
+    PrunePlan {
+        decisions,
+        found_damaged: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,37 @@ pub fn cycle(
     Ok(CycleReport { backup, pruned })
 }
 
+/// How often `watch` reads back what it relies on ([`verify_newest`]).
+pub const VERIFY_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Read back the newest snapshot of each file of `profile` (the one an
+/// unchanged file is compared with, and so never stored again while it
+/// stays unchanged). A damaged one is marked, and the next [`cycle`] stores
+/// its file again even if unchanged, which rewrites the damaged chunks.
+/// `watch` calls this at start and every [`VERIFY_INTERVAL`], then runs a
+/// cycle at once when anything was found.
+pub fn verify_newest(
+    store: &Store,
+    profile: &str,
+) -> Result<Vec<crate::store::SnapshotDamage>, crate::store::StoreError> {
+    let mut newest: HashMap<String, SnapshotId> = HashMap::new();
+    for s in store.snapshots()? {
+        if s.profile == profile {
+            let e = newest.entry(s.file_name.clone()).or_insert(s.id);
+            *e = (*e).max(s.id);
+        }
+    }
+    let mut ids: Vec<SnapshotId> = newest.into_values().collect();
+    ids.sort();
+    let mut found = Vec::new();
+    for id in ids {
+        if let Some(d) = store.verify_snapshot(id)? {
+            found.push(d);
+        }
+    }
+    Ok(found)
+}
+
 /// Which files were last said to be unchanged, so each "unchanged since #N"
 /// is said once, and again only after the file changed.
 #[derive(Debug, Clone, Default)]

@@ -727,7 +727,6 @@ fn reindex_matches_the_index_built_at_backup_time() {
     assert_eq!(search(&store, "soup"), before);
 }
 
-
 /// Turn the (closed) current store in `dir` into one an older ffsession
 /// wrote with catalog schema `version` (1 to 4): no manifests, no
 /// `index.sqlite`, and (from version 2) the tab index inside the catalog.
@@ -782,7 +781,12 @@ fn make_old_store(dir: &Path, version: i64) {
     }
     conn.pragma_update(None, "user_version", version).unwrap();
     drop(conn);
-    for name in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "store.json"] {
+    for name in [
+        "index.sqlite",
+        "index.sqlite-wal",
+        "index.sqlite-shm",
+        "store.json",
+    ] {
         let _ = fs::remove_file(dir.join(name));
     }
     for folder in ["snapshots", "contents"] {

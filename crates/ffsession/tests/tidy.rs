@@ -296,7 +296,7 @@ fn apply_keeps_an_undo_point_records_archived_tabs_and_restores_back() {
 
     // Undo: restoring the undo snapshot brings every tab back.
     let restore_plan = ffsession::restore::plan(&store, report.undo, &profile).unwrap();
-    ffsession::restore::execute(&restore_plan, &mut store, "test", NOW + 1).unwrap();
+    ffsession::restore::execute(&restore_plan, &mut store, None, "test", NOW + 1).unwrap();
     let back = SessionData::read(profile.join("sessionstore.jsonlz4")).unwrap();
     assert_eq!(back.json(), json.as_bytes());
 }

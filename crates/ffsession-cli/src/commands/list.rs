@@ -10,7 +10,8 @@ use crate::fmt;
 
 /// List the snapshots in the profile's backup store, newest first: id, when it
 /// was taken, the source file, windows and tabs, status, and the bytes it added
-/// to the store.
+/// to the store. A snapshot found not to read back whole (by a prune, a
+/// restore, watch or check) is marked DAMAGED until a backup heals it.
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Print JSON instead of text
@@ -18,12 +19,31 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+/// A snapshot as `--json` lists it.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    #[serde(flatten)]
+    info: &'a ffsession::store::SnapshotInfo,
+    /// Set when a chunk it uses was found damaged (until a backup heals it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    found_damaged: Option<&'a str>,
+}
+
 pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
     let config = global.config()?;
     let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let snapshots = store.snapshots()?;
+    // Snapshots a prune, restore, watch or check found not to read back whole.
+    let marks = store.damage_marks()?;
     if args.json {
-        return super::print_json(&snapshots);
+        let rows: Vec<Row<'_>> = snapshots
+            .iter()
+            .map(|info| Row {
+                info,
+                found_damaged: marks.get(&info.id).map(String::as_str),
+            })
+            .collect();
+        return super::print_json(&rows);
     }
     let mut out = io::stdout().lock();
     if snapshots.is_empty() {
@@ -34,7 +54,10 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
         )?;
     }
     for s in &snapshots {
-        writeln!(out, "{}", fmt::snapshot_line(s))?;
+        match marks.get(&s.id) {
+            Some(what) => writeln!(out, "{}  DAMAGED: {what}", fmt::snapshot_line(s))?,
+            None => writeln!(out, "{}", fmt::snapshot_line(s))?,
+        }
     }
     out.flush()?;
     Ok(())

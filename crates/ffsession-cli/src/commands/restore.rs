@@ -29,19 +29,26 @@ use crate::fmt;
 #[command(after_help = "Examples:
   ffsession list                  find the snapshot id
   ffsession restore 42 --dry-run  show what would change
-  ffsession restore latest        the newest snapshot that verified ok
+  ffsession restore latest        the newest session (by its own time) that reads back whole
   ffsession restore rescued.jsonlz4   a session file (rescued, extracted, merged)
   ffsession --store /mnt/backup/default-release restore latest --profile ~/new-profile
                                   a new machine: then run `firefox -profile ~/new-profile`")]
 pub struct RestoreArgs {
-    /// Snapshot id (see `ffsession list`), `latest` for the newest good one,
-    /// or a session file (stored as a snapshot first, so it can be undone too)
+    /// Snapshot id (see `ffsession list`), `latest` for the newest session by
+    /// its own time that reads back whole, or a session file (stored as a
+    /// snapshot first, so it can be undone too)
     #[arg(value_name = "SNAPSHOT|latest|FILE")]
     pub snapshot: String,
 
     /// Show what would change, change nothing
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// Keep the undo snapshot of the profile's current files in this store
+    /// folder (created if needed) instead of the store restored from: for a
+    /// store on a read-only disk
+    #[arg(long, value_name = "DIR")]
+    pub undo_store: Option<PathBuf>,
 }
 
 /// What to restore.
@@ -58,16 +65,23 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
         Source::File(PathBuf::from(&args.snapshot))
     } else if args.snapshot == "latest" {
         let store = super::open_existing_store(&dir, false)?;
-        let newest = store
-            .snapshots()?
-            .into_iter()
-            .find(|s| s.is_ok() && s.counts.is_some_and(|c| c.tabs > 0));
-        Source::Snapshot(newest.map(|s| s.id).ok_or_else(|| {
-            UserError::with_hint(
-                "the store has no good snapshot to restore",
-                "take one with `ffsession backup`",
-            )
-        })?)
+        let (newest, skipped) = restore::latest(&store)?;
+        let mut err = io::stderr().lock();
+        for d in &skipped {
+            writeln!(
+                err,
+                "ffsession: warning: snapshot {} does not read back whole ({}); skipped",
+                d.id, d.what
+            )?;
+        }
+        if !skipped.is_empty() {
+            writeln!(
+                err,
+                "ffsession: taking snapshot {}, the newest session that reads back whole",
+                newest.id
+            )?;
+        }
+        Source::Snapshot(newest.id)
     } else {
         Source::Snapshot(SnapshotId(args.snapshot.parse().map_err(|_| {
             UserError::with_hint(
@@ -91,12 +105,29 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             info.id
         }
     };
-    let mut store = if args.dry_run {
-        super::open_existing_store(&dir, false)?
-    } else {
-        super::open_existing_store_waiting(global, &dir)?
-    };
+    // Read-only first: a restore into a profile with nothing to undo (a new
+    // folder) writes nothing into the store, which may be on a read-only disk.
+    let mut store = super::open_existing_store(&dir, false)?;
     let plan = restore::plan(&store, id, &profile.path)?;
+    let mut undo_store = match &args.undo_store {
+        Some(undo_dir) if !args.dry_run => Some(super::create_store_waiting(global, undo_dir)?),
+        _ => None,
+    };
+    if !args.dry_run && plan.needs_undo() && undo_store.is_none() {
+        drop(store);
+        store = super::open_existing_store_waiting(global, &dir).map_err(|e| {
+            match e.downcast::<ffsession::store::StoreError>() {
+                Ok(e @ ffsession::store::StoreError::NotWritable { .. }) => {
+                    anyhow::Error::from(restore::RestoreError::UndoNeedsStore {
+                        store: dir.clone(),
+                        source: e,
+                    })
+                }
+                Ok(e) => e.into(),
+                Err(e) => e,
+            }
+        })?;
+    }
     let mut out = io::stdout().lock();
     let verb = |now: &str, later: &str| {
         if args.dry_run {
@@ -120,13 +151,16 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             profile.path.display()
         )?;
     }
-    writeln!(
-        out,
-        "{} {} current session file(s) into {}",
-        verb("will back up", "would back up"),
-        plan.back_up.len(),
-        store.dir().display()
-    )?;
+    if plan.needs_undo() {
+        let undo_dir = args.undo_store.as_deref().unwrap_or(store.dir());
+        writeln!(
+            out,
+            "{} {} current session file(s) into {}",
+            verb("will back up", "would back up"),
+            plan.back_up.len(),
+            undo_dir.display()
+        )?;
+    }
     for name in &plan.remove {
         writeln!(out, "{} {name}", verb("will remove", "would remove"))?;
     }
@@ -148,7 +182,13 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
     if args.dry_run {
         return Ok(());
     }
-    let report = restore::execute(&plan, &mut store, &profile.name, super::now_ms())?;
+    let report = restore::execute(
+        &plan,
+        &mut store,
+        undo_store.as_mut(),
+        &profile.name,
+        super::now_ms(),
+    )?;
     if let Some(undo) = report
         .undo
         .iter()

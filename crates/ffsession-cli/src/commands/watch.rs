@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 use ffsession::profile::lock_state;
-use ffsession::watch::{cycle, Debouncer, UnchangedNotices, DEFAULT_INTERVAL};
+use ffsession::watch::{
+    cycle, verify_newest, Debouncer, UnchangedNotices, DEFAULT_INTERVAL, VERIFY_INTERVAL,
+};
 use jiff::tz::TimeZone;
 use notify::{RecursiveMode, Watcher};
 
@@ -152,7 +154,11 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let mut notices = UnchangedNotices::default();
     let mut retry_at: Option<Duration> = None;
     let mut running = lock_state(&profile.path).is_running();
+    let mut last_verify: Option<Duration> = None;
     loop {
+        if last_verify.is_some_and(|at| start.elapsed() >= at + VERIFY_INTERVAL) {
+            debouncer.changed();
+        }
         let now = start.elapsed();
         if debouncer.is_due(now) && retry_at.is_none_or(|at| now >= at) {
             let mut store = match super::create_store_waiting(global, &store_dir) {
@@ -170,6 +176,19 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 Err(e) => return Err(e),
             };
             retry_at = None;
+            // At the first cycle and daily: read back the newest snapshot of
+            // each file, which an unchanged file relies on; a damaged one makes
+            // this cycle store its file again, which heals it.
+            if last_verify.is_none_or(|at| start.elapsed() >= at + VERIFY_INTERVAL) {
+                last_verify = Some(start.elapsed());
+                for d in verify_newest(&store, &profile.name)? {
+                    writeln!(
+                        io::stderr().lock(),
+                        "ffsession: warning: snapshot {} does not read back whole ({}); its file is stored again",
+                        d.id, d.what
+                    )?;
+                }
+            }
             let now_ms = super::now_ms();
             let report = cycle(
                 &mut store,

@@ -818,12 +818,14 @@ fn chunks_are_durable_before_the_catalog_names_them_and_rows_go_before_files() {
         match e {
             Event::Write(p) if p.starts_with(&store_s) && !is_catalog(p) => {
                 // Store files are written only as temporary files (SQLite's
-                // shared-memory index and the lock file's informational pid
-                // aside), never in place.
+                // shared-memory index, the tab index, which is derived data
+                // SQLite writes in place, and the lock file's informational
+                // pid aside), never in place.
                 let name = p.rsplit('/').next().unwrap();
                 assert!(
                     (name.starts_with(".ffsession-") && name.ends_with(".tmp"))
                         || p.ends_with("/catalog.sqlite-shm")
+                        || name.starts_with("index.sqlite")
                         || *p == format!("{store_s}/lock"),
                     "in-place write of {p}"
                 );

@@ -287,7 +287,10 @@ impl Store {
 
     /// The frame digests the catalog records for `list` (`None` for a chunk
     /// it does not know, or catalogued before version 4).
-    fn frames_of(&self, list: &[(Digest, usize)]) -> Result<Vec<Option<Digest>>, StoreError> {
+    pub(super) fn frames_of(
+        &self,
+        list: &[(Digest, usize)],
+    ) -> Result<Vec<Option<Digest>>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT frame_hash FROM chunks WHERE hash = ?1")
@@ -521,7 +524,13 @@ impl Prepared {
     fn info(&self, id: SnapshotId, now_ms: u64) -> SnapshotInfo {
         let (counts, last_update, status) = match &self.verdict {
             Ok((c, lu)) => (Some(*c), *lu, SnapshotStatus::Ok),
-            Err(why) => (None, None, SnapshotStatus::Corrupt { reason: why.clone() }),
+            Err(why) => (
+                None,
+                None,
+                SnapshotStatus::Corrupt {
+                    reason: why.clone(),
+                },
+            ),
         };
         SnapshotInfo {
             id,
@@ -557,7 +566,12 @@ fn insert_rows(
                                                   frame_hash = excluded.frame_hash",
             )
             .map_err(err)?;
+        // A chunk written again is healed: its damage mark goes.
+        let mut healed = tx
+            .prepare_cached("DELETE FROM damaged_chunks WHERE hash = ?1")
+            .map_err(err)?;
         for (d, raw, stored, frame) in &p.new_chunks {
+            healed.execute([&d.as_bytes()[..]]).map_err(err)?;
             put_chunk
                 .execute(params![
                     &d.as_bytes()[..],
@@ -592,10 +606,16 @@ fn insert_rows(
                      SELECT ?1, ?2, id FROM chunks WHERE hash = ?3",
                 )
                 .map_err(err)?;
-            let list = p.list.as_deref().ok_or_else(|| StoreError::CatalogCorrupt {
-                path: path.to_path_buf(),
-                reason: format!("content {} vanished from the catalog while adding", p.digest),
-            })?;
+            let list = p
+                .list
+                .as_deref()
+                .ok_or_else(|| StoreError::CatalogCorrupt {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "content {} vanished from the catalog while adding",
+                        p.digest
+                    ),
+                })?;
             for (seq, (d, _)) in list.iter().enumerate() {
                 let n = link
                     .execute(params![id, to_i64(seq as u64), &d.as_bytes()[..]])
@@ -610,6 +630,18 @@ fn insert_rows(
             id
         }
     };
+    insert_snapshot_row(tx, path, info, content_id)
+}
+
+/// Insert the row of snapshot `info` (its id included) of content
+/// `content_id` inside `tx`.
+pub(super) fn insert_snapshot_row(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    info: &SnapshotInfo,
+    content_id: i64,
+) -> Result<(), StoreError> {
+    let err = |e| catalog::sql_error(path, e);
     let (counts, status, reason) = match &info.status {
         SnapshotStatus::Ok => (info.counts, "ok", None),
         SnapshotStatus::Corrupt { reason } => (None, "corrupt", Some(reason.as_str())),

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{catalog, to_i64, SnapshotId, Store, StoreError};
 
 /// A tab closed by `tidy`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ArchivedTab {
     /// URL of its current entry.
     pub url: String,
@@ -55,36 +55,50 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArchivedTab> {
     })
 }
 
+/// Insert `tabs` into `archived_tabs` inside `tx`.
+pub(super) fn insert_archived(
+    tx: &rusqlite::Transaction<'_>,
+    path: &std::path::Path,
+    tabs: &[ArchivedTab],
+) -> Result<(), StoreError> {
+    let err = |e| catalog::sql_error(path, e);
+    let mut put = tx
+        .prepare_cached(&format!(
+            "INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        ))
+        .map_err(err)?;
+    for t in tabs {
+        put.execute(params![
+            t.url,
+            t.title,
+            to_i64(t.archived_at_ms),
+            t.snapshot.0,
+            t.reason,
+            to_i64(t.window),
+            t.last_accessed.map(to_i64),
+        ])
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
 impl Store {
     fn has_archive(&self) -> bool {
         self.schema_version >= catalog::ARCHIVE_VERSION
     }
 
-    /// Record `tabs` as archived, in one transaction.
+    /// Record `tabs` as archived, in one transaction (and, first, in an
+    /// archive manifest beside the snapshots, from which a rebuilt catalog
+    /// gets them back).
     pub fn record_archived(&mut self, tabs: &[ArchivedTab]) -> Result<(), StoreError> {
         self.writable()?;
+        if self.schema_version >= 5 {
+            super::manifest::write_archive(&self.dir, tabs)?;
+        }
         let path = self.catalog_path.clone();
         let err = |e| catalog::sql_error(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
-        {
-            let mut put = tx
-                .prepare_cached(&format!(
-                    "INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-                ))
-                .map_err(err)?;
-            for t in tabs {
-                put.execute(params![
-                    t.url,
-                    t.title,
-                    to_i64(t.archived_at_ms),
-                    t.snapshot.0,
-                    t.reason,
-                    to_i64(t.window),
-                    t.last_accessed.map(to_i64),
-                ])
-                .map_err(err)?;
-            }
-        }
+        insert_archived(&tx, &path, tabs)?;
         tx.commit().map_err(err)
     }
 

@@ -311,7 +311,10 @@ pub(super) fn open_ro(
                 let copy = tmp.path().join(CATALOG_COPY);
                 let mut copy_wal = copy.clone().into_os_string();
                 copy_wal.push("-wal");
-                for (from, to) in [(path, copy.as_path()), (wal.as_path(), Path::new(&copy_wal))] {
+                for (from, to) in [
+                    (path, copy.as_path()),
+                    (wal.as_path(), Path::new(&copy_wal)),
+                ] {
                     std::fs::copy(from, to).map_err(|e| crate::error::PathError {
                         path: from.to_path_buf(),
                         source: e,

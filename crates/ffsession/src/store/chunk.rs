@@ -171,13 +171,6 @@ impl fmt::Display for ReadFailure {
     }
 }
 
-/// Read, decompress and verify one chunk of `raw_size` bytes.
-pub(super) fn read(path: &Path, digest: &Digest, raw_size: usize) -> Result<Vec<u8>, ReadFailure> {
-    let mut reader = Reader::new().map_err(ReadFailure::Io)?;
-    reader.read(path, digest, raw_size)?;
-    Ok(std::mem::take(&mut reader.raw))
-}
-
 /// Reads chunks one after another with one zstd context and two reused
 /// buffers, so reading a content back costs no allocation per chunk.
 pub(super) struct Reader {

@@ -176,10 +176,38 @@ impl Store {
     fn scan_chunk_files(&self) -> Result<(Vec<(Digest, PathBuf, u64)>, Vec<PathBuf>), StoreError> {
         let mut files = Vec::new();
         let mut temps = Vec::new();
-        for entry in fs::read_dir(&self.dir).with_path(&self.dir)? {
-            let entry = entry.with_path(&self.dir)?;
-            if crate::fs_util::is_temp_file_name(&entry.file_name().to_string_lossy()) {
-                temps.push(entry.path());
+        // Temporary files of interrupted writes: in the store folder, and in
+        // the manifest folders (chunks/ follows).
+        let mut folders = vec![
+            self.dir.clone(),
+            self.dir.join(manifest::SNAPSHOTS_DIR),
+            self.dir.join(manifest::ARCHIVES_DIR),
+        ];
+        let contents = self.dir.join(manifest::CONTENTS_DIR);
+        if let Ok(fans) = fs::read_dir(&contents) {
+            for fan in fans.flatten() {
+                if fan.file_type().is_ok_and(|t| t.is_dir()) {
+                    folders.push(fan.path());
+                }
+            }
+        }
+        for folder in folders {
+            let entries = match fs::read_dir(&folder) {
+                Ok(e) => e,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(PathError {
+                        path: folder,
+                        source: e,
+                    }
+                    .into())
+                }
+            };
+            for entry in entries {
+                let entry = entry.with_path(&folder)?;
+                if crate::fs_util::is_temp_file_name(&entry.file_name().to_string_lossy()) {
+                    temps.push(entry.path());
+                }
             }
         }
         let top = match fs::read_dir(&self.chunks_dir) {

@@ -135,6 +135,18 @@ pub(super) fn uri(path: &Path, query: &str) -> String {
 /// ffsession index of this version; a file that is not (or is damaged) is an
 /// error.
 fn create_or_check(path: &Path) -> rusqlite::Result<Result<(), String>> {
+    // Created empty first, 0600 like every store file (SQLite gives its WAL
+    // and shm the same mode); an existing one is tightened.
+    let made = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            crate::fs_util::write_atomic(path, |_| Ok(())).map_err(|e| e.to_string())
+        }
+        Ok(m) if !m.is_file() => Err("index.sqlite is not a file (not followed)".to_owned()),
+        _ => super::layout::tighten_file(path).map_err(|e| e.to_string()),
+    };
+    if let Err(why) = made {
+        return Ok(Err(why));
+    }
     let mut conn = Connection::open(path)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -179,7 +191,9 @@ pub(super) fn attach_rw(conn: &Connection, dir: &Path) -> (IndexState, Option<St
         // Derived data: delete it and start again from the snapshots.
         if let Err(e) = delete(dir) {
             return (
-                IndexState::Unavailable(format!("the tab index is damaged ({why}) and cannot be deleted: {e}")),
+                IndexState::Unavailable(format!(
+                    "the tab index is damaged ({why}) and cannot be deleted: {e}"
+                )),
                 None,
             );
         }
@@ -217,7 +231,11 @@ pub(super) fn attach_ro(conn: &Connection, dir: &Path, immutable: bool) -> Index
         }
         Err(e) => return IndexState::Unavailable(e.to_string()),
     }
-    let query = if immutable { "mode=ro&immutable=1" } else { "mode=ro" };
+    let query = if immutable {
+        "mode=ro&immutable=1"
+    } else {
+        "mode=ro"
+    };
     if let Err(e) = conn.execute("ATTACH DATABASE ?1 AS idx", [uri(&path, query)]) {
         return IndexState::Unavailable(e.to_string());
     }
@@ -226,7 +244,9 @@ pub(super) fn attach_ro(conn: &Connection, dir: &Path, immutable: bool) -> Index
         Ok(APPLICATION_ID) => IndexState::Attached,
         Ok(other) => {
             let _ = conn.execute("DETACH DATABASE idx", []);
-            IndexState::Unavailable(format!("index.sqlite is not an ffsession tab index ({other:#x})"))
+            IndexState::Unavailable(format!(
+                "index.sqlite is not an ffsession tab index ({other:#x})"
+            ))
         }
         Err(e) => {
             let _ = conn.execute("DETACH DATABASE idx", []);

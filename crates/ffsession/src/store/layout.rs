@@ -48,8 +48,15 @@ pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
     for entry in fs::read_dir(dir).with_path(dir)? {
         let name = entry.with_path(dir)?.file_name();
         let name = name.to_string_lossy();
-        let ours = [LOCK_FILE, CHUNKS_DIR, super::SNAPSHOTS_DIR, super::CONTENTS_DIR]
-            .contains(&name.as_ref())
+        let ours = [
+            LOCK_FILE,
+            CHUNKS_DIR,
+            super::SNAPSHOTS_DIR,
+            super::CONTENTS_DIR,
+            super::ARCHIVES_DIR,
+            super::STORE_FILE,
+        ]
+        .contains(&name.as_ref())
             || crate::fs_util::is_temp_file_name(&name);
         if !ours {
             return Err(StoreError::NotAStore {

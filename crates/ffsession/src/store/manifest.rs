@@ -38,10 +38,85 @@ pub const SNAPSHOTS_DIR: &str = "snapshots";
 pub const CONTENTS_DIR: &str = "contents";
 /// The store's parameters.
 pub const STORE_FILE: &str = "store.json";
+/// The folder of archive manifests (tabs `tidy` closed).
+pub const ARCHIVES_DIR: &str = "archives";
 
 const SNAPSHOT_FORMAT: &str = "ffsession-snapshot/1";
 const CONTENT_FORMAT: &str = "ffsession-content/1";
 const STORE_FORMAT: &str = "ffsession-store/1";
+const ARCHIVE_FORMAT: &str = "ffsession-archive/1";
+
+/// Tabs one `tidy` closed, all held by one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArchiveManifest {
+    format: String,
+    tabs: Vec<super::ArchivedTab>,
+}
+
+/// `archives/<snapshot id>-<archived at>.json`; `None` for no tabs.
+pub(super) fn archive_path(dir: &Path, tabs: &[super::ArchivedTab]) -> Option<PathBuf> {
+    let first = tabs.first()?;
+    Some(dir.join(ARCHIVES_DIR).join(format!(
+        "{}-{}.json",
+        first.snapshot.0, first.archived_at_ms
+    )))
+}
+
+/// Write (durably) the manifest of the tabs one `tidy` archived.
+pub(super) fn write_archive(dir: &Path, tabs: &[super::ArchivedTab]) -> Result<(), StoreError> {
+    let Some(path) = archive_path(dir, tabs) else {
+        return Ok(());
+    };
+    super::layout::make_dir(&dir.join(ARCHIVES_DIR), dir)?;
+    let bytes = seal(&ArchiveManifest {
+        format: ARCHIVE_FORMAT.into(),
+        tabs: tabs.to_vec(),
+    })
+    .with_path(&path)?;
+    write_atomic(&path, |w: &mut dyn Write| w.write_all(&bytes))?;
+    Ok(())
+}
+
+/// Every archive manifest (path, its tabs or why they cannot be read).
+#[allow(clippy::type_complexity)]
+pub(super) fn archive_files(
+    dir: &Path,
+) -> Result<Vec<(PathBuf, Result<Vec<super::ArchivedTab>, String>)>, PathError> {
+    let folder = dir.join(ARCHIVES_DIR);
+    let entries = match fs::read_dir(&folder) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(PathError {
+                path: folder,
+                source: e,
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.with_path(&folder)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".json") || crate::fs_util::is_temp_file_name(&name) {
+            continue;
+        }
+        let path = entry.path();
+        let tabs = read_file(&path, CONTENT_MOST)
+            .and_then(|b| open::<ArchiveManifest>(&b))
+            .map_err(|e| e.to_string())
+            .and_then(|m| {
+                if m.format == ARCHIVE_FORMAT {
+                    Ok(m.tabs)
+                } else {
+                    Err(format!("unknown format {:?}", m.format))
+                }
+            });
+        out.push((path, tabs));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
 
 /// What a snapshot manifest records: everything its catalog row holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -315,8 +390,7 @@ pub(super) fn content_path(dir: &Path, digest: &Digest) -> PathBuf {
 /// The snapshot id a file name in `snapshots/` stands for.
 pub(super) fn snapshot_id_of_file_name(name: &str) -> Option<SnapshotId> {
     let digits = name.strip_suffix(".json")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0')
-    {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
         return None;
     }
     digits.parse().ok().map(SnapshotId)
@@ -383,7 +457,10 @@ pub(super) fn read_snapshot(
 }
 
 /// The manifest of content `digest` in store `dir`, checksum verified.
-pub(super) fn read_content(dir: &Path, digest: &Digest) -> Result<ContentManifest, ManifestFailure> {
+pub(super) fn read_content(
+    dir: &Path,
+    digest: &Digest,
+) -> Result<ContentManifest, ManifestFailure> {
     let m: ContentManifest = open(&read_file(&content_path(dir, digest), CONTENT_MOST)?)?;
     if m.format != CONTENT_FORMAT {
         return Err(ManifestFailure::Damaged(format!(
@@ -429,7 +506,12 @@ pub(super) fn snapshot_ids(dir: &Path) -> Result<Vec<SnapshotId>, PathError> {
     let entries = match fs::read_dir(&folder) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(PathError { path: folder, source: e }),
+        Err(e) => {
+            return Err(PathError {
+                path: folder,
+                source: e,
+            })
+        }
     };
     let mut ids = Vec::new();
     for entry in entries {
@@ -448,7 +530,12 @@ pub(super) fn content_files(dir: &Path) -> Result<Vec<(Digest, PathBuf)>, PathEr
     let fans = match fs::read_dir(&top) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(PathError { path: top, source: e }),
+        Err(e) => {
+            return Err(PathError {
+                path: top,
+                source: e,
+            })
+        }
     };
     let mut out = Vec::new();
     for fan in fans {

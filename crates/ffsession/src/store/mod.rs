@@ -92,10 +92,12 @@ mod layout;
 mod manifest;
 mod queries;
 mod read;
+mod rebuild;
 mod search;
 mod snapshot;
 mod tabs;
 mod upgrade;
+mod verify;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -110,13 +112,15 @@ pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
 pub use index::INDEX_FILE;
 pub use layout::lock_holder;
-pub use manifest::{CONTENTS_DIR, SNAPSHOTS_DIR, STORE_FILE};
+pub use manifest::{ARCHIVES_DIR, CONTENTS_DIR, SNAPSHOTS_DIR, STORE_FILE};
+pub use rebuild::{rebuild_catalog, RebuildReport};
 pub use search::{OpenStretch, SearchError, SearchHit, TimeRange};
 pub use snapshot::{
-    newest_session_first, unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus,
-    StoreStats, UnreferencedChunk,
+    newest_session_first, unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo,
+    SnapshotSource, SnapshotStatus, StoreStats, UnreferencedChunk,
 };
 pub use tabs::ReindexReport;
+pub use verify::SnapshotDamage;
 
 use crate::fs_util::write_atomic;
 use layout::{

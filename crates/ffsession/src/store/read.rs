@@ -5,6 +5,7 @@ use std::fs;
 use rusqlite::OptionalExtension;
 
 use super::chunk::{self, Digest};
+use super::manifest;
 use super::snapshot::kind_from_name;
 use super::{
     SessionCounts, SnapshotId, SnapshotInfo, SnapshotStatus, Store, StoreError, StoreStats,
@@ -95,11 +96,35 @@ impl Store {
     }
 
     /// Every snapshot, newest first (by the time it was taken, then by id).
+    /// A catalog too damaged to list them gives way to the snapshot
+    /// manifests.
     pub fn snapshots(&self) -> Result<Vec<SnapshotInfo>, StoreError> {
-        self.query_infos(
+        let listed = self.query_infos(
             &format!("{} ORDER BY s.taken_at DESC, s.id DESC", Self::SELECT_INFO),
             [],
-        )
+        );
+        match listed {
+            Err(e @ StoreError::CatalogCorrupt { .. }) if self.schema_version >= 5 => {
+                self.snapshots_from_manifests().map_err(|_| e)
+            }
+            other => other,
+        }
+    }
+
+    /// Every snapshot a whole manifest records, newest first (by the time it
+    /// was taken, then by id).
+    pub(super) fn snapshots_from_manifests(&self) -> Result<Vec<SnapshotInfo>, StoreError> {
+        let mut out = Vec::new();
+        for id in manifest::snapshot_ids(&self.dir)? {
+            if let Some(info) = manifest::read_snapshot(&self.dir, id)
+                .ok()
+                .and_then(|m| m.info())
+            {
+                out.push(info);
+            }
+        }
+        out.sort_by(|a, b| b.taken_at_ms.cmp(&a.taken_at_ms).then(b.id.cmp(&a.id)));
+        Ok(out)
     }
 
     /// Every snapshot, newest session first ([`super::newest_session_first`]):
@@ -110,14 +135,22 @@ impl Store {
         Ok(all)
     }
 
-    /// One snapshot.
+    /// One snapshot (from its manifest when the catalog is too damaged to
+    /// say).
     pub fn snapshot(&self, id: SnapshotId) -> Result<SnapshotInfo, StoreError> {
-        self.query_infos(&format!("{} WHERE s.id = ?1", Self::SELECT_INFO), [id.0])?
-            .pop()
-            .ok_or_else(|| StoreError::UnknownSnapshot {
+        match self.query_infos(&format!("{} WHERE s.id = ?1", Self::SELECT_INFO), [id.0]) {
+            Ok(mut rows) => rows.pop().ok_or_else(|| StoreError::UnknownSnapshot {
                 dir: self.dir.clone(),
                 id,
-            })
+            }),
+            Err(e @ StoreError::CatalogCorrupt { .. }) if self.schema_version >= 5 => {
+                manifest::read_snapshot(&self.dir, id)
+                    .ok()
+                    .and_then(|m| m.info())
+                    .ok_or(e)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The session JSON of snapshot `id`, byte-identical to what was stored;
@@ -136,6 +169,104 @@ impl Store {
     /// snapshot of a damaged file, that file's bytes as they were. Verified as
     /// [`Store::read_json`] is.
     pub fn read_content(&self, id: SnapshotId) -> Result<Vec<u8>, StoreError> {
+        let recipe = self.recipe(id)?;
+        let most = recipe.chunks.len().saturating_mul(self.params.max);
+        let mut out = Vec::with_capacity(usize::try_from(recipe.size).unwrap_or(0).min(most));
+        let mut reader = chunk::Reader::new().map_err(|source| PathError {
+            path: self.chunks_dir.clone(),
+            source,
+        })?;
+        for (digest, raw_size) in &recipe.chunks {
+            let path = chunk::chunk_path(&self.chunks_dir, digest);
+            match reader.read(&path, digest, *raw_size) {
+                Ok(raw) => out.extend_from_slice(raw),
+                Err(failure) => return Err(self.chunk_failure(path, *digest, id, failure)),
+            }
+        }
+        if out.len() as u64 != recipe.size || Digest::of(&out) != recipe.digest {
+            return Err(self.corrupt(format!(
+                "snapshot {id}: its chunks do not add up to its content {}",
+                recipe.digest
+            )));
+        }
+        Ok(out)
+    }
+
+    /// The error for chunk `digest` of snapshot `id` that did not read.
+    pub(super) fn chunk_failure(
+        &self,
+        path: std::path::PathBuf,
+        digest: Digest,
+        id: SnapshotId,
+        failure: chunk::ReadFailure,
+    ) -> StoreError {
+        match failure {
+            chunk::ReadFailure::Missing => StoreError::MissingChunk {
+                path,
+                digest,
+                snapshot: id,
+            },
+            chunk::ReadFailure::Damaged(reason) => StoreError::DamagedChunk {
+                path,
+                digest,
+                snapshot: id,
+                reason,
+            },
+            chunk::ReadFailure::Io(source) => PathError { path, source }.into(),
+        }
+    }
+
+    /// Which content snapshot `id` holds and which chunks make it: from the
+    /// catalog when its row agrees with the snapshot's manifest (or there is
+    /// no whole manifest to ask), else from the manifests, so a damaged
+    /// catalog neither stops a restore nor gives another snapshot's content.
+    pub(super) fn recipe(&self, id: SnapshotId) -> Result<Recipe, StoreError> {
+        let from_catalog = self.catalog_recipe(id);
+        if self.schema_version < 5 {
+            return from_catalog;
+        }
+        let Ok(m) = manifest::read_snapshot(&self.dir, id) else {
+            return from_catalog;
+        };
+        let digest = Digest::from_hex(&m.content).ok_or_else(|| {
+            self.corrupt(format!(
+                "snapshot {id}: its manifest's content is not a digest"
+            ))
+        })?;
+        if let Ok(r) = &from_catalog {
+            if r.digest == digest {
+                return from_catalog;
+            }
+        }
+        // The catalog cannot say, or says another content: the manifests.
+        let chunks = match manifest::read_content(&self.dir, &digest) {
+            Ok(c) => c.list().unwrap_or_default(),
+            Err(why) => {
+                let by_hash = self
+                    .conn
+                    .prepare_cached("SELECT id FROM contents WHERE hash = ?1")
+                    .and_then(|mut s| s.query_row([&digest.as_bytes()[..]], |r| r.get(0)))
+                    .map_err(|e| self.sql(e))
+                    .and_then(|cid: i64| self.content_chunks(cid));
+                match by_hash {
+                    Ok(list) => list,
+                    Err(_) => {
+                        return Err(self.corrupt(format!(
+                            "snapshot {id}: the catalog does not know its content {digest} and its content manifest is {why}"
+                        )))
+                    }
+                }
+            }
+        };
+        Ok(Recipe {
+            digest,
+            size: m.content_size,
+            chunks,
+        })
+    }
+
+    /// [`Store::recipe`] from the catalog alone.
+    fn catalog_recipe(&self, id: SnapshotId) -> Result<Recipe, StoreError> {
         let row: Option<(i64, Vec<u8>, i64)> = self
             .conn
             .prepare_cached(
@@ -148,42 +279,14 @@ impl Store {
             dir: self.dir.clone(),
             id,
         })?;
-        let content_digest = Digest::from_slice(&hash).ok_or_else(|| {
+        let digest = Digest::from_slice(&hash).ok_or_else(|| {
             self.corrupt(format!("snapshot {id}: its content hash is not 32 bytes"))
         })?;
-        let chunks = self.content_chunks(content_id)?;
-        let most = chunks.len().saturating_mul(self.params.max);
-        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(most));
-        for (digest, raw_size) in chunks {
-            let path = chunk::chunk_path(&self.chunks_dir, &digest);
-            match chunk::read(&path, &digest, raw_size) {
-                Ok(raw) => out.extend_from_slice(&raw),
-                Err(chunk::ReadFailure::Missing) => {
-                    return Err(StoreError::MissingChunk {
-                        path,
-                        digest,
-                        snapshot: id,
-                    })
-                }
-                Err(chunk::ReadFailure::Damaged(reason)) => {
-                    return Err(StoreError::DamagedChunk {
-                        path,
-                        digest,
-                        snapshot: id,
-                        reason,
-                    })
-                }
-                Err(chunk::ReadFailure::Io(source)) => {
-                    return Err(PathError { path, source }.into())
-                }
-            }
-        }
-        if i64::try_from(out.len()).ok() != Some(size) || Digest::of(&out) != content_digest {
-            return Err(self.corrupt(format!(
-                "snapshot {id}: its chunks do not add up to its content {content_digest}"
-            )));
-        }
-        Ok(out)
+        Ok(Recipe {
+            digest,
+            size: u64::try_from(size).unwrap_or(u64::MAX),
+            chunks: self.content_chunks(content_id)?,
+        })
     }
 
     /// The ordered chunks (digest, raw size) of content `content_id`, as the
@@ -261,4 +364,15 @@ impl Store {
             catalog_bytes,
         })
     }
+}
+
+/// What a snapshot's content is and which chunks make it.
+#[derive(Debug, Clone)]
+pub(super) struct Recipe {
+    /// The content's digest.
+    pub digest: Digest,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its chunks (digest, raw size), in order.
+    pub chunks: Vec<(Digest, usize)>,
 }

@@ -12,7 +12,9 @@ use crate::format::{self, Format, SessionData};
 use crate::sources::{short_reason, SourceFile, SourceKind};
 
 /// The id of a snapshot in its store's catalog; ids are never reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct SnapshotId(pub i64);
 
