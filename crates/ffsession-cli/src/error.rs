@@ -101,7 +101,7 @@ pub fn hint(err: &anyhow::Error) -> Option<String> {
         }
         if cause.is::<StoreDamaged>() {
             return Some(
-                "the next `ffsession backup` rewrites damaged chunks it still has the data for (a missing or empty catalog.sqlite must first be put back from a copy of the store); restore only snapshots check does not name".into(),
+                "the next `ffsession backup` rewrites damaged chunks it still has the data for; a damaged catalog is rebuilt from the manifests by `ffsession reindex --catalog`, a damaged tab index by `ffsession reindex`; restore only snapshots check does not name".into(),
             );
         }
         if let Some(e) = cause.downcast_ref::<ffsession::tidy::TidyError>() {

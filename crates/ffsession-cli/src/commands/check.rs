@@ -9,13 +9,14 @@ use ffsession::store::{check_store, CheckReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::GlobalArgs;
-use crate::error::StoreDamaged;
+use crate::error::{StoreDamaged, UserError};
 use crate::fmt;
 
 /// Verify the backup store: its folder and permissions, the catalog (SQLite's
-/// integrity_check and its references), and every chunk file, read,
-/// decompressed and checked against its BLAKE3 name; then every snapshot's
-/// content is put together and compared with its recorded size and hash.
+/// integrity_check and its references, each snapshot's row against its
+/// manifest), the tab index, and every chunk file, read, decompressed and
+/// checked against its BLAKE3 name; then every snapshot's content is put
+/// together and compared with its recorded size and hash.
 ///
 /// Names each damaged snapshot (id, time, source file, which chunks and what
 /// is wrong), orphan chunk files and temporary files left by an interrupted
@@ -29,7 +30,8 @@ use crate::fmt;
   ffsession check                   read and verify everything in the store
   ffsession check --json            the findings as JSON
 
-Exit status: 0 the store is whole, 5 the store is damaged, 1 other errors.")]
+Exit status: 0 the store is whole, 5 the store is damaged, 1 other errors (a file that
+could not be read: an I/O error is not damage).")]
 pub struct CheckArgs {
     /// Print JSON instead of text
     #[arg(long)]
@@ -65,10 +67,20 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     } else {
         print_text(&report)?;
     }
-    if report.is_whole() {
-        Ok(())
-    } else {
+    if !report.is_whole() {
         Err(StoreDamaged(summary(&report)).into())
+    } else if !report.is_complete() {
+        Err(UserError::with_hint(
+            format!(
+                "{}: {} could not be read; nothing found is damaged, but the store is not proven whole",
+                report.dir.display(),
+                fmt::count(report.unreadable.len(), "file", "files")
+            ),
+            "an I/O error is not damage: check the disk (full, failing, or permissions) and run check again",
+        )
+        .into())
+    } else {
+        Ok(())
     }
 }
 
@@ -128,6 +140,19 @@ fn print_text(r: &CheckReport) -> Result<()> {
             path.display()
         )?;
     }
+    for p in &r.index_problems {
+        writeln!(out, "error: {}: {}", p.path.display(), p.what)?;
+    }
+    for p in &r.unreadable {
+        writeln!(out, "unreadable: {}: {}", p.path.display(), p.what)?;
+    }
+    if r.stale_manifests > 0 {
+        writeln!(
+            out,
+            "note: {} no catalog row names (left by an interrupted backup or prune; `ffsession prune` removes them)",
+            fmt::count(r.stale_manifests as usize, "manifest", "manifests")
+        )?;
+    }
     for path in &r.temp_files {
         writeln!(
             out,
@@ -142,7 +167,7 @@ fn print_text(r: &CheckReport) -> Result<()> {
             fmt::count(r.unreferenced_chunks as usize, "chunk", "chunks")
         )?;
     }
-    if r.is_whole() {
+    if r.is_whole() && r.is_complete() {
         writeln!(out, "no errors were found")?;
     }
     out.flush()?;
@@ -176,6 +201,9 @@ fn summary(r: &CheckReport) -> String {
             "damaged chunk",
             "damaged chunks",
         ));
+    }
+    if !r.index_problems.is_empty() {
+        parts.push("the tab index is damaged (`ffsession reindex` builds it again)".to_owned());
     }
     format!(
         "the store {} is damaged: {}",

@@ -195,11 +195,19 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
         .filter(|s| s.is_ok())
         .max_by_key(|s| s.last_update_ms)
     {
-        writeln!(
-            out,
-            "to undo: ffsession restore {} (the session that was current)",
-            undo.id
-        )?;
+        match &args.undo_store {
+            Some(undo_dir) => writeln!(
+                out,
+                "to undo: ffsession --store {} restore {} (the session that was current)",
+                undo_dir.display(),
+                undo.id
+            )?,
+            None => writeln!(
+                out,
+                "to undo: ffsession restore {} (the session that was current)",
+                undo.id
+            )?,
+        }
     }
     writeln!(
         out,

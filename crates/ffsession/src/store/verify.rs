@@ -169,7 +169,7 @@ impl Store {
 }
 
 /// The fields in which two manifests differ, named.
-fn differences(a: &SnapshotManifest, b: &SnapshotManifest) -> String {
+pub(super) fn differences(a: &SnapshotManifest, b: &SnapshotManifest) -> String {
     let a = serde_json::to_value(a).unwrap_or_default();
     let b = serde_json::to_value(b).unwrap_or_default();
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {

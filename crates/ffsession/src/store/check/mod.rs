@@ -7,14 +7,18 @@
 //! followed: a chunk is a file the store wrote, and a store folder that is a
 //! link is checked only when named by its real path.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+mod catalog;
+mod chunks;
+
 use super::chunk::{self, Digest};
 use super::{SnapshotId, Store, StoreError, CATALOG_FILE, CHUNKS_DIR};
 use crate::fs_util::is_temp_file_name;
+use chunks::{check_files_alone, check_with_catalog};
 
 /// A problem with the store as a whole: its folder, permissions or catalog.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -84,6 +88,16 @@ pub struct CheckReport {
     /// Temporary files left by interrupted writes (harmless, removed by
     /// garbage collection).
     pub temp_files: Vec<PathBuf>,
+    /// Problems of the tab index (`index.sqlite`): derived data, which
+    /// `ffsession reindex` builds again; no snapshot is lost with it.
+    pub index_problems: Vec<StoreProblem>,
+    /// Files that could not be read (an I/O error, not damage: a failing or
+    /// full disk, permissions). The store is not known to be whole.
+    pub unreadable: Vec<StoreProblem>,
+    /// Manifest files of snapshots or contents no catalog row names (left by
+    /// an interrupted backup or prune; harmless, removed by garbage
+    /// collection).
+    pub stale_manifests: u64,
 }
 
 impl CheckReport {
@@ -95,6 +109,13 @@ impl CheckReport {
         self.problems.is_empty()
             && self.damaged_chunks.is_empty()
             && self.damaged_snapshots.is_empty()
+            && self.index_problems.is_empty()
+    }
+
+    /// True if something could not be read at all (then a whole store is
+    /// not proven whole).
+    pub fn is_complete(&self) -> bool {
+        self.unreadable.is_empty()
     }
 }
 
@@ -162,7 +183,7 @@ pub fn check_store(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckRepor
             }
             report.problems.push(StoreProblem {
                 path: catalog_path.clone(),
-                what: "the catalog is missing; no snapshot can be listed or restored".into(),
+                what: "the catalog is missing; `ffsession reindex --catalog` rebuilds it from the manifests".into(),
             });
         }
         Err(e) => report.problems.push(StoreProblem {
@@ -187,8 +208,9 @@ pub fn check_store(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckRepor
     };
     match store {
         Some(store) => check_with_catalog(&store, &mut report, files, progress)?,
-        None => check_files_alone(&mut report, files, progress),
+        None => check_files_alone(&mut report, dir, files, progress),
     }
+    catalog::index_file(dir, &mut report);
     Ok(report)
 }
 
@@ -220,10 +242,10 @@ fn permissions(report: &mut CheckReport, path: &Path, meta: &fs::Metadata, mode:
 }
 
 /// A file found under `chunks/`, by the digest its name claims.
-struct Found {
-    path: PathBuf,
+pub(super) struct Found {
+    pub(super) path: PathBuf,
     /// `None` for a plain file; otherwise why it is not one.
-    not_a_file: Option<String>,
+    pub(super) not_a_file: Option<String>,
 }
 
 /// Walk `chunks/` without following links; note temporary files and
@@ -312,283 +334,4 @@ fn read_dir(report: &mut CheckReport, dir: &Path) -> Vec<fs::DirEntry> {
             Vec::new()
         }
     }
-}
-
-/// Read and verify one chunk file; `raw_size` from the catalog, or `None`
-/// when there is no catalog (then the frame may be as large as FastCDC's
-/// largest chunk).
-fn verify(
-    found: Option<&Found>,
-    digest: &Digest,
-    raw_size: Option<usize>,
-) -> (Result<Vec<u8>, String>, u64) {
-    let Some(found) = found else {
-        return (Err("missing".into()), 0);
-    };
-    if let Some(why) = &found.not_a_file {
-        return (Err(why.clone()), 0);
-    }
-    let packed = match fs::read(&found.path) {
-        Ok(p) => p,
-        Err(e) => return (Err(format!("cannot be read: {e}")), 0),
-    };
-    let len = packed.len() as u64;
-    let capacity = raw_size.unwrap_or(fastcdc::v2020::MAXIMUM_MAX);
-    let raw = match zstd::bulk::decompress(&packed, capacity) {
-        Ok(raw) => raw,
-        Err(e) => return (Err(format!("does not decompress (zstd: {e})")), len),
-    };
-    if let Some(n) = raw_size {
-        if raw.len() != n {
-            return (
-                Err(format!("holds {} bytes, the catalog says {n}", raw.len())),
-                len,
-            );
-        }
-    }
-    if Digest::of(&raw) != *digest {
-        return (
-            Err("its content does not match its name (BLAKE3 digest)".into()),
-            len,
-        );
-    }
-    (Ok(raw), len)
-}
-
-/// Without a catalog only the chunk files can be checked, each against its
-/// name.
-fn check_files_alone(
-    report: &mut CheckReport,
-    files: HashMap<Digest, Found>,
-    progress: CheckProgress<'_>,
-) {
-    let total: u64 = files
-        .values()
-        .filter_map(|f| fs::symlink_metadata(&f.path).ok().map(|m| m.len()))
-        .sum();
-    let mut sorted: Vec<_> = files.into_iter().collect();
-    sorted.sort_by(|a, b| a.1.path.cmp(&b.1.path));
-    for (digest, found) in &sorted {
-        let (result, len) = verify(Some(found), digest, None);
-        report.chunks += 1;
-        report.stored_bytes += len;
-        progress(report.stored_bytes, total);
-        if let Err(what) = result {
-            report.damaged_chunks.push(ChunkProblem {
-                digest: *digest,
-                path: found.path.clone(),
-                what,
-            });
-        }
-    }
-}
-
-fn check_with_catalog(
-    store: &Store,
-    report: &mut CheckReport,
-    files: HashMap<Digest, Found>,
-    progress: CheckProgress<'_>,
-) -> Result<(), StoreError> {
-    let catalog = store.catalog_path.clone();
-    let problem = |what: String| StoreProblem {
-        path: catalog.clone(),
-        what,
-    };
-    // SQLite's own check of its pages and indexes, then the references.
-    let lines: Vec<String> = store
-        .conn
-        .prepare("PRAGMA integrity_check")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(|e| store.sql(e))?;
-    for line in lines.into_iter().filter(|l| l != "ok") {
-        report
-            .problems
-            .push(problem(format!("integrity_check: {line}")));
-    }
-    let broken: i64 = store
-        .conn
-        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
-            r.get(0)
-        })
-        .map_err(|e| store.sql(e))?;
-    if broken > 0 {
-        report.problems.push(problem(format!(
-            "{broken} row(s) reference rows that do not exist (foreign_key_check)"
-        )));
-    }
-
-    let snapshots = store.snapshots()?;
-    report.snapshots = snapshots.len() as u64;
-    let cataloged: HashMap<Digest, (u64, u64)> = {
-        let rows: Vec<(Vec<u8>, i64, i64)> = store
-            .conn
-            .prepare("SELECT hash, raw_size, stored_size FROM chunks")
-            .and_then(|mut s| {
-                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
-            })
-            .map_err(|e| store.sql(e))?;
-        let mut map = HashMap::with_capacity(rows.len());
-        for (hash, raw, stored) in rows {
-            match Digest::from_slice(&hash) {
-                Some(d) => {
-                    map.insert(d, (raw.max(0) as u64, stored.max(0) as u64));
-                }
-                None => report
-                    .problems
-                    .push(problem("a chunk hash is not 32 bytes".into())),
-            }
-        }
-        map
-    };
-    let total: u64 = cataloged.values().map(|&(_, stored)| stored).sum();
-
-    // Contents by id (consecutive contents share most chunks), each with the
-    // snapshots that hold it.
-    let mut by_content: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    let content_of: Vec<(i64, i64, Vec<u8>, i64)> = store
-        .conn
-        .prepare(
-            "SELECT s.id, c.id, c.hash, c.size FROM snapshots s JOIN contents c ON c.id = s.content_id",
-        )
-        .and_then(|mut s| {
-            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-                .collect()
-        })
-        .map_err(|e| store.sql(e))?;
-    let index: HashMap<i64, usize> = snapshots
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.id.0, i))
-        .collect();
-    let mut content_meta = HashMap::new();
-    for (sid, cid, hash, size) in content_of {
-        if let Some(&i) = index.get(&sid) {
-            by_content.entry(cid).or_default().push(i);
-        }
-        content_meta.insert(cid, (hash, size));
-    }
-
-    let mut verdicts: HashMap<Digest, Result<(), String>> = HashMap::new();
-    let mut previous: HashMap<Digest, Vec<u8>> = HashMap::new();
-    let mut damaged = Vec::new();
-    for (cid, holders) in &by_content {
-        report.contents += 1;
-        let (hash, size) = &content_meta[cid];
-        let mut bad: Vec<Digest> = Vec::new();
-        let mut current: HashMap<Digest, Vec<u8>> = HashMap::new();
-        let mut hasher = blake3::Hasher::new();
-        let mut length = 0u64;
-        let list = match store.content_chunks(*cid) {
-            Ok(list) => list,
-            Err(e) => {
-                report.problems.push(problem(e.to_string()));
-                continue;
-            }
-        };
-        for (digest, raw_size) in &list {
-            if let Some(Err(_)) = verdicts.get(digest) {
-                if !bad.contains(digest) {
-                    bad.push(*digest);
-                }
-                continue;
-            }
-            let raw = match previous.remove(digest).or_else(|| current.remove(digest)) {
-                Some(raw) => raw,
-                None => {
-                    let (result, len) = verify(files.get(digest), digest, Some(*raw_size));
-                    if !verdicts.contains_key(digest) {
-                        report.chunks += 1;
-                        report.stored_bytes += len;
-                        progress(report.stored_bytes, total);
-                    }
-                    match result {
-                        Ok(raw) => {
-                            verdicts.insert(*digest, Ok(()));
-                            raw
-                        }
-                        Err(what) => {
-                            report.damaged_chunks.push(ChunkProblem {
-                                digest: *digest,
-                                path: chunk::chunk_path(&store.chunks_dir, digest),
-                                what: what.clone(),
-                            });
-                            verdicts.insert(*digest, Err(what));
-                            bad.push(*digest);
-                            continue;
-                        }
-                    }
-                }
-            };
-            hasher.update(&raw);
-            length += raw.len() as u64;
-            current.insert(*digest, raw);
-        }
-        previous = current;
-        report.content_bytes += length;
-        let what = if !bad.is_empty() {
-            Some(format!(
-                "{} of its {} chunks {} missing or damaged",
-                bad.len(),
-                list.len(),
-                if bad.len() == 1 { "is" } else { "are" }
-            ))
-        } else if i64::try_from(length).ok() != Some(*size) {
-            Some(format!(
-                "its chunks add up to {length} bytes, the catalog says {size}"
-            ))
-        } else if hasher.finalize().as_bytes()[..] != hash[..] {
-            Some("its chunks do not hash to its recorded content hash".into())
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            for &i in holders {
-                let s = &snapshots[i];
-                damaged.push(DamagedSnapshot {
-                    id: s.id,
-                    taken_at_ms: s.taken_at_ms,
-                    file_name: s.file_name.clone(),
-                    chunks: bad.clone(),
-                    what: what.clone(),
-                });
-            }
-        }
-    }
-    damaged.sort_by_key(|d| (d.taken_at_ms, d.id));
-    report.damaged_snapshots = damaged;
-
-    // Chunks the catalog lists that no snapshot uses: verified too (a later
-    // backup may reuse them), and counted.
-    let used: HashSet<Digest> = verdicts.keys().copied().collect();
-    let mut spare: Vec<(&Digest, &(u64, u64))> = cataloged
-        .iter()
-        .filter(|(d, _)| !used.contains(*d))
-        .collect();
-    spare.sort();
-    report.unreferenced_chunks = spare.len() as u64;
-    for (digest, &(raw, _)) in spare {
-        let Some(found) = files.get(digest) else {
-            continue;
-        };
-        let (result, len) = verify(Some(found), digest, usize::try_from(raw).ok());
-        report.chunks += 1;
-        report.stored_bytes += len;
-        progress(report.stored_bytes, total);
-        if let Err(what) = result {
-            report.damaged_chunks.push(ChunkProblem {
-                digest: *digest,
-                path: found.path.clone(),
-                what,
-            });
-        }
-    }
-    let mut orphans: Vec<PathBuf> = files
-        .iter()
-        .filter(|(d, _)| !cataloged.contains_key(*d))
-        .map(|(_, f)| f.path.clone())
-        .collect();
-    orphans.sort();
-    report.orphan_chunks = orphans;
-    Ok(())
 }
