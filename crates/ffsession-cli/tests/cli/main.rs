@@ -11,6 +11,7 @@ mod heal_durability;
 mod profiles;
 mod read;
 mod rescue;
+mod safety;
 mod search;
 mod standalone;
 mod store;

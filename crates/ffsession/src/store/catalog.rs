@@ -293,33 +293,11 @@ pub(super) fn open_ro(
                 )
             ) =>
         {
-            let mut wal = path.as_os_str().to_owned();
-            wal.push("-wal");
-            let wal = std::path::PathBuf::from(wal);
-            let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
-            if wal_len == 0 {
+            if wal_len(path) == 0 {
                 let (conn, version) = open(&super::index::uri(path, "immutable=1"), flags)?;
                 (conn, version, ReadMode::Immutable)
             } else {
-                let tmp = tempfile::Builder::new()
-                    .prefix("ffsession-catalog-")
-                    .tempdir()
-                    .map_err(|e| crate::error::PathError {
-                        path: path.to_path_buf(),
-                        source: e,
-                    })?;
-                let copy = tmp.path().join(CATALOG_COPY);
-                let mut copy_wal = copy.clone().into_os_string();
-                copy_wal.push("-wal");
-                for (from, to) in [
-                    (path, copy.as_path()),
-                    (wal.as_path(), Path::new(&copy_wal)),
-                ] {
-                    std::fs::copy(from, to).map_err(|e| crate::error::PathError {
-                        path: from.to_path_buf(),
-                        source: e,
-                    })?;
-                }
+                let (tmp, copy) = private_copy(path)?;
                 // Read-write, so SQLite may recover the copied WAL; the
                 // copy is private and deleted with the folder.
                 let rw = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -345,8 +323,40 @@ pub(super) fn open_ro(
     Ok((conn, params, version, mode))
 }
 
-/// The name of a private copy of the catalog.
-const CATALOG_COPY: &str = "catalog.sqlite";
+/// A copy of the database at `path` and its WAL in a new temporary folder
+/// (deleted when the returned folder is dropped): for reading a database
+/// whose own folder cannot take the shm file while its WAL holds commits.
+pub(super) fn private_copy(
+    path: &Path,
+) -> Result<(tempfile::TempDir, std::path::PathBuf), StoreError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("ffsession-read-")
+        .tempdir()
+        .map_err(|e| crate::error::PathError {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+    let name = path.file_name().unwrap_or(std::ffi::OsStr::new("db"));
+    let copy = tmp.path().join(name);
+    for suffix in ["", "-wal"] {
+        let mut from = path.as_os_str().to_owned();
+        from.push(suffix);
+        let mut to = copy.clone().into_os_string();
+        to.push(suffix);
+        std::fs::copy(&from, &to).map_err(|e| crate::error::PathError {
+            path: std::path::PathBuf::from(&from),
+            source: e,
+        })?;
+    }
+    Ok((tmp, copy))
+}
+
+/// The length of the WAL of the database at `path` (0 if it has none).
+pub(super) fn wal_len(path: &Path) -> u64 {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(std::path::PathBuf::from(wal)).map_or(0, |m| m.len())
+}
 
 /// Check that the file is an ffsession catalog this build can read; returns
 /// its schema version (0 for a new, empty database).

@@ -219,40 +219,55 @@ pub(super) fn attach_rw(conn: &Connection, dir: &Path) -> (IndexState, Option<St
     (IndexState::Attached, note)
 }
 
-/// Attach the index read-only to a reader's connection (`immutable` on a
-/// read-only file system, as the catalog).
-pub(super) fn attach_ro(conn: &Connection, dir: &Path, immutable: bool) -> IndexState {
+/// Attach the index read-only to a reader's connection. `degraded`: the
+/// catalog could not be read in place (a read-only file system, a full
+/// disk), so neither can the index: read it as immutable when its WAL is
+/// empty, else from a private copy (returned, to keep while attached).
+pub(super) fn attach_ro(
+    conn: &Connection,
+    dir: &Path,
+    degraded: bool,
+) -> (IndexState, Option<tempfile::TempDir>) {
     let path = dir.join(INDEX_FILE);
     match fs::symlink_metadata(&path) {
         Ok(m) if m.is_file() => {}
-        Ok(_) => return IndexState::Unavailable("index.sqlite is not a file".into()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return IndexState::Unavailable("the store has no tab index yet".into())
+        Ok(_) => {
+            return (
+                IndexState::Unavailable("index.sqlite is not a file".into()),
+                None,
+            )
         }
-        Err(e) => return IndexState::Unavailable(e.to_string()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return (
+                IndexState::Unavailable("the store has no tab index yet".into()),
+                None,
+            )
+        }
+        Err(e) => return (IndexState::Unavailable(e.to_string()), None),
     }
-    let query = if immutable {
-        "mode=ro&immutable=1"
+    let (target, copy) = if !degraded {
+        (uri(&path, "mode=ro"), None)
+    } else if super::catalog::wal_len(&path) == 0 {
+        (uri(&path, "mode=ro&immutable=1"), None)
     } else {
-        "mode=ro"
+        match super::catalog::private_copy(&path) {
+            Ok((tmp, copy)) => (uri(&copy, "mode=ro"), Some(tmp)),
+            Err(e) => return (IndexState::Unavailable(e.to_string()), None),
+        }
     };
-    if let Err(e) = conn.execute("ATTACH DATABASE ?1 AS idx", [uri(&path, query)]) {
-        return IndexState::Unavailable(e.to_string());
+    if let Err(e) = conn.execute("ATTACH DATABASE ?1 AS idx", [target]) {
+        return (IndexState::Unavailable(e.to_string()), None);
     }
     let id: rusqlite::Result<i32> = conn.query_row("PRAGMA idx.application_id", [], |r| r.get(0));
-    match id {
-        Ok(APPLICATION_ID) => IndexState::Attached,
-        Ok(other) => {
-            let _ = conn.execute("DETACH DATABASE idx", []);
-            IndexState::Unavailable(format!(
-                "index.sqlite is not an ffsession tab index ({other:#x})"
-            ))
-        }
-        Err(e) => {
-            let _ = conn.execute("DETACH DATABASE idx", []);
-            IndexState::Unavailable(e.to_string())
-        }
-    }
+    let state = match id {
+        Ok(APPLICATION_ID) => return (IndexState::Attached, copy),
+        Ok(other) => IndexState::Unavailable(format!(
+            "index.sqlite is not an ffsession tab index ({other:#x})"
+        )),
+        Err(e) => IndexState::Unavailable(e.to_string()),
+    };
+    let _ = conn.execute("DETACH DATABASE idx", []);
+    (state, None)
 }
 
 /// The highest snapshot id the index holds the tabs of.

@@ -158,6 +158,8 @@ pub struct Store {
     /// with the store).
     #[allow(dead_code)]
     read_mode: catalog::ReadMode,
+    /// A private copy of the tab index, when it could not be read in place.
+    _index_copy: Option<tempfile::TempDir>,
     /// Read every snapshot back before recording it (always, but for the
     /// benchmark that measures what the read-back costs).
     read_back: bool,
@@ -213,15 +215,16 @@ impl Store {
         let dir = dir.as_ref();
         let catalog_path = require_store(dir)?;
         let (conn, params, schema_version, read_mode) = catalog::open_ro(&catalog_path)?;
-        let index = if schema_version >= 5 {
-            let immutable = !matches!(read_mode, catalog::ReadMode::Normal);
-            index::attach_ro(&conn, dir, immutable)
+        let (index, index_copy) = if schema_version >= 5 {
+            let degraded = !matches!(read_mode, catalog::ReadMode::Normal);
+            index::attach_ro(&conn, dir, degraded)
         } else if schema_version >= catalog::TAB_INDEX_VERSION {
-            index::IndexState::InCatalog
+            (index::IndexState::InCatalog, None)
         } else {
-            index::IndexState::Unavailable(format!(
+            let why = format!(
                 "the catalog has schema version {schema_version}, from before the tab index"
-            ))
+            );
+            (index::IndexState::Unavailable(why), None)
         };
         Ok(Store {
             dir: dir.to_path_buf(),
@@ -234,6 +237,7 @@ impl Store {
             index,
             index_note: None,
             read_mode,
+            _index_copy: index_copy,
             read_back: true,
         })
     }
@@ -262,6 +266,7 @@ impl Store {
             index,
             index_note,
             read_mode: catalog::ReadMode::Normal,
+            _index_copy: None,
             read_back: true,
         };
         if store.schema_version < catalog::SCHEMA_VERSION {

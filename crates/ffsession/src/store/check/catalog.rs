@@ -234,8 +234,8 @@ pub(super) fn index_file(dir: &Path, report: &mut CheckReport) {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let run = |query: &str| -> rusqlite::Result<Vec<String>> {
-        let conn = Connection::open_with_flags(index::uri(&path, query), flags)?;
+    let run = |path: &Path, query: &str| -> rusqlite::Result<Vec<String>> {
+        let conn = Connection::open_with_flags(index::uri(path, query), flags)?;
         let mut stmt = conn.prepare("PRAGMA integrity_check")?;
         let lines = stmt.query_map([], |r| r.get(0))?.collect();
         lines
@@ -251,14 +251,15 @@ pub(super) fn index_file(dir: &Path, report: &mut CheckReport) {
             )
         )
     };
-    let mut lines = run("mode=ro");
+    let mut lines = run(&path, "mode=ro");
     // As the catalog: where the shm file cannot be made (a full disk, a
-    // read-only one), an index whose WAL is empty is read as immutable.
+    // read-only one), an index whose WAL is empty is read as immutable, one
+    // whose WAL holds commits from a private copy.
     if lines.as_ref().is_err_and(io_failure) {
-        let mut wal = path.clone().into_os_string();
-        wal.push("-wal");
-        if std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0 {
-            lines = run("mode=ro&immutable=1");
+        if super::super::catalog::wal_len(&path) == 0 {
+            lines = run(&path, "mode=ro&immutable=1");
+        } else if let Ok((_tmp, copy)) = super::super::catalog::private_copy(&path) {
+            lines = run(&copy, "mode=ro");
         }
     }
     match lines {
