@@ -77,8 +77,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
                 fmt::count(report.unreadable.len(), "file", "files")
             ),
             "an I/O error is not damage: check the disk (full, failing, or permissions) and run check again",
-        )
-        .into())
+        ))
     } else {
         Ok(())
     }
