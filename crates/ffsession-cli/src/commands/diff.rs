@@ -18,22 +18,25 @@ use crate::fmt;
 /// moved to another window, windows opened and windows closed.
 ///
 /// A and B are each a snapshot id from the backup store (see `ffsession
-/// list`), a session file (mozlz4 or JSON), or `current` for the profile's
-/// newest session file. Only open tabs count; a tab is its current page's URL,
+/// list`), `latest` for the store's newest session (by the session's own
+/// time, as `restore latest` means it), a session file (mozlz4 or JSON), or
+/// `current` for the profile's newest session file. When A is a newer
+/// session than B (by `session.lastUpdate`), a note on stderr says so. Only open tabs count; a tab is its current page's URL,
 /// and two tabs on the same page are two tabs. Windows are matched by the
 /// pages they share.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession diff 41 42                     what changed between two snapshots
   ffsession diff 42 current                what changed since snapshot 42
+  ffsession diff latest current            what changed since the newest backup
   ffsession diff old.jsonlz4 new.jsonlz4 --json
   ffsession diff 42 current --urls > lost.txt   the URLs of the tabs closed since")]
 pub struct DiffArgs {
-    /// The earlier session: snapshot id, session file, or `current`
+    /// The earlier session: snapshot id, `latest`, session file, or `current`
     #[arg(value_name = "A")]
     pub a: String,
 
-    /// The later session: snapshot id, session file, or `current`
+    /// The later session: snapshot id, `latest`, session file, or `current`
     #[arg(value_name = "B")]
     pub b: String,
 
@@ -50,6 +53,7 @@ pub struct DiffArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Side {
     Snapshot(SnapshotId),
+    Latest,
     Current,
     File(PathBuf),
 }
@@ -59,6 +63,9 @@ impl Side {
     fn parse(arg: &str) -> Side {
         if arg == "current" {
             return Side::Current;
+        }
+        if arg == "latest" && !Path::new(arg).exists() {
+            return Side::Latest;
         }
         let digits = !arg.is_empty() && arg.bytes().all(|b| b.is_ascii_digit());
         if digits && !Path::new(arg).exists() {
@@ -78,9 +85,13 @@ struct Loaded {
 
 fn load(global: &GlobalArgs, side: &Side) -> Result<Loaded> {
     Ok(match side {
-        Side::Snapshot(id) => {
+        Side::Snapshot(_) | Side::Latest => {
             let config = global.config()?;
             let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
+            let id = &match side {
+                Side::Snapshot(id) => *id,
+                _ => ffsession::restore::latest(&store)?.0.id,
+            };
             let info = store.snapshot(*id)?;
             let json = store.read_json(*id)?;
             let label = format!("snapshot #{id}");
@@ -124,6 +135,16 @@ pub fn run(global: &GlobalArgs, args: DiffArgs) -> Result<()> {
     let b = load(global, &side_b)?;
     let (session_a, session_b) = (a.data.parse()?, b.data.parse()?);
     let d = diff::diff(&session_a, &session_b);
+    if let (Some(ta), Some(tb)) = (session_a.session.last_update, session_b.session.last_update) {
+        if ta > tb {
+            writeln!(
+                io::stderr().lock(),
+                "ffsession: note: A is the newer session (last updated {}, B {}): what is \"added\" was in B only",
+                fmt::local_time_or_unknown(Some(ta)),
+                fmt::local_time_or_unknown(Some(tb))
+            )?;
+        }
+    }
 
     if args.json {
         return super::print_json(&Report {

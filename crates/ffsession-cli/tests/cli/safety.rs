@@ -261,3 +261,51 @@ fn restore_latest_takes_the_current_session_not_an_upgrade_copy() {
         "{out}"
     );
 }
+
+#[test]
+fn diff_latest_is_the_newest_session_and_a_newer_a_is_said() {
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(30, NOW - DAY));
+    env.back_up_recovery(&packed(32, NOW));
+    let out = env
+        .store_cmd(&profile)
+        .args(["diff", "1", "latest"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("b: snapshot #2"), "{text}");
+    assert!(!stderr(&out).contains("newer"), "{}", stderr(&out));
+    let out = env
+        .store_cmd(&profile)
+        .args(["diff", "latest", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("A is the newer session"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn identical_files_in_one_backup_are_stored_and_counted_once() {
+    let env = TestEnv::new();
+    let session = packed(40, NOW);
+    let profile = env.profile_with(&[
+        ("sessionstore-backups/recovery.jsonlz4", &session),
+        ("sessionstore-backups/recovery.baklz4", &session),
+    ]);
+    let report = ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
+    let snapshots = report["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.len(), 2);
+    let sizes: Vec<u64> = snapshots
+        .iter()
+        .map(|s| s["stored_size"].as_u64().unwrap())
+        .collect();
+    assert!(sizes[0] > 0, "{sizes:?}");
+    assert_eq!(sizes[1], 0, "the second copy adds nothing: {sizes:?}");
+    let text = ok_stdout(env.store_cmd(&profile).arg("backup"));
+    assert!(text.contains("(0 B new)"), "{text}");
+}
