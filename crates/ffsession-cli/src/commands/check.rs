@@ -157,9 +157,22 @@ fn short(hex: &str) -> String {
 /// One line for stderr: what is damaged, in numbers.
 fn summary(r: &CheckReport) -> String {
     let mut parts = Vec::new();
-    if !r.problems.is_empty() {
+    let links = r.links.len();
+    if links > 0 {
+        parts.push(format!(
+            "{} (ffsession follows none: remove {}, see above)",
+            fmt::count(links, "symbolic link", "symbolic links"),
+            if links == 1 { "it" } else { "them" }
+        ));
+    }
+    let other = r
+        .problems
+        .iter()
+        .filter(|p| !r.links.contains(&p.path))
+        .count();
+    if other > 0 {
         parts.push(fmt::count(
-            r.problems.len(),
+            other,
             "problem with the folder or catalog",
             "problems with the folder or catalog",
         ));

@@ -84,6 +84,9 @@ pub struct CheckReport {
     /// Temporary files left by interrupted writes (harmless, removed by
     /// garbage collection).
     pub temp_files: Vec<PathBuf>,
+    /// Every symbolic link in the store, at any depth (each one also in
+    /// [`CheckReport::problems`]): ffsession follows none.
+    pub links: Vec<PathBuf>,
 }
 
 impl CheckReport {
@@ -109,6 +112,14 @@ pub type CheckProgress<'a> = &'a mut dyn FnMut(u64, u64);
 /// followed. `progress` gets (bytes of chunk files read, total). Damage is reported in the [`CheckReport`]; an error
 /// is returned only when `dir` is not a store at all (or cannot be listed).
 pub fn check_store(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, StoreError> {
+    let mut report = check_folder(dir, progress)?;
+    // Every symbolic link anywhere in the store, besides those named above.
+    super::hygiene::report_links(&mut report);
+    Ok(report)
+}
+
+/// [`check_store`] but for the links it does not meet on its way.
+fn check_folder(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, StoreError> {
     let mut report = CheckReport {
         dir: dir.to_path_buf(),
         ..CheckReport::default()

@@ -87,6 +87,7 @@ mod chunk;
 mod error;
 mod forget;
 mod gc;
+mod hygiene;
 mod layout;
 mod queries;
 mod read;

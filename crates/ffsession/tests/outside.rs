@@ -1,0 +1,229 @@
+//! The store and the backup stay inside their own folders: no symbolic link
+//! in a store is followed (to read, write, chmod or delete), and a backup
+//! takes only the profile's own session files.
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use ffsession::sources::SourceKind;
+use ffsession::store::{
+    check_store, SnapshotSource, Store, StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE,
+};
+use ffsession_gen::{generate, mozlz4, Spec};
+
+const NOW: u64 = 1_795_400_000_000;
+
+fn source(seed: u64) -> SnapshotSource {
+    SnapshotSource {
+        bytes: mozlz4(
+            generate(&Spec {
+                seed,
+                tabs: 5,
+                ..Spec::default()
+            })
+            .as_bytes(),
+        ),
+        profile: "default-release".into(),
+        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
+        kind: SourceKind::Recovery,
+        mtime_ms: Some(NOW - 1_000),
+    }
+}
+
+/// A store in `dir/store` with one snapshot.
+fn store_with_a_snapshot(dir: &Path) -> PathBuf {
+    let store_dir = dir.join("store");
+    let mut store = Store::create_or_open(&store_dir).unwrap();
+    store.add_snapshots(vec![source(1)], NOW).unwrap();
+    store_dir
+}
+
+/// A file outside the store, 0644, that a followed link would change.
+fn victim(dir: &Path) -> PathBuf {
+    let path = dir.join("victim.txt");
+    fs::write(&path, "precious\n").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    path
+}
+
+fn assert_untouched(victim: &Path) {
+    assert_eq!(fs::read_to_string(victim).unwrap(), "precious\n");
+    assert_eq!(
+        fs::metadata(victim).unwrap().permissions().mode() & 0o777,
+        0o644,
+        "the link's target was chmodded"
+    );
+}
+
+/// The error of `result`, which must be the refusal of the link at `link`.
+fn assert_refused<T: std::fmt::Debug>(result: Result<T, StoreError>, link: &Path) {
+    match result {
+        Err(e) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("symbolic link") && text.contains(&link.display().to_string()),
+                "not the refusal of {}: {text}",
+                link.display()
+            );
+        }
+        Ok(v) => panic!("went through the link {}: {v:?}", link.display()),
+    }
+}
+
+fn problems(store_dir: &Path) -> Vec<(PathBuf, String)> {
+    let report = check_store(store_dir, &mut |_, _| {}).unwrap();
+    assert!(!report.is_whole() || report.problems.is_empty());
+    report
+        .problems
+        .into_iter()
+        .map(|p| (p.path, p.what))
+        .collect()
+}
+
+#[test]
+fn a_linked_lock_is_refused_by_every_writer_and_reported_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    let victim = victim(dir.path());
+    let lock = store_dir.join(LOCK_FILE);
+    fs::remove_file(&lock).unwrap();
+    symlink(&victim, &lock).unwrap();
+
+    for open in [Store::open, Store::create_or_open] {
+        assert_refused(open(&store_dir), &lock);
+    }
+    assert_untouched(&victim);
+    // A dangling link is not followed either (it would create the target).
+    fs::remove_file(&lock).unwrap();
+    let absent = dir.path().join("created-through-link");
+    symlink(&absent, &lock).unwrap();
+    assert_refused(Store::open(&store_dir), &lock);
+    assert!(!absent.exists(), "the link's target was created");
+
+    let found = problems(&store_dir);
+    assert!(
+        found
+            .iter()
+            .any(|(p, what)| *p == lock && what.contains("symbolic link")),
+        "{found:?}"
+    );
+    // Readers need no lock: the store still reads.
+    let store = Store::open_read_only(&store_dir).unwrap();
+    assert_eq!(store.snapshots().unwrap().len(), 1);
+}
+
+#[test]
+fn a_linked_catalog_is_refused_by_readers_and_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    let catalog = store_dir.join(CATALOG_FILE);
+    let elsewhere = dir.path().join("elsewhere.sqlite");
+    fs::rename(&catalog, &elsewhere).unwrap();
+    symlink(&elsewhere, &catalog).unwrap();
+    let before = fs::read(&elsewhere).unwrap();
+
+    assert_refused(Store::open_read_only(&store_dir), &catalog);
+    assert_refused(Store::open(&store_dir), &catalog);
+    assert_refused(Store::create_or_open(&store_dir), &catalog);
+    assert_eq!(fs::read(&elsewhere).unwrap(), before);
+    assert!(!dir.path().join("elsewhere.sqlite-wal").exists());
+    let found = problems(&store_dir);
+    assert!(found.iter().any(|(p, _)| *p == catalog), "{found:?}");
+}
+
+#[test]
+fn a_linked_wal_is_refused_and_its_target_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    let victim = victim(dir.path());
+    let wal = store_dir.join(format!("{CATALOG_FILE}-wal"));
+    let _ = fs::remove_file(&wal);
+    symlink(&victim, &wal).unwrap();
+    assert_refused(Store::open_read_only(&store_dir), &wal);
+    assert_refused(Store::open(&store_dir), &wal);
+    assert_untouched(&victim);
+    let found = problems(&store_dir);
+    assert!(found.iter().any(|(p, _)| *p == wal), "{found:?}");
+}
+
+#[test]
+fn chunks_are_never_written_through_a_linked_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    let outside = dir.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    // A linked fan-out folder: every new chunk of a new session lands in one
+    // of 256 folders, so link them all.
+    let chunks = store_dir.join(CHUNKS_DIR);
+    for i in 0..=255u8 {
+        let fan = chunks.join(format!("{i:02x}"));
+        if fan.exists() {
+            continue;
+        }
+        symlink(&outside, &fan).unwrap();
+    }
+    let mut store = Store::open(&store_dir).unwrap();
+    let err = store.add_snapshots(vec![source(2)], NOW + 1).unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    drop(store);
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+    // Nor through a linked `chunks/`.
+    let real = dir.path().join("real-chunks");
+    fs::rename(&chunks, &real).unwrap();
+    symlink(&real, &chunks).unwrap();
+    assert_refused(Store::open(&store_dir), &chunks);
+}
+
+#[test]
+fn garbage_collection_deletes_nothing_through_a_linked_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    let outside = dir.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    // A file named like a chunk, in the folder the link points to.
+    let name = format!("{}.zst", "ab".repeat(32));
+    fs::write(outside.join(&name), b"not ours").unwrap();
+    symlink(&outside, store_dir.join(CHUNKS_DIR).join("ab")).unwrap();
+    let mut store = Store::open(&store_dir).unwrap();
+    store.collect_garbage().unwrap();
+    assert!(outside.join(&name).exists(), "deleted through a link");
+}
+
+#[test]
+fn check_reports_a_link_anywhere_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    assert!(check_store(&store_dir, &mut |_, _| {}).unwrap().is_whole());
+    let restores = store_dir.join("restores");
+    fs::create_dir(&restores).unwrap();
+    let link = restores.join("1-prefs.js");
+    symlink("/etc/passwd", &link).unwrap();
+    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    assert!(!report.is_whole());
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.path == link && p.what.contains("/etc/passwd")),
+        "{:?}",
+        report.problems
+    );
+    // An orphan chunk that is a link is a problem, not just an orphan.
+    let fan = fs::read_dir(store_dir.join(CHUNKS_DIR))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let prefix = fan.file_name().unwrap().to_string_lossy().into_owned();
+    let orphan = fan.join(format!("{prefix}{}.zst", "0".repeat(62)));
+    symlink("/etc/passwd", &orphan).unwrap();
+    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    assert!(
+        report.problems.iter().any(|p| p.path == orphan),
+        "{:?}",
+        report.problems
+    );
+}
