@@ -7,7 +7,8 @@ use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use ffsession::sources::SourceKind;
+use ffsession::backup::backup_profile;
+use ffsession::sources::{SourceKind, MAX_SESSION_BYTES};
 use ffsession::store::{
     check_store, SnapshotSource, Store, StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE,
 };
@@ -226,4 +227,170 @@ fn check_reports_a_link_anywhere_in_the_store() {
         "{:?}",
         report.problems
     );
+}
+
+/// A profile in `dir/profile` with a real `sessionstore.jsonlz4`.
+fn profile(dir: &Path) -> PathBuf {
+    let profile = dir.join("profile");
+    fs::create_dir_all(&profile).unwrap();
+    fs::write(profile.join("sessionstore.jsonlz4"), source(7).bytes).unwrap();
+    profile
+}
+
+fn back_up(dir: &Path, profile: &Path) -> (Vec<String>, Vec<(String, String)>) {
+    let mut store = Store::create_or_open(dir.join("store")).unwrap();
+    let report = backup_profile(&mut store, "p", profile, NOW).unwrap();
+    let stored = report
+        .snapshots
+        .iter()
+        .map(|s| s.file_name.clone())
+        .collect();
+    let skipped = report
+        .skipped
+        .iter()
+        .map(|s| (s.name.clone(), s.reason.to_string()))
+        .collect();
+    (stored, skipped)
+}
+
+#[test]
+fn a_backup_follows_no_link_out_of_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path());
+    // What a linked sessionstore-backups/ would bring in: session-named
+    // files and anything else.
+    let etc = dir.path().join("etc");
+    fs::create_dir(&etc).unwrap();
+    fs::write(etc.join("recovery.jsonlz4"), source(8).bytes).unwrap();
+    fs::write(etc.join("shadow"), b"root:$6$secret:19000::::::\n").unwrap();
+    symlink(&etc, profile.join("sessionstore-backups")).unwrap();
+    let (stored, skipped) = back_up(dir.path(), &profile);
+    assert_eq!(stored, ["sessionstore.jsonlz4"]);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].0, "sessionstore-backups");
+    assert!(skipped[0].1.contains("symbolic link"), "{skipped:?}");
+
+    // A linked session file in a real folder, and a link that loops.
+    fs::remove_file(profile.join("sessionstore-backups")).unwrap();
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir(&backups).unwrap();
+    symlink(etc.join("shadow"), backups.join("recovery.jsonlz4")).unwrap();
+    symlink("recovery.baklz4", backups.join("recovery.baklz4")).unwrap();
+    fs::write(backups.join("previous.jsonlz4"), source(9).bytes).unwrap();
+    let (stored, skipped) = back_up(dir.path(), &profile);
+    assert_eq!(
+        stored,
+        [
+            "sessionstore.jsonlz4",
+            "sessionstore-backups/previous.jsonlz4"
+        ]
+    );
+    let names: Vec<&str> = skipped.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sessionstore-backups/recovery.baklz4",
+            "sessionstore-backups/recovery.jsonlz4"
+        ]
+    );
+    assert!(skipped.iter().all(|s| s.1.contains("symbolic link")));
+    // Nothing of the link's target is in the store.
+    let store = Store::open_read_only(dir.path().join("store")).unwrap();
+    for s in store.snapshots().unwrap() {
+        let content = store.read_content(s.id).unwrap();
+        assert!(!String::from_utf8_lossy(&content).contains("secret"));
+    }
+}
+
+#[test]
+fn a_backup_takes_only_session_file_names_up_to_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path());
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir(&backups).unwrap();
+    fs::write(backups.join("recovery.jsonlz4"), source(8).bytes).unwrap();
+    fs::write(
+        backups.join("upgrade.jsonlz4-20260101123456"),
+        source(9).bytes,
+    )
+    .unwrap();
+    // Not session files: a random file, a copy the user made, a folder.
+    fs::write(backups.join("random.bin"), vec![0x5a; 100_000]).unwrap();
+    fs::write(backups.join("recovery.jsonlz4.old"), source(10).bytes).unwrap();
+    fs::create_dir(backups.join("previous.jsonlz4")).unwrap();
+    // Firefox's temporary file and hidden files: left out without a word.
+    fs::write(backups.join("recovery.jsonlz4.tmp"), b"partial").unwrap();
+    fs::write(backups.join(".DS_Store"), b"x").unwrap();
+    // Over the bound (sparse: nothing is written).
+    let big = backups.join("recovery.baklz4");
+    fs::File::create(&big)
+        .unwrap()
+        .set_len(MAX_SESSION_BYTES + 1)
+        .unwrap();
+    // Other files of the profile folder are none of a backup's business.
+    fs::write(profile.join("places.sqlite"), b"x").unwrap();
+
+    let (stored, skipped) = back_up(dir.path(), &profile);
+    assert_eq!(
+        stored,
+        [
+            "sessionstore.jsonlz4",
+            "sessionstore-backups/recovery.jsonlz4",
+            "sessionstore-backups/upgrade.jsonlz4-20260101123456",
+        ]
+    );
+    let got: Vec<(&str, &str)> = skipped
+        .iter()
+        .map(|(n, why)| (n.as_str(), why.as_str()))
+        .collect();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[0].0, "sessionstore-backups/previous.jsonlz4");
+    assert!(got[0].1.contains("a folder"), "{got:?}");
+    assert_eq!(got[1].0, "sessionstore-backups/random.bin");
+    assert!(got[1].1.contains("not a name Firefox gives"), "{got:?}");
+    assert_eq!(got[2].0, "sessionstore-backups/recovery.baklz4");
+    assert!(got[2].1.contains("more than the 512 MiB"), "{got:?}");
+    assert_eq!(got[3].0, "sessionstore-backups/recovery.jsonlz4.old");
+}
+
+#[test]
+fn a_file_promising_more_json_than_the_bound_is_kept_undecompressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path());
+    // A small mozlz4 file whose header promises 600 MiB (as a flipped bit
+    // in its size would): kept as a damaged file, never decompressed.
+    let mut bytes = source(8).bytes;
+    bytes[8..12].copy_from_slice(&(600u32 << 20).to_le_bytes());
+    fs::write(profile.join("sessionstore.jsonlz4"), &bytes).unwrap();
+    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
+    let report = backup_profile(&mut store, "p", &profile, NOW).unwrap();
+    let s = &report.snapshots[0];
+    assert!(!s.is_ok());
+    assert_eq!(s.json_size, bytes.len() as u64);
+    assert!(
+        format!("{:?}", s.status).contains("promises"),
+        "{:?}",
+        s.status
+    );
+    assert_eq!(store.read_content(s.id).unwrap(), bytes);
+}
+
+#[test]
+fn an_unreadable_file_is_a_warning_not_a_failed_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path());
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir(&backups).unwrap();
+    let locked = backups.join("recovery.baklz4");
+    fs::write(&locked, source(8).bytes).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&locked).is_ok() {
+        // Root reads anything: a mode cannot make a file unreadable.
+        eprintln!("skipped: running as root");
+        return;
+    }
+    let (stored, skipped) = back_up(dir.path(), &profile);
+    assert_eq!(stored, ["sessionstore.jsonlz4"]);
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0].1.contains("cannot be read"), "{skipped:?}");
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use ffsession::backup::{backup_profile, Alarm, BackupReport};
 use ffsession::profile::{self, Profile};
+use ffsession::sources::SkippedFile;
 
 use super::prune::{apply_policy, KeepArgs};
 use crate::cli::GlobalArgs;
@@ -15,8 +16,15 @@ use crate::config::Config;
 use crate::error::{AlarmRaised, UserError};
 use crate::fmt;
 
-/// Snapshot every session file of the profile (sessionstore.jsonlz4 and
-/// everything in sessionstore-backups/) into the backup store.
+/// Snapshot every session file of the profile (sessionstore.jsonlz4 and the
+/// recovery, previous and upgrade files in sessionstore-backups/) into the
+/// backup store.
+///
+/// Only regular files with the names Firefox gives session files are taken,
+/// up to 512 MiB each; no symbolic link is followed. Anything else found
+/// in sessionstore-backups/, and a file that cannot be read, is left out with
+/// a warning on stderr (and under "skipped" in --json), and the other files
+/// are backed up.
 ///
 /// Each file is verified (decompressed and parsed) before it counts as good;
 /// content already in the store is not stored twice (a file that did not
@@ -166,6 +174,7 @@ fn back_up(
     let mut store = super::create_store_waiting(global, store_dir)?;
     let now = super::now_ms();
     let report = backup_profile(&mut store, &profile.name, &profile.path, now)?;
+    print_skipped(&report.skipped)?;
     if args.json {
         super::print_json(&report)?;
     } else {
@@ -190,6 +199,21 @@ fn back_up(
         apply_policy(&mut store, &policy, false, args.json)?;
     }
     Ok(report)
+}
+
+/// One warning on stderr for each file the backup left out, with the reason
+/// (in --json output too, as `skipped`).
+pub fn print_skipped(skipped: &[SkippedFile]) -> io::Result<()> {
+    let mut err = io::stderr().lock();
+    for s in skipped {
+        writeln!(err, "ffsession: warning: {}", skip_warning(s))?;
+    }
+    err.flush()
+}
+
+/// `skipped PATH: why`.
+pub fn skip_warning(s: &SkippedFile) -> String {
+    format!("skipped {}: {}", s.path.display(), s.reason)
 }
 
 /// Exit code 3 with the alarm's message, if there is one.

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 use ffsession::profile::{self, LockState, Profile};
-use ffsession::sources::{self, SourceFile};
+use ffsession::sources::{self, SkippedFile, SourceFile};
 use ffsession::{Format, SessionData, Summary};
 use serde::Serialize;
 
@@ -31,6 +31,8 @@ struct ProfileJson {
     profile: Profile,
     lock: LockState,
     session_files: Vec<FileJson>,
+    /// What a backup leaves out, and why.
+    skipped_files: Vec<SkippedFile>,
 }
 
 #[derive(Serialize)]
@@ -71,14 +73,12 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
     };
     let mut report = Vec::new();
     for p in profiles {
-        let files = match sources::list(&p.path) {
-            Ok(files) => files.into_iter().map(inspect).collect(),
-            Err(_) => Vec::new(),
-        };
+        let listing = sources::scan(&p.path).unwrap_or_default();
         report.push(ProfileJson {
             lock: profile::lock_state(&p.path),
             profile: p,
-            session_files: files,
+            session_files: listing.files.into_iter().map(inspect).collect(),
+            skipped_files: listing.skipped,
         });
     }
     if args.json {
@@ -130,6 +130,9 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
                 f.file.name,
                 fmt::size(f.file.size)
             )?;
+        }
+        for f in &p.skipped_files {
+            writeln!(out, "  skipped {}: {}", f.name, f.reason)?;
         }
     }
     out.flush()?;

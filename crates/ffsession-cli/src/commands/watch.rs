@@ -1,5 +1,6 @@
 //! `ffsession watch`: back up whenever Firefox writes its session.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::mpsc;
@@ -12,6 +13,7 @@ use ffsession::watch::{cycle, Debouncer, UnchangedNotices, DEFAULT_INTERVAL};
 use jiff::tz::TimeZone;
 use notify::{RecursiveMode, Watcher};
 
+use super::backup::skip_warning;
 use super::prune::KeepArgs;
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -150,6 +152,8 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let mut debouncer = Debouncer::new(interval);
     debouncer.changed();
     let mut notices = UnchangedNotices::default();
+    // The skip warnings of the last cycle: each is said once while it lasts.
+    let mut skip_warnings: HashSet<String> = HashSet::new();
     let mut retry_at: Option<Duration> = None;
     let mut running = lock_state(&profile.path).is_running();
     loop {
@@ -207,6 +211,15 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                     fmt::size(p.gc.bytes_removed)
                 )?;
             }
+            let warnings: HashSet<String> =
+                report.backup.skipped.iter().map(skip_warning).collect();
+            for s in &report.backup.skipped {
+                let w = skip_warning(s);
+                if !skip_warnings.contains(&w) {
+                    writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+                }
+            }
+            skip_warnings = warnings;
             if let Some(alarm) = &report.backup.alarm {
                 writeln!(io::stderr().lock(), "ffsession: warning: {alarm}")?;
             }

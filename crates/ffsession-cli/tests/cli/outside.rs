@@ -6,7 +6,7 @@
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 
-use crate::common::{packed, stderr, TestEnv};
+use crate::common::{ok_output, packed, stderr, stdout_json, TestEnv};
 
 const NOW: u64 = 1_795_400_000_000;
 
@@ -47,4 +47,126 @@ fn a_linked_lock_in_the_store_is_refused_and_check_names_it() {
     // Reading needs no lock.
     let list = env.store_cmd(&profile).arg("list").output().unwrap();
     assert!(list.status.success(), "{}", stderr(&list));
+}
+
+/// The file names `list --json` shows.
+fn stored_names(env: &TestEnv, profile: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = env
+        .list_snapshots(profile)
+        .iter()
+        .map(|s| s["file_name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn backup_follows_no_link_out_of_the_profile_and_says_what_it_skipped() {
+    let env = TestEnv::new();
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &packed(5, NOW))]);
+    // A sessionstore-backups/ that is a link to a folder of secrets.
+    let etc = env.path().join("etc");
+    fs::create_dir(&etc).unwrap();
+    fs::write(etc.join("shadow"), b"root:$6$secret:19000::::::\n").unwrap();
+    fs::write(etc.join("recovery.jsonlz4"), packed(6, NOW)).unwrap();
+    symlink(&etc, profile.join("sessionstore-backups")).unwrap();
+
+    let out = ok_output(env.store_cmd(&profile).args(["backup", "--json"]));
+    let err = stderr(&out);
+    let link = profile.join("sessionstore-backups");
+    assert!(
+        err.contains(&format!(
+            "ffsession: warning: skipped {}: a symbolic link (to {})",
+            link.display(),
+            etc.display()
+        )),
+        "{err}"
+    );
+    let report = stdout_json(&out);
+    assert_eq!(report["skipped"][0]["name"], "sessionstore-backups");
+    assert_eq!(report["skipped"][0]["reason"], "symbolic-link");
+    assert_eq!(stored_names(&env, &profile), ["sessionstore.jsonlz4"]);
+
+    // In a real folder: a linked session file, a file of another name.
+    fs::remove_file(&link).unwrap();
+    fs::create_dir(&link).unwrap();
+    symlink(etc.join("shadow"), link.join("recovery.jsonlz4")).unwrap();
+    fs::write(link.join("shadow"), b"root:$6$secret:19000::::::\n").unwrap();
+    fs::write(link.join("previous.jsonlz4"), packed(7, NOW)).unwrap();
+    let out = ok_output(env.store_cmd(&profile).arg("backup"));
+    let err = stderr(&out);
+    assert!(err.contains("recovery.jsonlz4: a symbolic link"), "{err}");
+    assert!(
+        err.contains("shadow: not a name Firefox gives a session file"),
+        "{err}"
+    );
+    assert_eq!(
+        stored_names(&env, &profile),
+        [
+            "sessionstore-backups/previous.jsonlz4",
+            "sessionstore.jsonlz4"
+        ]
+    );
+    let store = ffsession::store::Store::open_read_only(env.store_dir()).unwrap();
+    for s in store.snapshots().unwrap() {
+        let content = store.read_content(s.id).unwrap();
+        assert!(!String::from_utf8_lossy(&content).contains("secret"));
+    }
+}
+
+#[test]
+fn a_link_that_cannot_be_read_does_not_fail_the_backup_nor_stop_watch() {
+    let env = TestEnv::new();
+    let profile = env.profile_with_recovery(&packed(5, NOW));
+    // A link to itself: following it fails (ELOOP), as an unreadable target would.
+    symlink(
+        "recovery.baklz4",
+        profile.join("sessionstore-backups/recovery.baklz4"),
+    )
+    .unwrap();
+    let out = ok_output(env.store_cmd(&profile).arg("backup"));
+    assert!(stderr(&out).contains("recovery.baklz4: a symbolic link"));
+    assert_eq!(
+        stored_names(&env, &profile),
+        ["sessionstore-backups/recovery.jsonlz4"]
+    );
+
+    let child = env
+        .std_store_cmd_at(&profile, &env.store_dir())
+        .args(["watch", "--interval", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let backups = profile.join("sessionstore-backups");
+    fs::write(backups.join("recovery.jsonlz4.tmp"), packed(9, NOW + 1)).unwrap();
+    fs::rename(
+        backups.join("recovery.jsonlz4.tmp"),
+        backups.join("recovery.jsonlz4"),
+    )
+    .unwrap();
+    let mut tabs = 0;
+    for _ in 0..150 {
+        if let Some(s) = env.list_snapshots(&profile).first() {
+            tabs = s["counts"]["tabs"].as_u64().unwrap_or(0);
+            if tabs == 9 {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "watch ended: {}", stderr(&out));
+    assert_eq!(tabs, 9, "watch did not back up the new file");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("recovery.baklz4: a symbolic link").count(),
+        1,
+        "said once while it lasts: {err}"
+    );
 }
