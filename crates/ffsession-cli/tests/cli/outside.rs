@@ -170,3 +170,35 @@ fn a_link_that_cannot_be_read_does_not_fail_the_backup_nor_stop_watch() {
         "said once while it lasts: {err}"
     );
 }
+
+#[test]
+fn a_live_pid_in_the_lock_symlink_means_firefox_runs_despite_a_free_parentlock() {
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(5, NOW));
+    // What ffsession's own restore leaves: a .parentlock nobody holds.
+    fs::write(profile.join(".parentlock"), b"").unwrap();
+    // A live process (this test) named in the lock symlink, as Firefox writes it.
+    let pid = std::process::id();
+    symlink(format!("127.0.1.1:+{pid}"), profile.join("lock")).unwrap();
+
+    let json = crate::common::ok_json(env.store_cmd(&profile).args(["profiles", "--json"]));
+    assert_eq!(json[0]["lock"]["state"], "running", "{json}");
+    assert_eq!(json[0]["lock"]["pid"], pid);
+    let before = fs::read(profile.join("sessionstore-backups/recovery.jsonlz4")).unwrap();
+    let out = env
+        .store_cmd(&profile)
+        .args(["restore", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "restored while Firefox runs: {err}"
+    );
+    assert!(err.contains(&pid.to_string()), "{err}");
+    assert_eq!(
+        fs::read(profile.join("sessionstore-backups/recovery.jsonlz4")).unwrap(),
+        before
+    );
+}
