@@ -99,9 +99,9 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
             return Err(UserError::with_hint(
                 format!(
                     "profiles \"{}\" and \"{}\" would share the store {}",
-                    other.name,
-                    p.name,
-                    dir.display()
+                    fmt::escape(&other.name),
+                    fmt::escape(&p.name),
+                    fmt::path(&dir)
                 ),
                 "rename one of them in Firefox's profile manager, or back them up one at a time with --profile NAME --store DIR",
             ));
@@ -116,16 +116,21 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
     let mut failed = Vec::new();
     let mut alarms = Vec::new();
     for (profile, dir) in &profiles {
-        writeln!(io::stdout().lock(), "profile {}:", profile.name)?;
+        writeln!(
+            io::stdout().lock(),
+            "profile {}:",
+            fmt::escape(&profile.name)
+        )?;
         match back_up(global, config, args, profile, dir) {
             Ok(report) => {
                 if let Err(e) = alarm_result(profile, report.alarm) {
                     writeln!(
                         io::stderr().lock(),
-                        "ffsession: profile \"{}\": {e:#}",
-                        profile.name
+                        "ffsession: profile \"{}\": {}",
+                        fmt::escape(&profile.name),
+                        fmt::escape(&format!("{e:#}"))
                     )?;
-                    alarms.push(profile.name.clone());
+                    alarms.push(fmt::escape(&profile.name).into_owned());
                 }
             }
             Err(e) => {
@@ -134,10 +139,11 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
                     .unwrap_or_default();
                 writeln!(
                     io::stderr().lock(),
-                    "ffsession: error: profile \"{}\": {e:#}{hint}",
-                    profile.name
+                    "ffsession: error: profile \"{}\": {}{hint}",
+                    fmt::escape(&profile.name),
+                    fmt::escape(&format!("{e:#}"))
                 )?;
-                failed.push(profile.name.clone());
+                failed.push(fmt::escape(&profile.name).into_owned());
             }
         }
     }
@@ -180,7 +186,7 @@ fn back_up(
     } else {
         let mut out = io::stdout().lock();
         if report.snapshots.is_empty() {
-            writeln!(out, "no session files in {}", profile.path.display())?;
+            writeln!(out, "no session files in {}", fmt::path(&profile.path))?;
         }
         for s in &report.snapshots {
             writeln!(out, "{}", fmt::snapshot_line(s))?;
@@ -189,7 +195,7 @@ fn back_up(
             out,
             "{} stored in {} ({} new)",
             fmt::count(report.snapshots.len(), "snapshot", "snapshots"),
-            store_dir.display(),
+            fmt::path(store_dir),
             fmt::size(report.snapshots.iter().map(|s| s.stored_size).sum())
         )?;
         out.flush()?;
@@ -211,20 +217,24 @@ pub fn print_skipped(skipped: &[SkippedFile]) -> io::Result<()> {
     err.flush()
 }
 
-/// `skipped PATH: why`.
+/// `skipped PATH: why`, escaped for the terminal.
 pub fn skip_warning(s: &SkippedFile) -> String {
-    format!("skipped {}: {}", s.path.display(), s.reason)
+    format!(
+        "skipped {}: {}",
+        fmt::path(&s.path),
+        fmt::escape(&s.reason.to_string())
+    )
 }
 
 /// Exit code 3 with the alarm's message, if there is one.
 fn alarm_result(profile: &Profile, alarm: Option<Alarm>) -> Result<()> {
     match alarm {
         Some(alarm) => {
-            let mut message = alarm.to_string();
+            let mut message = fmt::escape(&alarm.to_string()).into_owned();
             if let Alarm::NewestCorrupt { file, .. } = &alarm {
                 message.push_str(&format!(
                     " (hint: `ffsession rescue {} -o rescued.jsonlz4` recovers its complete tabs)",
-                    profile.path.join(file).display()
+                    fmt::path(&profile.path.join(file))
                 ));
             }
             Err(AlarmRaised(message).into())

@@ -40,7 +40,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     let config = global.config()?;
     let dir = global.chosen_store_dir(&config)?;
     if !args.json {
-        writeln!(io::stdout().lock(), "checking store {}", dir.display())?;
+        writeln!(io::stdout().lock(), "checking store {}", fmt::path(&dir))?;
     }
     let bar = ProgressBar::new(0);
     if io::stderr().is_terminal() {
@@ -75,16 +75,26 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
 fn print_text(r: &CheckReport) -> Result<()> {
     let mut out = io::stdout().lock();
     for p in &r.problems {
-        writeln!(out, "error: {}: {}", p.path.display(), p.what)?;
+        writeln!(
+            out,
+            "error: {}: {}",
+            fmt::path(&p.path),
+            fmt::escape(&p.what)
+        )?;
     }
     for p in &r.warnings {
-        writeln!(out, "warning: {}: {}", p.path.display(), p.what)?;
+        writeln!(
+            out,
+            "warning: {}: {}",
+            fmt::path(&p.path),
+            fmt::escape(&p.what)
+        )?;
     }
     if !r.warnings.is_empty() {
         writeln!(
             out,
             "(to fix the permissions: chmod -R go-rwx {})",
-            r.dir.display()
+            fmt::path(&r.dir)
         )?;
     }
     writeln!(
@@ -101,8 +111,8 @@ fn print_text(r: &CheckReport) -> Result<()> {
             out,
             "error: chunk {}: {}: {}",
             short(&c.digest.to_hex()),
-            c.path.display(),
-            c.what
+            fmt::path(&c.path),
+            fmt::escape(&c.what)
         )?;
     }
     for s in &r.damaged_snapshots {
@@ -112,7 +122,7 @@ fn print_text(r: &CheckReport) -> Result<()> {
             "damaged: snapshot #{} {}  {}: {}{}",
             s.id,
             fmt::local_time_or_unknown(Some(s.taken_at_ms)),
-            s.file_name,
+            fmt::escape(&s.file_name),
             s.what,
             if chunks.is_empty() {
                 String::new()
@@ -125,14 +135,14 @@ fn print_text(r: &CheckReport) -> Result<()> {
         writeln!(
             out,
             "note: orphan chunk {} (no catalog row names it; `ffsession prune` removes it)",
-            path.display()
+            fmt::path(path)
         )?;
     }
     for path in &r.temp_files {
         writeln!(
             out,
             "note: temporary file {} (left by an interrupted write; `ffsession prune` removes it)",
-            path.display()
+            fmt::path(path)
         )?;
     }
     if r.unreferenced_chunks > 0 {
@@ -192,7 +202,7 @@ fn summary(r: &CheckReport) -> String {
     }
     format!(
         "the store {} is damaged: {}",
-        r.dir.display(),
+        fmt::path(&r.dir),
         parts.join(", ")
     )
 }

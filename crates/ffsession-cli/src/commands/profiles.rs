@@ -100,8 +100,8 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
             LockState::Running { pid: None } => "Firefox running".to_owned(),
             LockState::Stale { pid } => format!("not running (stale lock of pid {pid})"),
         };
-        writeln!(out, "{}{default}: {lock}", p.profile.name)?;
-        writeln!(out, "  {}", p.profile.path.display())?;
+        writeln!(out, "{}{default}: {lock}", fmt::escape(&p.profile.name))?;
+        writeln!(out, "  {}", fmt::path(&p.profile.path))?;
         if !p.profile.path.is_dir() {
             writeln!(out, "  (folder missing)")?;
         } else if p.session_files.is_empty() {
@@ -110,7 +110,7 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         let width = p
             .session_files
             .iter()
-            .map(|f| f.file.name.len())
+            .map(|f| fmt::escape(&f.file.name).chars().count())
             .max()
             .unwrap_or(0);
         for f in &p.session_files {
@@ -121,18 +121,23 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
                     fmt::count(s.windows, "window", "windows"),
                     fmt::count(s.tabs, "tab", "tabs")
                 ),
-                (None, Some(e)) => format!("UNREADABLE: {e}"),
+                (None, Some(e)) => format!("UNREADABLE: {}", fmt::escape(e)),
                 (None, None) => String::new(),
             };
             writeln!(
                 out,
                 "  {:width$}  {:>10}  {what}",
-                f.file.name,
+                fmt::escape(&f.file.name),
                 fmt::size(f.file.size)
             )?;
         }
         for f in &p.skipped_files {
-            writeln!(out, "  skipped {}: {}", f.name, f.reason)?;
+            writeln!(
+                out,
+                "  skipped {}: {}",
+                fmt::path(&f.path),
+                fmt::escape(&f.reason.to_string())
+            )?;
         }
     }
     out.flush()?;

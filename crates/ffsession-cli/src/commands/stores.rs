@@ -122,29 +122,34 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
         writeln!(
             out,
             "no backup stores in {} (take a backup with `ffsession backup`, or name a store with --store DIR)",
-            root.display()
+            fmt::path(root)
         )?;
         return out.flush();
     }
     for r in rows {
         match &r.error {
-            Some(e) => writeln!(out, "{:<24} UNREADABLE: {e}", r.name)?,
+            Some(e) => writeln!(
+                out,
+                "{:<24} UNREADABLE: {}",
+                fmt::escape(&r.name),
+                fmt::escape(e)
+            )?,
             None => writeln!(
                 out,
                 "{:<24} {:>6} snapshots  newest {}  {}  (profile {})",
-                r.name,
+                fmt::escape(&r.name),
                 r.snapshots.unwrap_or(0),
                 fmt::local_time_or_unknown(r.newest_ms),
                 fmt::size(r.stored_bytes.unwrap_or(0)),
-                r.profile.as_deref().unwrap_or("?")
+                fmt::escape(r.profile.as_deref().unwrap_or("?"))
             )?,
         }
-        writeln!(out, "  {}", r.path.display())?;
+        writeln!(out, "  {}", fmt::path(&r.path))?;
     }
     writeln!(
         out,
         "use one with: ffsession --store {} list",
-        rows[0].path.display()
+        fmt::path(&rows[0].path)
     )?;
     out.flush()
 }

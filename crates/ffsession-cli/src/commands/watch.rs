@@ -143,9 +143,9 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     writeln!(
         out,
         "watching {} (one snapshot per {} at most, into {}); Ctrl-C stops",
-        profile.path.display(),
+        fmt::path(&profile.path),
         fmt::duration(interval),
-        store_dir.display()
+        fmt::path(&store_dir)
     )?;
     out.flush()?;
     let start = Instant::now();
@@ -200,7 +200,8 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 writeln!(
                     out,
                     "{when}  {} unchanged since #{}, not stored",
-                    u.file, u.since
+                    fmt::escape(&u.file),
+                    u.since
                 )?;
             }
             if let Some(p) = report.pruned.filter(|p| p.removed > 0) {
@@ -221,7 +222,11 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
             }
             skip_warnings = warnings;
             if let Some(alarm) = &report.backup.alarm {
-                writeln!(io::stderr().lock(), "ffsession: warning: {alarm}")?;
+                writeln!(
+                    io::stderr().lock(),
+                    "ffsession: warning: {}",
+                    fmt::escape(&alarm.to_string())
+                )?;
             }
             out.flush()?;
         }

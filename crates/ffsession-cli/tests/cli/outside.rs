@@ -202,3 +202,99 @@ fn a_live_pid_in_the_lock_symlink_means_firefox_runs_despite_a_free_parentlock()
         before
     );
 }
+
+/// No byte that acts on a terminal (escape, bell, carriage return, ...):
+/// only printable text and the newlines that end lines.
+fn assert_terminal_safe(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    assert!(
+        !text
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        "{what} holds raw control characters: {text:?}"
+    );
+}
+
+#[test]
+fn names_that_would_act_on_the_terminal_are_escaped_in_text_and_exact_in_json() {
+    let env = TestEnv::new();
+    let profile = env.path().join("pro\nfile\u{1b}[31m");
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir_all(&backups).unwrap();
+    fs::write(backups.join("recovery.jsonlz4"), packed(5, NOW)).unwrap();
+    fs::write(backups.join("evil\u{1b}]0;pwned\u{7}.jsonlz4"), b"x").unwrap();
+    fs::write(backups.join("line\nbreak\u{202e}"), b"x").unwrap();
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"recovery\xff.jsonlz4");
+        fs::write(backups.join(name), b"x").unwrap();
+    }
+    // A snapshot whose file name holds a newline, as an older ffsession
+    // could record one.
+    {
+        let mut store = ffsession::store::Store::create_or_open(env.store_dir()).unwrap();
+        store
+            .add_snapshots(
+                vec![ffsession::store::SnapshotSource {
+                    bytes: packed(3, NOW),
+                    profile: "p".into(),
+                    file_name: "sessionstore-backups/a\nb\u{1b}[2J".into(),
+                    kind: ffsession::sources::SourceKind::Other,
+                    mtime_ms: None,
+                }],
+                NOW,
+            )
+            .unwrap();
+    }
+
+    let out = ok_output(env.store_cmd(&profile).arg("backup"));
+    assert_terminal_safe("backup stdout", &out.stdout);
+    assert_terminal_safe("backup stderr", &out.stderr);
+    let err = stderr(&out);
+    assert!(err.contains(r"pro\nfile\u{1b}[31m"), "{err}");
+    assert!(
+        err.contains(r"evil\u{1b}]0;pwned\u{7}.jsonlz4: not a name"),
+        "{err}"
+    );
+    assert!(err.contains(r"line\nbreak\u{202e}: not a name"), "{err}");
+    // The name that is not UTF-8 is said, not skipped without a word.
+    assert!(
+        err.contains(r"recovery\xff.jsonlz4: its name is not valid UTF-8"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 3, "{err}");
+
+    let list = ok_output(env.store_cmd(&profile).arg("list"));
+    assert_terminal_safe("list", &list.stdout);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains(r"sessionstore-backups/a\nb\u{1b}[2J"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 2, "{text}");
+    // JSON prints names exactly.
+    let json = crate::common::ok_json(env.store_cmd(&profile).args(["list", "--json"]));
+    assert!(json
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["file_name"] == "sessionstore-backups/a\nb\u{1b}[2J"));
+
+    let profiles = ok_output(env.store_cmd(&profile).arg("profiles"));
+    assert_terminal_safe("profiles", &profiles.stdout);
+    let text = String::from_utf8_lossy(&profiles.stdout);
+    assert!(text.contains(r"pro\nfile\u{1b}[31m"), "{text}");
+    assert!(text.contains(r"evil\u{1b}]0;pwned\u{7}.jsonlz4"), "{text}");
+
+    for args in [&["check"][..], &["prune", "--dry-run"]] {
+        let out = env.store_cmd(&profile).args(args).output().unwrap();
+        assert_terminal_safe(args[0], &out.stdout);
+        assert_terminal_safe(args[0], &out.stderr);
+    }
+
+    let root = env.path().join("stores");
+    drop(ffsession::store::Store::create_or_open(root.join("s\u{1b}[8m")).unwrap());
+    let out = ok_output(env.cmd().arg("stores").arg(&root));
+    assert_terminal_safe("stores", &out.stdout);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r"s\u{1b}[8m"));
+}
