@@ -394,3 +394,60 @@ fn an_unreadable_file_is_a_warning_not_a_failed_backup() {
     assert_eq!(skipped.len(), 1);
     assert!(skipped[0].1.contains("cannot be read"), "{skipped:?}");
 }
+
+fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for fan in fs::read_dir(store_dir.join(CHUNKS_DIR)).unwrap() {
+        for f in fs::read_dir(fan.unwrap().path()).unwrap() {
+            out.push(f.unwrap().path());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = store_with_a_snapshot(dir.path());
+    let files = chunk_files(&store_dir);
+    assert!(files.len() >= 3);
+    // As `cp -r` under a loose umask, or an archive, leaves them.
+    for f in &files {
+        fs::set_permissions(f, fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    let fan = files[0].parent().unwrap().to_path_buf();
+    fs::set_permissions(&fan, fs::Permissions::from_mode(0o777)).unwrap();
+    fs::set_permissions(
+        store_dir.join(CHUNKS_DIR),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    // A file outside the store with a second name in it: not ours to chmod.
+    let outside = dir.path().join("outside.txt");
+    fs::write(&outside, b"x").unwrap();
+    fs::set_permissions(&outside, fs::Permissions::from_mode(0o644)).unwrap();
+    let linked = fan.join(format!("{}.zst", "e".repeat(64)));
+    fs::hard_link(&outside, &linked).unwrap();
+    let victim = victim(dir.path());
+    symlink(&victim, fan.join(format!("{}.zst", "f".repeat(64)))).unwrap();
+
+    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    assert!(!report.is_whole());
+    assert!(report.world_writable as usize > files.len(), "{report:?}");
+
+    drop(Store::open(&store_dir).unwrap());
+    for f in &files {
+        assert_eq!(mode(f), 0o600, "{}", f.display());
+    }
+    assert_eq!(mode(&fan), 0o700);
+    assert_eq!(mode(&store_dir.join(CHUNKS_DIR)), 0o700);
+    assert_eq!(mode(&outside), 0o644, "chmodded through a hard link");
+    assert_untouched(&victim);
+    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    assert_eq!(report.world_writable, 0, "{:?}", report.problems);
+}

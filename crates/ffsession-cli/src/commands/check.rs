@@ -18,8 +18,9 @@ use crate::fmt;
 /// content is put together and compared with its recorded size and hash.
 ///
 /// Names each damaged snapshot (id, time, source file, which chunks and what
-/// is wrong), orphan chunk files and temporary files left by an interrupted
-/// backup (harmless; `ffsession prune` removes them). Changes nothing, takes
+/// is wrong) and every symbolic link in the store (ffsession follows none),
+/// and counts orphan chunk files and temporary files left by an interrupted
+/// backup (harmless; `ffsession prune` removes them; --json lists them). Changes nothing, takes
 /// no lock, follows no symbolic link. Exits 0 when the store is whole, 5 when
 /// it is damaged. A damaged chunk is rewritten by the next `backup` of a
 /// session that holds it. Shows a progress bar on stderr when stderr is a
@@ -90,10 +91,10 @@ fn print_text(r: &CheckReport) -> Result<()> {
             fmt::escape(&p.what)
         )?;
     }
-    if !r.warnings.is_empty() {
+    if r.loose_modes > 0 {
         writeln!(
             out,
-            "(to fix the permissions: chmod -R go-rwx {})",
+            "(the next backup, or any command that writes to the store, makes them private; to do it now: chmod -R go-rwx {})",
             fmt::path(&r.dir)
         )?;
     }
@@ -131,18 +132,22 @@ fn print_text(r: &CheckReport) -> Result<()> {
             }
         )?;
     }
-    for path in &r.orphan_chunks {
+    // Counted, not listed: killed backups can leave hundreds (--json lists
+    // them).
+    if !r.orphan_chunks.is_empty() {
         writeln!(
             out,
-            "note: orphan chunk {} (no catalog row names it; `ffsession prune` removes it)",
-            fmt::path(path)
+            "note: {} ({}) no catalog row names, left by interrupted backups; harmless, `ffsession prune` removes them",
+            fmt::count(r.orphan_chunks.len(), "orphan chunk file", "orphan chunk files"),
+            fmt::size(sizes(&r.orphan_chunks))
         )?;
     }
-    for path in &r.temp_files {
+    if !r.temp_files.is_empty() {
         writeln!(
             out,
-            "note: temporary file {} (left by an interrupted write; `ffsession prune` removes it)",
-            fmt::path(path)
+            "note: {} ({}) left by interrupted writes; harmless, `ffsession prune` removes them",
+            fmt::count(r.temp_files.len(), "temporary file", "temporary files"),
+            fmt::size(sizes(&r.temp_files))
         )?;
     }
     if r.unreferenced_chunks > 0 {
@@ -157,6 +162,15 @@ fn print_text(r: &CheckReport) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The bytes of the files at `paths` (a link counts as itself).
+fn sizes(paths: &[std::path::PathBuf]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// The first 12 hex digits of a digest, as in `git log --oneline`.
@@ -175,11 +189,20 @@ fn summary(r: &CheckReport) -> String {
             if links == 1 { "it" } else { "them" }
         ));
     }
+    let writable = r.world_writable as usize;
+    if writable > 0 {
+        parts.push(format!(
+            "{} anyone may write to (the next backup makes {} private)",
+            fmt::count(writable, "file or folder", "files or folders"),
+            if writable == 1 { "it" } else { "them" }
+        ));
+    }
     let other = r
         .problems
         .iter()
         .filter(|p| !r.links.contains(&p.path))
-        .count();
+        .count()
+        .saturating_sub(writable);
     if other > 0 {
         parts.push(fmt::count(
             other,

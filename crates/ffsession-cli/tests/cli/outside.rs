@@ -298,3 +298,79 @@ fn names_that_would_act_on_the_terminal_are_escaped_in_text_and_exact_in_json() 
     assert_terminal_safe("stores", &out.stdout);
     assert!(String::from_utf8_lossy(&out.stdout).contains(r"s\u{1b}[8m"));
 }
+
+fn chunk_files(store: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = fs::read_dir(store.join("chunks"))
+        .unwrap()
+        .flat_map(|fan| fs::read_dir(fan.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn world_writable_chunk_files_are_made_private_by_the_next_backup_as_check_says() {
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(40, NOW));
+    for f in chunk_files(&env.store_dir()) {
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the next backup makes it 0600"), "{text}");
+    assert!(text.contains("chmod -R go-rwx"), "{text}");
+    assert!(
+        stderr(&out).contains("anyone may write to (the next backup makes them private)"),
+        "{}",
+        stderr(&out)
+    );
+    // What check promised.
+    ok_output(env.store_cmd(&profile).arg("backup"));
+    for f in chunk_files(&env.store_dir()) {
+        assert_eq!(
+            fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let out = ok_output(env.store_cmd(&profile).arg("check"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no errors were found"));
+}
+
+#[test]
+fn stores_lists_a_store_whose_catalog_is_missing() {
+    let env = TestEnv::new();
+    let root = env.path().join("stores");
+    for name in ["a-whole", "b-lost"] {
+        let profile = env.profile_with_recovery(&packed(3, NOW));
+        ok_output(env.store_cmd_at(&profile, &root.join(name)).arg("backup"));
+    }
+    fs::remove_file(root.join("b-lost/catalog.sqlite")).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = fs::remove_file(root.join(format!("b-lost/catalog.sqlite{suffix}")));
+    }
+    // Not a store: a folder of something else.
+    fs::create_dir_all(root.join("c-other")).unwrap();
+    fs::write(root.join("c-other/notes.txt"), b"x").unwrap();
+
+    let out = ok_output(env.cmd().arg("stores").arg(&root));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a-whole"), "{text}");
+    assert!(
+        text.contains("b-lost") && text.contains("CATALOG MISSING"),
+        "{text}"
+    );
+    assert!(!text.contains("c-other"), "{text}");
+    assert!(
+        text.contains("ffsession --store") && text.contains("a-whole list"),
+        "{text}"
+    );
+    let json = crate::common::ok_json(env.cmd().args(["stores", "--json"]).arg(&root));
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{json}");
+    assert_eq!(rows[1]["name"], "b-lost");
+    assert_eq!(rows[1]["catalog_missing"], true);
+    assert!(rows[1]["error"].is_string());
+    assert_eq!(rows[0]["catalog_missing"], false);
+}

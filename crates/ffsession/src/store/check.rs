@@ -87,6 +87,12 @@ pub struct CheckReport {
     /// Every symbolic link in the store, at any depth (each one also in
     /// [`CheckReport::problems`]): ffsession follows none.
     pub links: Vec<PathBuf>,
+    /// Files and folders whose mode lets others read or write them (each
+    /// one also in [`CheckReport::problems`] or [`CheckReport::warnings`]);
+    /// the next writer (a backup) makes them private.
+    pub loose_modes: u64,
+    /// Of those, the ones anyone may write to (each also a problem).
+    pub world_writable: u64,
 }
 
 impl CheckReport {
@@ -210,11 +216,15 @@ fn permissions(report: &mut CheckReport, path: &Path, meta: &fs::Metadata, mode:
     {
         use std::os::unix::fs::PermissionsExt;
         let found = meta.permissions().mode() & 0o777;
+        if found & 0o077 != 0 {
+            report.loose_modes += 1;
+        }
         if found & 0o002 != 0 {
+            report.world_writable += 1;
             report.problems.push(StoreProblem {
                 path: path.to_path_buf(),
                 what: format!(
-                    "anyone may write here (mode {found:04o}, should be {mode:04o}): chunks could be replaced"
+                    "anyone may write here (mode {found:04o}, should be {mode:04o}): chunks could be replaced; the next backup makes it {mode:04o}"
                 ),
             });
         } else if found & 0o077 != 0 {

@@ -131,3 +131,76 @@ pub(super) fn report_links(report: &mut CheckReport) {
         });
     }
 }
+
+/// Make the store's chunk and restore folders 0700 and their files 0600
+/// where they are looser (a store copied with `cp -r` under umask 022, or
+/// unpacked from an archive), when a writer opens the store. Best effort:
+/// what cannot be fixed is left for `check` to report.
+///
+/// Safe against what a loose folder may have let others put there: each file
+/// is opened without following a link and changed through that handle
+/// (`fchmod`), and only when it is a plain file or folder of this user with
+/// no other name (one link): a `chmod` never reaches a file outside the
+/// store, through a symbolic or a hard link. Modes only ever get tighter.
+/// Costs one `lstat` per chunk file (read from the folder listing, no
+/// file opened unless it is loose).
+#[cfg(unix)]
+pub(super) fn tighten_modes(dir: &Path) {
+    for sub in [CHUNKS_DIR, RESTORES_DIR] {
+        tighten_tree(&dir.join(sub), 0);
+    }
+}
+
+#[cfg(not(unix))]
+pub(super) fn tighten_modes(_dir: &Path) {}
+
+#[cfg(unix)]
+fn tighten_tree(dir: &Path, depth: usize) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::symlink_metadata(dir) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    if meta.mode() & 0o077 != 0 {
+        tighten_one(dir, true);
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        // `DirEntry::metadata` does not follow a link.
+        let Ok(m) = entry.metadata() else {
+            continue;
+        };
+        if m.is_dir() && depth < 1 {
+            tighten_tree(&entry.path(), depth + 1);
+        } else if m.is_file() && m.mode() & 0o077 != 0 {
+            tighten_one(&entry.path(), false);
+        }
+    }
+}
+
+/// `fchmod` the file or folder at `path` to 0600 or 0700 if it is still a
+/// plain one of ours (a file with one name) once opened.
+#[cfg(unix)]
+fn tighten_one(path: &Path, folder: bool) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(file) = crate::fs_util::open_no_follow(path, fs::OpenOptions::new().read(true)) else {
+        return;
+    };
+    let Ok(m) = file.metadata() else {
+        return;
+    };
+    let ours = m.uid() == rustix::process::geteuid().as_raw();
+    let plain = if folder {
+        m.is_dir()
+    } else {
+        m.is_file() && m.nlink() == 1
+    };
+    if ours && plain {
+        let mode = if folder { 0o700 } else { 0o600 };
+        let _ = file.set_permissions(fs::Permissions::from_mode(mode));
+    }
+}

@@ -247,7 +247,8 @@ pub(super) fn tighten_open(_file: &File, _path: &Path, _mode: u32) -> Result<(),
 /// `lock` is opened without following a link ([`StoreError::SymbolicLink`]),
 /// and its mode is fixed through that handle. Once the lock is held, the
 /// folders a writer writes into and the catalog files are checked not to be
-/// links either.
+/// links either, and chunk and restore files and folders others may read or
+/// write are made private (`hygiene::tighten_modes`).
 pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
     let path = dir.join(LOCK_FILE);
     let mut opts = OpenOptions::new();
@@ -276,6 +277,7 @@ pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
     match file.try_lock() {
         Ok(()) => {
             super::hygiene::refuse_writer_links(dir)?;
+            super::hygiene::tighten_modes(dir);
             // Informational only: a reader may see it empty, and a holder that
             // died leaves its id behind but no lock.
             let mut f = &file;
