@@ -276,9 +276,20 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
 }
 
 /// Whether process `pid` exists (`kill(pid, 0)`: "not permitted" means it
-/// does, as another user's).
+/// does, as another user's). On Linux a zombie (a Firefox killed but not yet
+/// reaped by its parent) is dead: it holds no file and writes nothing.
 #[cfg(unix)]
 fn pid_alive(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)`.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        if matches!(state, Some('Z' | 'X')) {
+            return false;
+        }
+    }
     let Some(pid) = i32::try_from(pid)
         .ok()
         .filter(|&p| p > 0)
@@ -449,6 +460,30 @@ mod tests {
         // No symlink, a free .parentlock: not running.
         fs::remove_file(dir.path().join("lock")).unwrap();
         assert_eq!(lock_state(dir.path()), LockState::NotRunning);
+    }
+
+    /// A Firefox killed but not yet reaped by its parent is a zombie: its
+    /// lock is stale, not running.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_zombie_pid_in_the_lock_symlink_is_a_stale_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(".parentlock"), b"").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not reaped: wait until it has exited and is a zombie.
+        let stat = format!("/proc/{pid}/stat");
+        for _ in 0..500 {
+            let state = fs::read_to_string(&stat).unwrap_or_default();
+            if state.contains(") Z") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(fs::read_to_string(&stat).unwrap().contains(") Z"));
+        std::os::unix::fs::symlink(format!("127.0.1.1:+{pid}"), dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Stale { pid });
+        child.wait().unwrap();
     }
 
     #[cfg(unix)]
