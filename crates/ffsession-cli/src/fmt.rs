@@ -1,4 +1,8 @@
-//! Human-readable formatting of sizes and timestamps for text output.
+//! Human-readable formatting of sizes and timestamps for text output, and
+//! names made safe to print.
+
+use std::borrow::Cow;
+use std::path::Path;
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
@@ -58,7 +62,7 @@ pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
         "#{:<5} {}  {:<40} {:>10}  {status}",
         s.id,
         local_time_or_unknown(Some(s.taken_at_ms)),
-        s.file_name,
+        escape(&s.file_name),
         format!("+{}", size(s.stored_size)),
     )
 }
@@ -78,4 +82,94 @@ pub fn duration(d: std::time::Duration) -> String {
         out.push_str(&format!("{s}s"));
     }
     out
+}
+
+/// A file name, profile name or other text from outside, as text output
+/// prints it: unchanged unless it holds a character that would act on the
+/// terminal or hide what follows. Control characters (newline, escape, ...)
+/// are written as Rust writes them (`\n`, `\t`, `\r`, `\u{1b}`), and so are
+/// the bidirectional overrides and isolates that reorder what is shown
+/// (U+202A-U+202E, U+2066-U+2069); a backslash is then doubled, so the
+/// escaped form reads back unambiguously. JSON output is never escaped this
+/// way: it prints names exactly.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+/// A path as text output prints it: as [`escape`], with each byte that is not
+/// UTF-8 written as `\xNN` (where `Path::display` would print U+FFFD).
+pub fn path(p: &Path) -> Cow<'_, str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = p.as_os_str().as_bytes();
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return escape(text);
+        }
+        let mut out = String::with_capacity(bytes.len() + 8);
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                push_escaped(&mut out, c);
+            }
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        Cow::Owned(out)
+    }
+    #[cfg(not(unix))]
+    {
+        match p.to_string_lossy() {
+            Cow::Borrowed(text) => escape(text),
+            Cow::Owned(text) => Cow::Owned(escape(&text).into_owned()),
+        }
+    }
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\\' => out.push_str("\\\\"),
+        c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_printed_as_they_are_unless_they_would_act_on_the_terminal() {
+        assert!(matches!(escape("recovery.jsonlz4"), Cow::Borrowed(_)));
+        assert_eq!(escape("Ünïcode profile"), "Ünïcode profile");
+        assert_eq!(escape(r"C:\Users\me"), r"C:\Users\me");
+        assert_eq!(escape("a\nb"), r"a\nb");
+        assert_eq!(escape("\u{1b}[2J\u{7}x"), r"\u{1b}[2J\u{7}x");
+        assert_eq!(escape("evil\u{202e}txt.exe"), r"evil\u{202e}txt.exe");
+        assert_eq!(escape("a\\n\n"), r"a\\n\n");
+        assert_eq!(escape("\u{85}"), r"\u{85}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_show_bytes_that_are_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = Path::new(std::ffi::OsStr::from_bytes(b"/p/re\xffc\n.js"));
+        assert_eq!(path(p), r"/p/re\xffc\n.js");
+        assert_eq!(path(Path::new("/p/ok")), "/p/ok");
+    }
 }

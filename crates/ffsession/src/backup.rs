@@ -12,6 +12,12 @@
 //! backup, the report carries an [`Alarm`]. The snapshots are
 //! kept either way, marked, so the evidence is never lost.
 //!
+//! Only the profile's own session files are taken ([`sources::scan`]: regular
+//! files with Firefox's names, no link followed, at most
+//! [`sources::MAX_SESSION_BYTES`]); what is left out, and a file that cannot
+//! be read, is in [`BackupReport::skipped`], and the other files are backed
+//! up.
+//!
 //! [`backup_profile_with`] with [`UnchangedFiles::Skip`] (what `watch` does)
 //! leaves out a file whose content is that of its newest snapshot, and says so
 //! in [`BackupReport::unchanged`]; the explicit `backup` stores every file.
@@ -95,6 +101,11 @@ pub struct BackupReport {
     /// (only with [`UnchangedFiles::Skip`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unchanged: Vec<UnchangedFile>,
+    /// What was left out and why: links, files that are not session files
+    /// or too large ([`sources::scan`]), and files that could not be read
+    /// (each a warning for that file; the other files are backed up).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<sources::SkippedFile>,
 }
 
 /// A file not stored again: its content is that of its newest snapshot.
@@ -159,7 +170,7 @@ pub fn backup_profile_with(
         UnchangedFiles::Store => Default::default(),
         UnchangedFiles::Skip => store.damage_marks()?,
     };
-    let files = sources::list(profile_dir)?;
+    let sources::Listing { files, mut skipped } = sources::scan(profile_dir)?;
     let mut read = Vec::with_capacity(files.len());
     let mut unchanged = Vec::new();
     for file in &files {
@@ -167,7 +178,17 @@ pub fn backup_profile_with(
             Ok(source) => source,
             // Firefox may rename a file away between listing and reading it.
             Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e.into()),
+            // One unreadable file does not cost the others their backup.
+            Err(e) => {
+                skipped.push(sources::SkippedFile {
+                    path: file.path.clone(),
+                    name: file.name.clone(),
+                    reason: sources::SkipReason::Unreadable {
+                        error: e.source.to_string(),
+                    },
+                });
+                continue;
+            }
         };
         // A file whose newest snapshot was found damaged is stored again,
         // unchanged or not: that rewrites the damaged chunks (healing every
@@ -241,5 +262,6 @@ pub fn backup_profile_with(
         snapshots: taken,
         alarm,
         unchanged,
+        skipped,
     })
 }

@@ -219,6 +219,93 @@ fn disk_full() -> io::Error {
     }
 }
 
+/// Why [`open_no_follow`] refused a path: its last component is a symbolic
+/// link (or, on Windows, another reparse point such as a junction).
+#[derive(Debug)]
+pub struct LinkRefused;
+
+impl std::fmt::Display for LinkRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("it is a symbolic link, which ffsession does not follow")
+    }
+}
+
+impl std::error::Error for LinkRefused {}
+
+/// True if `e` is [`open_no_follow`]'s refusal of a symbolic link.
+pub fn is_link_refused(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<LinkRefused>())
+}
+
+fn link_refused() -> io::Error {
+    io::Error::other(LinkRefused)
+}
+
+/// Open `path` with `options` without following a symbolic link in its last
+/// component: `O_NOFOLLOW` on Unix (the kernel refuses the link, so nothing
+/// can swap one in between a check and the open), and on Windows
+/// `FILE_FLAG_OPEN_REPARSE_POINT`, which opens a reparse point itself, then
+/// refused. A link is the error [`is_link_refused`] recognizes; the folders
+/// on the way to the file may be links (a store or profile under a linked
+/// home folder is the user's choice). `O_NONBLOCK` too, so that a FIFO put
+/// in a file's place fails later reads instead of blocking the open.
+pub fn open_no_follow(path: &Path, options: &mut fs::OpenOptions) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+        match options.custom_flags(flags.bits() as i32).open(path) {
+            Ok(file) => Ok(file),
+            // ELOOP on Linux and macOS, EMLINK on FreeBSD, EFTYPE on NetBSD:
+            // ask the file system what is there rather than decode errnos.
+            Err(_) if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+                Err(link_refused())
+            }
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+        const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x0000_0400;
+        let file = options
+            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+            .open(path)?;
+        if file.metadata()?.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return Err(link_refused());
+        }
+        Ok(file)
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        if fs::symlink_metadata(path)?.file_type().is_symlink() {
+            return Err(link_refused());
+        }
+        options.open(path)
+    }
+}
+
+/// True if `path` exists and is a symbolic link (or a Windows reparse point),
+/// without following it.
+pub fn is_link(path: &Path) -> bool {
+    match fs::symlink_metadata(path) {
+        Ok(m) => {
+            #[cfg(windows)]
+            {
+                use std::os::windows::fs::MetadataExt;
+                m.file_type().is_symlink() || m.file_attributes() & 0x0000_0400 != 0
+            }
+            #[cfg(not(windows))]
+            {
+                m.file_type().is_symlink()
+            }
+        }
+        Err(_) => false,
+    }
+}
+
 /// Fsync a directory so that renames and new entries in it are durable.
 pub fn sync_dir(dir: &Path) -> Result<(), PathError> {
     #[cfg(unix)]

@@ -232,11 +232,13 @@ impl LockState {
 /// Look at the profile's lock to tell whether Firefox is running on it.
 ///
 /// On Linux and macOS a running Firefox holds an fcntl write lock on
-/// `.parentlock` (and points the `lock` symlink at `IP:+PID`, which it may leave
-/// behind after quitting). The fcntl lock is the authority: a non-blocking read
-/// lock that fails means Firefox runs; the symlink then only supplies the pid.
-/// Without `.parentlock`, the symlink decides, with the pid checked in `/proc`
-/// on Linux so a lock left by a crash reads as [`LockState::Stale`]. On Windows
+/// `.parentlock` and points the `lock` symlink at `IP:+PID` (which it may
+/// leave behind after quitting). Either one held means running: an fcntl lock
+/// someone holds, or a `lock` symlink naming a process that is alive (as
+/// Firefox itself decides, with `kill(pid, 0)`), even when `.parentlock` is
+/// there and free (ffsession's own restore leaves one, and a Firefox whose
+/// fcntl lock failed, on some network file systems, holds the symlink only).
+/// A symlink naming a dead process is [`LockState::Stale`]. On Windows
 /// `parent.lock` is held open without sharing while Firefox runs.
 pub fn lock_state(profile_dir: &Path) -> LockState {
     #[cfg(unix)]
@@ -250,22 +252,14 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
                     .and_then(|(_, pid)| pid.parse::<u32>().ok())
             });
         let symlink = fs::symlink_metadata(profile_dir.join("lock")).is_ok();
-        match parentlock_held(profile_dir) {
-            Some(true) => LockState::Running { pid },
-            Some(false) => match pid {
-                Some(pid) => LockState::Stale { pid },
-                None => LockState::NotRunning,
-            },
-            None if !symlink => LockState::NotRunning,
-            None => match pid {
-                Some(pid)
-                    if cfg!(target_os = "linux")
-                        && !Path::new("/proc").join(pid.to_string()).exists() =>
-                {
-                    LockState::Stale { pid }
-                }
-                pid => LockState::Running { pid },
-            },
+        match (parentlock_held(profile_dir), pid) {
+            (Some(true), pid) => LockState::Running { pid },
+            // A live pid wins over a free `.parentlock`.
+            (_, Some(pid)) if pid_alive(pid) => LockState::Running { pid: Some(pid) },
+            (_, Some(pid)) => LockState::Stale { pid },
+            // A `lock` that names no pid: running unless `.parentlock` is free.
+            (None, None) if symlink => LockState::Running { pid: None },
+            (_, None) => LockState::NotRunning,
         }
     }
     #[cfg(not(unix))]
@@ -278,6 +272,34 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
             Ok(_) => LockState::NotRunning,
             Err(_) => LockState::Running { pid: None },
         }
+    }
+}
+
+/// Whether process `pid` exists (`kill(pid, 0)`: "not permitted" means it
+/// does, as another user's). On Linux a zombie (a Firefox killed but not yet
+/// reaped by its parent) is dead: it holds no file and writes nothing.
+#[cfg(unix)]
+fn pid_alive(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)`.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        if matches!(state, Some('Z' | 'X')) {
+            return false;
+        }
+    }
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .filter(|&p| p > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
     }
 }
 
@@ -415,7 +437,56 @@ mod tests {
         assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
     }
 
+    /// ffsession's restore leaves a free `.parentlock` behind; a `lock`
+    /// symlink naming a live process still means Firefox runs.
+    #[cfg(unix)]
+    #[test]
+    fn a_live_pid_in_the_lock_symlink_wins_over_a_free_parentlock() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(".parentlock"), b"").unwrap();
+        let me = std::process::id();
+        std::os::unix::fs::symlink(format!("127.0.1.1:+{me}"), dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Running { pid: Some(me) });
+        // A held .parentlock is running whatever the symlink says.
+        fs::remove_file(dir.path().join("lock")).unwrap();
+        std::os::unix::fs::symlink("127.0.1.1:+4294967", dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
+        let holder = ffsession_gen::FcntlLockHolder::hold(&dir.path().join(".parentlock"));
+        assert_eq!(
+            lock_state(dir.path()),
+            LockState::Running { pid: Some(4294967) }
+        );
+        drop(holder);
+        // No symlink, a free .parentlock: not running.
+        fs::remove_file(dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
+    }
+
+    /// A Firefox killed but not yet reaped by its parent is a zombie: its
+    /// lock is stale, not running.
     #[cfg(target_os = "linux")]
+    #[test]
+    fn a_zombie_pid_in_the_lock_symlink_is_a_stale_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(".parentlock"), b"").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not reaped: wait until it has exited and is a zombie.
+        let stat = format!("/proc/{pid}/stat");
+        for _ in 0..500 {
+            let state = fs::read_to_string(&stat).unwrap_or_default();
+            if state.contains(") Z") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(fs::read_to_string(&stat).unwrap().contains(") Z"));
+        std::os::unix::fs::symlink(format!("127.0.1.1:+{pid}"), dir.path().join("lock")).unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Stale { pid });
+        child.wait().unwrap();
+    }
+
+    #[cfg(unix)]
     #[test]
     fn lock_symlink_tells_running_and_stale() {
         let dir = tempfile::tempdir().unwrap();

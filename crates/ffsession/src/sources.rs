@@ -83,10 +83,168 @@ fn classify(name: &str) -> SourceKind {
     }
 }
 
+/// The largest session file a backup takes, and the most session JSON a
+/// stored snapshot may hold: 512 MiB.
+///
+/// Firefox cannot write a session much larger: it builds the whole session as
+/// one JavaScript string, and SpiderMonkey's strings stop at 2^30 - 2
+/// characters (1 GiB); real sessions are 1-40 MB of JSON (a few MB
+/// compressed), so the bound is more than ten times the largest of them. It
+/// bounds what one backup holds in memory (the file, its JSON and the chunks
+/// being written: about three times the bound at worst) and keeps a stray
+/// disk image or video named like a session file out of the store. A
+/// mozlz4 file under the bound that promises more JSON than this is kept as
+/// a damaged file (its bytes, not decompressed).
+pub const MAX_SESSION_BYTES: u64 = 512 << 20;
+
+/// Why a backup leaves a file (or the `sessionstore-backups` folder) of a
+/// profile out.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// A symbolic link: backups follow none, so a link cannot bring a file
+    /// from outside the profile (`/etc/shadow`) into the store.
+    SymbolicLink {
+        /// What the link points to, as written in it.
+        target: Option<String>,
+    },
+    /// Not a regular file (a folder, a FIFO, a device).
+    NotRegular {
+        /// What it is.
+        kind: String,
+    },
+    /// `sessionstore-backups` that is not a folder.
+    NotAFolder {
+        /// What it is.
+        kind: String,
+    },
+    /// A file in `sessionstore-backups/` whose name is none Firefox gives a
+    /// session file.
+    NotASessionFile,
+    /// A name that is not valid UTF-8 (no session file name is).
+    NameNotUtf8,
+    /// Larger than [`MAX_SESSION_BYTES`].
+    TooLarge {
+        /// Its size in bytes.
+        size: u64,
+        /// The bound.
+        limit: u64,
+    },
+    /// It could not be read (permissions, an I/O error).
+    Unreadable {
+        /// What the system said.
+        error: String,
+    },
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::SymbolicLink { target: Some(t) } => {
+                write!(f, "a symbolic link (to {t}); links are not followed")
+            }
+            SkipReason::SymbolicLink { target: None } => {
+                f.write_str("a symbolic link; links are not followed")
+            }
+            SkipReason::NotRegular { kind } => write!(f, "{kind}, not a regular file"),
+            SkipReason::NotAFolder { kind } => write!(f, "{kind}, not a folder"),
+            SkipReason::NotASessionFile => f.write_str("not a name Firefox gives a session file"),
+            SkipReason::NameNotUtf8 => f.write_str("its name is not valid UTF-8"),
+            SkipReason::TooLarge { size, limit } => write!(
+                f,
+                "{size} bytes, more than the {} MiB a session file can be",
+                limit >> 20
+            ),
+            SkipReason::Unreadable { error } => write!(f, "cannot be read: {error}"),
+        }
+    }
+}
+
+/// A file (or folder) of a profile that a backup leaves out.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedFile {
+    /// Full path.
+    pub path: PathBuf,
+    /// Path relative to the profile folder, with `/` separators (a name that
+    /// is not UTF-8 with U+FFFD in place of what is not).
+    pub name: String,
+    /// Why.
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+/// What a profile holds of session files: those a backup takes, and those it
+/// leaves out with the reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Listing {
+    /// The session files, in the order Firefox tries them.
+    pub files: Vec<SourceFile>,
+    /// What looked like a session file, or sat in `sessionstore-backups/`,
+    /// but is left out.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// The names Firefox gives session files in the profile folder itself.
+fn is_root_session_name(name: &str) -> bool {
+    matches!(
+        name,
+        "sessionstore.jsonlz4" | "sessionstore.js" | "sessionstore.bak"
+    ) || name
+        .strip_prefix("sessionstore.bak-")
+        .is_some_and(is_build_suffix)
+}
+
+/// The names Firefox gives session files in `sessionstore-backups/`: the
+/// mozlz4 ones, and the plain-JSON ones of Firefox before 56.
+fn is_backups_session_name(name: &str) -> bool {
+    matches!(
+        name,
+        "recovery.jsonlz4"
+            | "recovery.baklz4"
+            | "previous.jsonlz4"
+            | "recovery.js"
+            | "recovery.bak"
+            | "previous.js"
+    ) || name
+        .strip_prefix("upgrade.jsonlz4-")
+        .or_else(|| name.strip_prefix("upgrade.js-"))
+        .is_some_and(is_build_suffix)
+}
+
+/// A build id or date after `upgrade.jsonlz4-` or `sessionstore.bak-`.
+fn is_build_suffix(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Temporary files Firefox is still writing (`*.tmp`) and hidden files are
+/// left out without a word.
+fn is_ignored(name: &str) -> bool {
+    name.ends_with(".tmp") || name.starts_with('.')
+}
+
 /// List the session files of a profile, in the order Firefox tries them
-/// (newest upgrade file first among upgrades). Temporary files that Firefox
-/// is still writing (`*.tmp`) are left out.
+/// (newest upgrade file first among upgrades); [`scan`] without what it
+/// leaves out.
 pub fn list(profile_dir: &Path) -> Result<Vec<SourceFile>, PathError> {
+    Ok(scan(profile_dir)?.files)
+}
+
+/// The session files of a profile, and what is left out and why.
+///
+/// Only regular files with the names Firefox gives session files are
+/// taken: `sessionstore.jsonlz4` (and the plain-JSON `sessionstore.js`,
+/// `sessionstore.bak`, `sessionstore.bak-<date>` of old versions) directly in
+/// the profile folder; `recovery.jsonlz4`, `recovery.baklz4`,
+/// `previous.jsonlz4`, `upgrade.jsonlz4-<build id>` (and `recovery.js`,
+/// `recovery.bak`, `previous.js`, `upgrade.js-<build id>`) in a real
+/// `sessionstore-backups/` folder; each at most [`MAX_SESSION_BYTES`]. No
+/// symbolic link is followed, neither a linked file nor a linked
+/// `sessionstore-backups/`. Firefox's temporary files (`*.tmp`) and hidden
+/// files are left out without a word, other files of the profile folder are
+/// none of a backup's business; anything else is in [`Listing::skipped`].
+pub fn scan(profile_dir: &Path) -> Result<Listing, PathError> {
     if !profile_dir.is_dir() {
         return Err(PathError {
             path: profile_dir.to_path_buf(),
@@ -96,61 +254,132 @@ pub fn list(profile_dir: &Path) -> Result<Vec<SourceFile>, PathError> {
             ),
         });
     }
-    let mut files = Vec::new();
-    for name in [
-        "sessionstore.jsonlz4",
-        "sessionstore.js",
-        "sessionstore.bak",
-    ] {
-        push_if_file(&mut files, profile_dir, name.to_owned(), classify(name))?;
-    }
-    let backups = profile_dir.join("sessionstore-backups");
-    if backups.is_dir() {
-        for entry in fs::read_dir(&backups).with_path(&backups)? {
-            let entry = entry.with_path(&backups)?;
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            if file_name.ends_with(".tmp") || file_name.starts_with('.') {
-                continue;
+    let mut listing = Listing::default();
+    for entry in fs::read_dir(profile_dir).with_path(profile_dir)? {
+        let entry = entry.with_path(profile_dir)?;
+        let os_name = entry.file_name();
+        let Some(name) = os_name.to_str() else {
+            // Only a name that could have been a session file's is worth a word.
+            let lossy = os_name.to_string_lossy();
+            if lossy.starts_with("sessionstore") && !is_ignored(&lossy) {
+                listing.skipped.push(SkippedFile {
+                    path: entry.path(),
+                    name: lossy.into_owned(),
+                    reason: SkipReason::NameNotUtf8,
+                });
             }
-            let kind = classify(&file_name);
-            push_if_file(
-                &mut files,
-                profile_dir,
-                format!("sessionstore-backups/{file_name}"),
-                kind,
-            )?;
+            continue;
+        };
+        if is_root_session_name(name) {
+            consider(&mut listing, &entry, name.to_owned());
         }
     }
-    files.sort_by(|a, b| {
+    let backups = profile_dir.join("sessionstore-backups");
+    match fs::symlink_metadata(&backups) {
+        Ok(m) if m.is_dir() && !crate::fs_util::is_link(&backups) => {
+            for entry in fs::read_dir(&backups).with_path(&backups)? {
+                let entry = entry.with_path(&backups)?;
+                let os_name = entry.file_name();
+                let lossy = os_name.to_string_lossy();
+                if is_ignored(&lossy) {
+                    continue;
+                }
+                let name = format!("sessionstore-backups/{lossy}");
+                match os_name.to_str() {
+                    Some(n) if is_backups_session_name(n) => {
+                        consider(&mut listing, &entry, name);
+                    }
+                    Some(_) => listing.skipped.push(SkippedFile {
+                        path: entry.path(),
+                        name,
+                        reason: SkipReason::NotASessionFile,
+                    }),
+                    None => listing.skipped.push(SkippedFile {
+                        path: entry.path(),
+                        name,
+                        reason: SkipReason::NameNotUtf8,
+                    }),
+                }
+            }
+        }
+        Ok(m) => listing.skipped.push(SkippedFile {
+            reason: not_taken(&backups, &m, true),
+            path: backups,
+            name: "sessionstore-backups".to_owned(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(PathError {
+                path: backups,
+                source: e,
+            })
+        }
+    }
+    listing.files.sort_by(|a, b| {
         a.kind
             .cmp(&b.kind)
             .then(b.modified.cmp(&a.modified))
             .then(a.name.cmp(&b.name))
     });
-    Ok(files)
+    listing.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(listing)
 }
 
-fn push_if_file(
-    files: &mut Vec<SourceFile>,
-    dir: &Path,
-    name: String,
-    kind: SourceKind,
-) -> Result<(), PathError> {
-    let path = dir.join(&name);
-    match fs::metadata(&path) {
-        Ok(m) if m.is_file() => {
-            files.push(SourceFile {
-                path,
-                name,
-                kind,
+/// Take the entry named `name` (relative to the profile) if it is a regular
+/// file within the size bound; otherwise say why not.
+fn consider(listing: &mut Listing, entry: &fs::DirEntry, name: String) {
+    let path = entry.path();
+    // `DirEntry::metadata` does not follow a link.
+    let reason = match entry.metadata() {
+        Ok(m) if m.is_file() && !crate::fs_util::is_link(&path) => {
+            if m.len() <= MAX_SESSION_BYTES {
+                let kind = classify(name.rsplit('/').next().unwrap_or(&name));
+                listing.files.push(SourceFile {
+                    path,
+                    name,
+                    kind,
+                    size: m.len(),
+                    modified: m.modified().ok(),
+                });
+                return;
+            }
+            SkipReason::TooLarge {
                 size: m.len(),
-                modified: m.modified().ok(),
-            });
-            Ok(())
+                limit: MAX_SESSION_BYTES,
+            }
         }
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(PathError { path, source: e }),
+        Ok(m) => not_taken(&path, &m, false),
+        // Gone since the folder was listed (Firefox renames files over others).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => SkipReason::Unreadable {
+            error: e.to_string(),
+        },
+    };
+    listing.skipped.push(SkippedFile { path, name, reason });
+}
+
+/// Why `path` (whose own metadata is `m`) is not taken: a link, or not a
+/// regular file (not a folder, when `folder` is wanted).
+fn not_taken(path: &Path, m: &fs::Metadata, folder: bool) -> SkipReason {
+    if m.file_type().is_symlink() || crate::fs_util::is_link(path) {
+        return SkipReason::SymbolicLink {
+            target: fs::read_link(path)
+                .ok()
+                .map(|t| t.to_string_lossy().into_owned()),
+        };
+    }
+    let kind = if m.is_dir() {
+        "a folder"
+    } else if m.is_file() {
+        "a file"
+    } else {
+        "a special file (FIFO, socket or device)"
+    };
+    let kind = kind.to_owned();
+    if folder {
+        SkipReason::NotAFolder { kind }
+    } else {
+        SkipReason::NotRegular { kind }
     }
 }
 
@@ -169,12 +398,18 @@ pub struct NewestSession {
 
 /// Pick the profile's newest valid session file by the session's own
 /// `lastUpdate` (ties go to the file Firefox would try first). Files that do
-/// not read or parse are skipped and reported.
+/// not read or parse are skipped and reported, and so is what [`scan`]
+/// leaves out.
 pub fn newest(profile_dir: &Path) -> Result<NewestSession, Error> {
-    let files = list(profile_dir)?;
+    let listing = scan(profile_dir)?;
+    let files = listing.files;
     let candidates = files.len();
     let mut best: Option<(u64, SessionData, SourceFile)> = None;
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<(PathBuf, String)> = listing
+        .skipped
+        .into_iter()
+        .map(|s| (s.path, s.reason.to_string()))
+        .collect();
     for file in files {
         // A full parse, not just the timestamps: a file whose windows do not
         // parse must not be chosen.

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use ffsession::backup::{backup_profile, Alarm, BackupReport};
 use ffsession::profile::{self, Profile};
+use ffsession::sources::SkippedFile;
 
 use super::prune::{apply_policy, KeepArgs};
 use crate::cli::GlobalArgs;
@@ -15,8 +16,15 @@ use crate::config::Config;
 use crate::error::{AlarmRaised, UserError};
 use crate::fmt;
 
-/// Snapshot every session file of the profile (sessionstore.jsonlz4 and
-/// everything in sessionstore-backups/) into the backup store.
+/// Snapshot every session file of the profile (sessionstore.jsonlz4 and the
+/// recovery, previous and upgrade files in sessionstore-backups/) into the
+/// backup store.
+///
+/// Only regular files with the names Firefox gives session files are taken,
+/// up to 512 MiB each; no symbolic link is followed. Anything else found
+/// in sessionstore-backups/, and a file that cannot be read, is left out with
+/// a warning on stderr (and under "skipped" in --json), and the other files
+/// are backed up.
 ///
 /// Each file is verified (decompressed and parsed) before it counts as good;
 /// content already in the store is not stored twice (a file that did not
@@ -91,9 +99,9 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
             return Err(UserError::with_hint(
                 format!(
                     "profiles \"{}\" and \"{}\" would share the store {}",
-                    other.name,
-                    p.name,
-                    dir.display()
+                    fmt::escape(&other.name),
+                    fmt::escape(&p.name),
+                    fmt::path(&dir)
                 ),
                 "rename one of them in Firefox's profile manager, or back them up one at a time with --profile NAME --store DIR",
             ));
@@ -108,16 +116,21 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
     let mut failed = Vec::new();
     let mut alarms = Vec::new();
     for (profile, dir) in &profiles {
-        writeln!(io::stdout().lock(), "profile {}:", profile.name)?;
+        writeln!(
+            io::stdout().lock(),
+            "profile {}:",
+            fmt::escape(&profile.name)
+        )?;
         match back_up(global, config, args, profile, dir) {
             Ok(report) => {
                 if let Err(e) = alarm_result(profile, report.alarm) {
                     writeln!(
                         io::stderr().lock(),
-                        "ffsession: profile \"{}\": {e:#}",
-                        profile.name
+                        "ffsession: profile \"{}\": {}",
+                        fmt::escape(&profile.name),
+                        fmt::escape(&format!("{e:#}"))
                     )?;
-                    alarms.push(profile.name.clone());
+                    alarms.push(fmt::escape(&profile.name).into_owned());
                 }
             }
             Err(e) => {
@@ -126,10 +139,11 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
                     .unwrap_or_default();
                 writeln!(
                     io::stderr().lock(),
-                    "ffsession: error: profile \"{}\": {e:#}{hint}",
-                    profile.name
+                    "ffsession: error: profile \"{}\": {}{hint}",
+                    fmt::escape(&profile.name),
+                    fmt::escape(&format!("{e:#}"))
                 )?;
-                failed.push(profile.name.clone());
+                failed.push(fmt::escape(&profile.name).into_owned());
             }
         }
     }
@@ -166,12 +180,13 @@ fn back_up(
     let mut store = super::create_store_waiting(global, store_dir)?;
     let now = super::now_ms();
     let report = backup_profile(&mut store, &profile.name, &profile.path, now)?;
+    print_skipped(&report.skipped)?;
     if args.json {
         super::print_json(&report)?;
     } else {
         let mut out = io::stdout().lock();
         if report.snapshots.is_empty() {
-            writeln!(out, "no session files in {}", profile.path.display())?;
+            writeln!(out, "no session files in {}", fmt::path(&profile.path))?;
         }
         for s in &report.snapshots {
             writeln!(out, "{}", fmt::snapshot_line(s))?;
@@ -180,7 +195,7 @@ fn back_up(
             out,
             "{} stored in {} ({} new)",
             fmt::count(report.snapshots.len(), "snapshot", "snapshots"),
-            store_dir.display(),
+            fmt::path(store_dir),
             fmt::size(report.snapshots.iter().map(|s| s.stored_size).sum())
         )?;
         out.flush()?;
@@ -192,15 +207,34 @@ fn back_up(
     Ok(report)
 }
 
+/// One warning on stderr for each file the backup left out, with the reason
+/// (in --json output too, as `skipped`).
+pub fn print_skipped(skipped: &[SkippedFile]) -> io::Result<()> {
+    let mut err = io::stderr().lock();
+    for s in skipped {
+        writeln!(err, "ffsession: warning: {}", skip_warning(s))?;
+    }
+    err.flush()
+}
+
+/// `skipped PATH: why`, escaped for the terminal.
+pub fn skip_warning(s: &SkippedFile) -> String {
+    format!(
+        "skipped {}: {}",
+        fmt::path(&s.path),
+        fmt::escape(&s.reason.to_string())
+    )
+}
+
 /// Exit code 3 with the alarm's message, if there is one.
 fn alarm_result(profile: &Profile, alarm: Option<Alarm>) -> Result<()> {
     match alarm {
         Some(alarm) => {
-            let mut message = alarm.to_string();
+            let mut message = fmt::escape(&alarm.to_string()).into_owned();
             if let Alarm::NewestCorrupt { file, .. } = &alarm {
                 message.push_str(&format!(
                     " (hint: `ffsession rescue {} -o rescued.jsonlz4` recovers its complete tabs)",
-                    profile.path.join(file).display()
+                    fmt::path(&profile.path.join(file))
                 ));
             }
             Err(AlarmRaised(message).into())

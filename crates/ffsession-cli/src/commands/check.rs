@@ -19,8 +19,9 @@ use crate::fmt;
 /// together and compared with its recorded size and hash.
 ///
 /// Names each damaged snapshot (id, time, source file, which chunks and what
-/// is wrong), orphan chunk files and temporary files left by an interrupted
-/// backup (harmless; `ffsession prune` removes them). Changes nothing, takes
+/// is wrong) and every symbolic link in the store (ffsession follows none),
+/// and counts orphan chunk files and temporary files left by an interrupted
+/// backup (harmless; `ffsession prune` removes them; --json lists them). Changes nothing, takes
 /// no lock, follows no symbolic link. Exits 0 when the store is whole, 5 when
 /// it is damaged. A damaged chunk is rewritten by the next `backup` of a
 /// session that holds it. Shows a progress bar on stderr when stderr is a
@@ -42,7 +43,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     let config = global.config()?;
     let dir = global.chosen_store_dir(&config)?;
     if !args.json {
-        writeln!(io::stdout().lock(), "checking store {}", dir.display())?;
+        writeln!(io::stdout().lock(), "checking store {}", fmt::path(&dir))?;
     }
     let bar = ProgressBar::new(0);
     if io::stderr().is_terminal() {
@@ -86,16 +87,26 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
 fn print_text(r: &CheckReport) -> Result<()> {
     let mut out = io::stdout().lock();
     for p in &r.problems {
-        writeln!(out, "error: {}: {}", p.path.display(), p.what)?;
-    }
-    for p in &r.warnings {
-        writeln!(out, "warning: {}: {}", p.path.display(), p.what)?;
-    }
-    if !r.warnings.is_empty() {
         writeln!(
             out,
-            "(to fix the permissions: chmod -R go-rwx {})",
-            r.dir.display()
+            "error: {}: {}",
+            fmt::path(&p.path),
+            fmt::escape(&p.what)
+        )?;
+    }
+    for p in &r.warnings {
+        writeln!(
+            out,
+            "warning: {}: {}",
+            fmt::path(&p.path),
+            fmt::escape(&p.what)
+        )?;
+    }
+    if r.loose_modes > 0 {
+        writeln!(
+            out,
+            "(the next backup, or any command that writes to the store, makes them private; to do it now: chmod -R go-rwx {})",
+            fmt::path(&r.dir)
         )?;
     }
     writeln!(
@@ -112,8 +123,8 @@ fn print_text(r: &CheckReport) -> Result<()> {
             out,
             "error: chunk {}: {}: {}",
             short(&c.digest.to_hex()),
-            c.path.display(),
-            c.what
+            fmt::path(&c.path),
+            fmt::escape(&c.what)
         )?;
     }
     for s in &r.damaged_snapshots {
@@ -123,7 +134,7 @@ fn print_text(r: &CheckReport) -> Result<()> {
             "damaged: snapshot #{} {}  {}: {}{}",
             s.id,
             fmt::local_time_or_unknown(Some(s.taken_at_ms)),
-            s.file_name,
+            fmt::escape(&s.file_name),
             s.what,
             if chunks.is_empty() {
                 String::new()
@@ -132,18 +143,21 @@ fn print_text(r: &CheckReport) -> Result<()> {
             }
         )?;
     }
-    for path in &r.orphan_chunks {
+    // Counted, not listed: killed backups can leave hundreds (--json lists
+    // them).
+    if !r.orphan_chunks.is_empty() {
         writeln!(
             out,
-            "note: orphan chunk {} (no catalog row names it; `ffsession prune` removes it)",
-            path.display()
+            "note: {} ({}) no catalog row names, left by interrupted backups; harmless, `ffsession prune` removes them",
+            fmt::count(r.orphan_chunks.len(), "orphan chunk file", "orphan chunk files"),
+            fmt::size(sizes(&r.orphan_chunks))
         )?;
     }
     for p in &r.index_problems {
-        writeln!(out, "error: {}: {}", p.path.display(), p.what)?;
+        writeln!(out, "error: {}: {}", fmt::path(&p.path), p.what)?;
     }
     for p in &r.unreadable {
-        writeln!(out, "unreadable: {}: {}", p.path.display(), p.what)?;
+        writeln!(out, "unreadable: {}: {}", fmt::path(&p.path), p.what)?;
     }
     if r.stale_manifests > 0 {
         writeln!(
@@ -152,11 +166,12 @@ fn print_text(r: &CheckReport) -> Result<()> {
             fmt::count(r.stale_manifests as usize, "manifest", "manifests")
         )?;
     }
-    for path in &r.temp_files {
+    if !r.temp_files.is_empty() {
         writeln!(
             out,
-            "note: temporary file {} (left by an interrupted write; `ffsession prune` removes it)",
-            path.display()
+            "note: {} ({}) left by interrupted writes; harmless, `ffsession prune` removes them",
+            fmt::count(r.temp_files.len(), "temporary file", "temporary files"),
+            fmt::size(sizes(&r.temp_files))
         )?;
     }
     if r.unreferenced_chunks > 0 {
@@ -173,6 +188,15 @@ fn print_text(r: &CheckReport) -> Result<()> {
     Ok(())
 }
 
+/// The bytes of the files at `paths` (a link counts as itself).
+fn sizes(paths: &[std::path::PathBuf]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// The first 12 hex digits of a digest, as in `git log --oneline`.
 fn short(hex: &str) -> String {
     hex[..12].to_owned()
@@ -181,9 +205,31 @@ fn short(hex: &str) -> String {
 /// One line for stderr: what is damaged, in numbers.
 fn summary(r: &CheckReport) -> String {
     let mut parts = Vec::new();
-    if !r.problems.is_empty() {
+    let links = r.links.len();
+    if links > 0 {
+        parts.push(format!(
+            "{} (ffsession follows none: remove {}, see above)",
+            fmt::count(links, "symbolic link", "symbolic links"),
+            if links == 1 { "it" } else { "them" }
+        ));
+    }
+    let writable = r.world_writable as usize;
+    if writable > 0 {
+        parts.push(format!(
+            "{} anyone may write to (the next backup makes {} private)",
+            fmt::count(writable, "file or folder", "files or folders"),
+            if writable == 1 { "it" } else { "them" }
+        ));
+    }
+    let other = r
+        .problems
+        .iter()
+        .filter(|p| !r.links.contains(&p.path))
+        .count()
+        .saturating_sub(writable);
+    if other > 0 {
         parts.push(fmt::count(
-            r.problems.len(),
+            other,
             "problem with the folder or catalog",
             "problems with the folder or catalog",
         ));
@@ -206,7 +252,7 @@ fn summary(r: &CheckReport) -> String {
     }
     format!(
         "the store {} is damaged: {}",
-        r.dir.display(),
+        fmt::path(&r.dir),
         parts.join(", ")
     )
 }

@@ -50,7 +50,7 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
         writeln!(
             out,
             "no snapshots yet in {} (take one with `ffsession backup`)",
-            store.dir().display()
+            fmt::path(store.dir())
         )?;
     }
     for s in &snapshots {

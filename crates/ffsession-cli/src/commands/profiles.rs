@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 use ffsession::profile::{self, LockState, Profile};
-use ffsession::sources::{self, SourceFile};
+use ffsession::sources::{self, SkippedFile, SourceFile};
 use ffsession::{Format, SessionData, Summary};
 use serde::Serialize;
 
@@ -31,6 +31,8 @@ struct ProfileJson {
     profile: Profile,
     lock: LockState,
     session_files: Vec<FileJson>,
+    /// What a backup leaves out, and why.
+    skipped_files: Vec<SkippedFile>,
 }
 
 #[derive(Serialize)]
@@ -71,14 +73,12 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
     };
     let mut report = Vec::new();
     for p in profiles {
-        let files = match sources::list(&p.path) {
-            Ok(files) => files.into_iter().map(inspect).collect(),
-            Err(_) => Vec::new(),
-        };
+        let listing = sources::scan(&p.path).unwrap_or_default();
         report.push(ProfileJson {
             lock: profile::lock_state(&p.path),
             profile: p,
-            session_files: files,
+            session_files: listing.files.into_iter().map(inspect).collect(),
+            skipped_files: listing.skipped,
         });
     }
     if args.json {
@@ -100,8 +100,8 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
             LockState::Running { pid: None } => "Firefox running".to_owned(),
             LockState::Stale { pid } => format!("not running (stale lock of pid {pid})"),
         };
-        writeln!(out, "{}{default}: {lock}", p.profile.name)?;
-        writeln!(out, "  {}", p.profile.path.display())?;
+        writeln!(out, "{}{default}: {lock}", fmt::escape(&p.profile.name))?;
+        writeln!(out, "  {}", fmt::path(&p.profile.path))?;
         if !p.profile.path.is_dir() {
             writeln!(out, "  (folder missing)")?;
         } else if p.session_files.is_empty() {
@@ -110,7 +110,7 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         let width = p
             .session_files
             .iter()
-            .map(|f| f.file.name.len())
+            .map(|f| fmt::escape(&f.file.name).chars().count())
             .max()
             .unwrap_or(0);
         for f in &p.session_files {
@@ -121,14 +121,22 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
                     fmt::count(s.windows, "window", "windows"),
                     fmt::count(s.tabs, "tab", "tabs")
                 ),
-                (None, Some(e)) => format!("UNREADABLE: {e}"),
+                (None, Some(e)) => format!("UNREADABLE: {}", fmt::escape(e)),
                 (None, None) => String::new(),
             };
             writeln!(
                 out,
                 "  {:width$}  {:>10}  {what}",
-                f.file.name,
+                fmt::escape(&f.file.name),
                 fmt::size(f.file.size)
+            )?;
+        }
+        for f in &p.skipped_files {
+            writeln!(
+                out,
+                "  skipped {}: {}",
+                fmt::path(&f.path),
+                fmt::escape(&f.reason.to_string())
             )?;
         }
     }

@@ -39,6 +39,9 @@ struct StoreRow {
     newest_ms: Option<u64>,
     profile: Option<String>,
     stored_bytes: Option<u64>,
+    /// A store (it has chunks/) whose catalog.sqlite is gone: its snapshots
+    /// cannot be listed until the catalog is put back.
+    catalog_missing: bool,
     error: Option<String>,
 }
 
@@ -55,7 +58,8 @@ pub fn run(global: &GlobalArgs, args: StoresArgs) -> Result<()> {
     Ok(())
 }
 
-/// The stores in `root` (folders holding a catalog), by name.
+/// The stores in `root` (folders holding a catalog, or chunk files without
+/// one), by name.
 fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
     let mut rows = Vec::new();
     let entries = match std::fs::read_dir(root) {
@@ -71,7 +75,10 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if !path.join("catalog.sqlite").is_file() {
+        // Without following links: a store is a real folder of its own.
+        let exists = |name: &str| std::fs::symlink_metadata(path.join(name)).is_ok();
+        let catalog_missing = !exists("catalog.sqlite");
+        if catalog_missing && !exists("chunks") {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -83,6 +90,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
                 newest_ms,
                 profile,
                 stored_bytes: Some(stored_bytes),
+                catalog_missing,
                 error: None,
             },
             Err(e) => StoreRow {
@@ -92,6 +100,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
                 newest_ms: None,
                 profile: None,
                 stored_bytes: None,
+                catalog_missing,
                 error: Some(e.to_string()),
             },
         });
@@ -122,29 +131,45 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
         writeln!(
             out,
             "no backup stores in {} (take a backup with `ffsession backup`, or name a store with --store DIR)",
-            root.display()
+            fmt::path(root)
         )?;
         return out.flush();
     }
     for r in rows {
         match &r.error {
-            Some(e) => writeln!(out, "{:<24} UNREADABLE: {e}", r.name)?,
+            Some(_) if r.catalog_missing => writeln!(
+                out,
+                "{:<24} CATALOG MISSING: catalog.sqlite is gone, so no snapshot can be listed or restored; put it back from a copy of the store (`ffsession --store DIR check` says more)",
+                fmt::escape(&r.name)
+            )?,
+            Some(e) => writeln!(
+                out,
+                "{:<24} UNREADABLE: {}",
+                fmt::escape(&r.name),
+                fmt::escape(e)
+            )?,
             None => writeln!(
                 out,
                 "{:<24} {:>6} snapshots  newest {}  {}  (profile {})",
-                r.name,
+                fmt::escape(&r.name),
                 r.snapshots.unwrap_or(0),
                 fmt::local_time_or_unknown(r.newest_ms),
                 fmt::size(r.stored_bytes.unwrap_or(0)),
-                r.profile.as_deref().unwrap_or("?")
+                fmt::escape(r.profile.as_deref().unwrap_or("?"))
             )?,
         }
-        writeln!(out, "  {}", r.path.display())?;
+        writeln!(out, "  {}", fmt::path(&r.path))?;
     }
     writeln!(
         out,
         "use one with: ffsession --store {} list",
-        rows[0].path.display()
+        fmt::path(
+            &rows
+                .iter()
+                .find(|r| r.error.is_none())
+                .unwrap_or(&rows[0])
+                .path
+        )
     )?;
     out.flush()
 }

@@ -1,5 +1,6 @@
 //! `ffsession watch`: back up whenever Firefox writes its session.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::mpsc;
@@ -14,6 +15,7 @@ use ffsession::watch::{
 use jiff::tz::TimeZone;
 use notify::{RecursiveMode, Watcher};
 
+use super::backup::skip_warning;
 use super::prune::KeepArgs;
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -143,15 +145,17 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     writeln!(
         out,
         "watching {} (one snapshot per {} at most, into {}); Ctrl-C stops",
-        profile.path.display(),
+        fmt::path(&profile.path),
         fmt::duration(interval),
-        store_dir.display()
+        fmt::path(&store_dir)
     )?;
     out.flush()?;
     let start = Instant::now();
     let mut debouncer = Debouncer::new(interval);
     debouncer.changed();
     let mut notices = UnchangedNotices::default();
+    // The skip warnings of the last cycle: each is said once while it lasts.
+    let mut skip_warnings: HashSet<String> = HashSet::new();
     let mut retry_at: Option<Duration> = None;
     let mut running = lock_state(&profile.path).is_running();
     let mut last_verify: Option<Duration> = None;
@@ -215,7 +219,8 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 writeln!(
                     out,
                     "{when}  {} unchanged since #{}, not stored",
-                    u.file, u.since
+                    fmt::escape(&u.file),
+                    u.since
                 )?;
             }
             if let Some(p) = report.pruned.filter(|p| p.removed > 0) {
@@ -226,8 +231,21 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                     fmt::size(p.gc.bytes_removed)
                 )?;
             }
+            let warnings: HashSet<String> =
+                report.backup.skipped.iter().map(skip_warning).collect();
+            for s in &report.backup.skipped {
+                let w = skip_warning(s);
+                if !skip_warnings.contains(&w) {
+                    writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+                }
+            }
+            skip_warnings = warnings;
             if let Some(alarm) = &report.backup.alarm {
-                writeln!(io::stderr().lock(), "ffsession: warning: {alarm}")?;
+                writeln!(
+                    io::stderr().lock(),
+                    "ffsession: warning: {}",
+                    fmt::escape(&alarm.to_string())
+                )?;
             }
             out.flush()?;
         }

@@ -277,3 +277,80 @@ fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
         "{restored_seen}"
     );
 }
+
+/// Backups killed one after another (each SIGKILLed right after its k-th file
+/// landed, k = 2..) leave chunk files no catalog row names: `check` counts
+/// them in one line, and `prune` removes every one even when its policy
+/// removes no snapshot, without touching a snapshot.
+#[test]
+fn orphans_of_killed_backups_are_counted_in_one_line_and_prune_removes_them() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = TestEnv::new();
+    let store = env.path().join("store");
+    let mut fx = FakeFirefox::new(env.path().join("profile"), 40);
+    fx.advance();
+    backup_ok(&env, &fx.profile, &store);
+    let before = ids(&store);
+    let mut killed = 0;
+    for k in 0..12u64 {
+        // Wholly new sessions every other step: every chunk is new.
+        fx.advance();
+        fx.advance();
+        let mut cmd = env.std_store_cmd_at(&fx.profile, &store);
+        cmd.arg("backup")
+            .env("FFSESSION_TEST_KILL_AFTER_WRITES", (2 + k % 6).to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if cmd.status().unwrap().signal() == Some(9) {
+            killed += 1;
+        }
+    }
+    assert!(killed >= 10, "only {killed} backups were killed");
+    assert_eq!(ids(&store), before, "a killed backup recorded a snapshot");
+
+    let json = ok_json(
+        env.store_cmd_at(&fx.profile, &store)
+            .args(["check", "--json"]),
+    );
+    let orphans = json["orphan_chunks"].as_array().unwrap().len();
+    assert!(orphans >= 20, "{orphans} orphans");
+    let out = env
+        .std_store_cmd_at(&fx.profile, &store)
+        .arg("check")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "orphans are harmless");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("orphan")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].contains(&format!("{orphans} orphan chunk files"))
+            && lines[0].contains("`ffsession prune` removes them"),
+        "{text}"
+    );
+
+    // A policy that keeps every snapshot still clears them.
+    let out = env
+        .std_store_cmd_at(&fx.profile, &store)
+        .args(["prune", "--keep-last", "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("removing 0 snapshots"));
+    assert_eq!(ids(&store), before);
+    let json = ok_json(
+        env.store_cmd_at(&fx.profile, &store)
+            .args(["check", "--json"]),
+    );
+    assert_eq!(json["orphan_chunks"].as_array().unwrap().len(), 0, "{json}");
+    assert_eq!(json["temp_files"].as_array().unwrap().len(), 0, "{json}");
+    assert!(json["damaged_snapshots"].as_array().unwrap().is_empty());
+    let store = Store::open_read_only(&store).unwrap();
+    let (snapshots, unreferenced) = verify(&store, &fx.written, &mut HashSet::new());
+    assert_eq!(snapshots.len(), before.len());
+    assert_eq!(unreferenced, 0);
+}

@@ -8,6 +8,7 @@ mod diff;
 mod durability;
 mod durability_ops;
 mod heal_durability;
+mod outside;
 mod profiles;
 mod read;
 mod rescue;

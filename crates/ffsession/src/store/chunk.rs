@@ -149,7 +149,11 @@ pub(super) fn compress(raw: &[u8], path: &Path) -> Result<Vec<u8>, StoreError> {
 
 /// Write a compressed chunk durably (temporary file, fsync, rename, fsync of
 /// its folder), through the one atomic-write helper.
+/// Its folder (`chunks/ab`) must be a real one, not a link out of the store.
 pub(super) fn write(path: &Path, packed: &[u8]) -> Result<(), StoreError> {
+    if let Some(dir) = path.parent() {
+        super::hygiene::require_real_dir(dir)?;
+    }
     write_atomic(path, |w: &mut dyn Write| w.write_all(packed))?;
     Ok(())
 }
@@ -254,10 +258,11 @@ impl Reader {
     /// compressed chunk of that size can be.
     fn read_packed(&mut self, path: &Path, raw_size: usize) -> Result<(), ReadFailure> {
         use std::io::Read;
-        let mut file = match open_no_follow(path) {
+        let opened = crate::fs_util::open_no_follow(path, std::fs::OpenOptions::new().read(true));
+        let mut file = match opened {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
-            Err(e) if is_symlink_error(&e, path) => {
+            Err(e) if crate::fs_util::is_link_refused(&e) => {
                 return Err(ReadFailure::Damaged(
                     "it is a symbolic link, not a chunk file".into(),
                 ))
@@ -287,29 +292,6 @@ impl Reader {
         }
         Ok(())
     }
-}
-
-#[cfg(unix)]
-fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
-    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
-        return Err(std::io::Error::other("symbolic link"));
-    }
-    std::fs::File::open(path)
-}
-
-/// True if opening `path` failed because it is a symbolic link (`ELOOP`
-/// with `O_NOFOLLOW`).
-fn is_symlink_error(_e: &std::io::Error, path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 #[cfg(test)]

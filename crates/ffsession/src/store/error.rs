@@ -52,6 +52,13 @@ pub enum StoreError {
         /// The store folder.
         dir: PathBuf,
     },
+    /// A file or folder of the store that ffsession opens or writes into is a
+    /// symbolic link; the store follows none, so nothing was opened through it.
+    #[error("{}: a symbolic link in the store; ffsession follows none, so nothing was read or changed through it", path.display())]
+    SymbolicLink {
+        /// The link.
+        path: PathBuf,
+    },
     /// A change was asked of a store opened with [`Store::open_read_only`](super::Store::open_read_only).
     #[error("{}: the store is open read-only", dir.display())]
     ReadOnly {
@@ -179,6 +186,9 @@ impl StoreError {
                 "wait for the other ffsession to finish (its lock is released when it exits), then try again",
             ),
             StoreError::ReadOnly { .. } => Some("open the store for writing"),
+            StoreError::SymbolicLink { .. } => Some(
+                "remove the link (ffsession makes `lock` itself) or put the real file or folder in its place; `ffsession check` lists every link in the store",
+            ),
             StoreError::InvalidChunkerParams { .. } => Some("use ChunkerParams::default()"),
             StoreError::CatalogLost { .. } => Some(
                 "put back catalog.sqlite from a copy of this store (without it no snapshot can be listed or restored), or move the folder aside to start a new store",

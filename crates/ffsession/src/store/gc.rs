@@ -225,7 +225,10 @@ impl Store {
             let sub = sub.with_path(&self.chunks_dir)?;
             let prefix = sub.file_name().to_string_lossy().into_owned();
             let sub_path = sub.path();
-            if prefix.len() != 2 || !sub_path.is_dir() {
+            // `file_type` does not follow a link: a linked fan-out folder is
+            // not ours to delete from (`check` reports it).
+            let real_dir = sub.file_type().is_ok_and(|t| t.is_dir());
+            if prefix.len() != 2 || !real_dir {
                 continue;
             }
             for entry in fs::read_dir(&sub_path).with_path(&sub_path)? {

@@ -12,6 +12,7 @@ use crate::fs_util::sync_dir;
 /// The catalog of the store in `dir`, or [`StoreError::NotAStore`] (or
 /// [`StoreError::CatalogLost`]).
 pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
+    super::hygiene::refuse_catalog_links(dir)?;
     refuse_lost_catalog(dir)?;
     let catalog = dir.join(CATALOG_FILE);
     match fs::metadata(&catalog) {
@@ -41,6 +42,7 @@ pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
 /// but what an interrupted creation leaves (`lock`, `chunks/` without chunk
 /// files, temporary files).
 pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
+    super::hygiene::refuse_catalog_links(dir)?;
     refuse_lost_catalog(dir)?;
     if dir.join(CATALOG_FILE).exists() {
         return Ok(());
@@ -187,12 +189,26 @@ pub(super) fn tighten_dir(dir: &Path) -> Result<(), StoreError> {
     tighten(dir, 0o700).map_err(|e| not_writable(dir, e))
 }
 
-/// Make an existing file 0600 if it is looser.
+/// Make an existing file 0600 if it is looser, through a handle opened
+/// without following a link (a `chmod` by path would change a link's target).
 pub(super) fn tighten_file(path: &Path) -> Result<(), StoreError> {
-    match tighten(path, 0o600) {
-        Err(e) if e.source.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => Ok(other?),
-    }
+    let file = match crate::fs_util::open_no_follow(path, OpenOptions::new().read(true)) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if crate::fs_util::is_link_refused(&e) => {
+            return Err(StoreError::SymbolicLink {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(e) => {
+            return Err(PathError {
+                path: path.to_path_buf(),
+                source: e,
+            }
+            .into())
+        }
+    };
+    Ok(tighten_open(&file, path, 0o600)?)
 }
 
 #[cfg(unix)]
@@ -210,6 +226,24 @@ fn tighten(_path: &Path, _mode: u32) -> Result<(), PathError> {
     Ok(())
 }
 
+/// Make the open file `file` (at `path`) `mode` if it is looser (`fchmod`:
+/// the very file opened, whatever its name points to meanwhile).
+#[cfg(unix)]
+pub(super) fn tighten_open(file: &File, path: &Path, mode: u32) -> Result<(), PathError> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = file.metadata().with_path(path)?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        file.set_permissions(fs::Permissions::from_mode(mode))
+            .with_path(path)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub(super) fn tighten_open(_file: &File, _path: &Path, _mode: u32) -> Result<(), PathError> {
+    Ok(())
+}
+
 /// Open `dir/lock` (0600) and take an exclusive lock on it without waiting
 /// (`File::try_lock`, Rust 1.89+), then write this process's id into it so a
 /// writer that has to wait can say who holds the store ([`lock_holder`]).
@@ -217,6 +251,12 @@ fn tighten(_path: &Path, _mode: u32) -> Result<(), PathError> {
 /// The lock never waits: a caller that wants to wait for its turn retries on
 /// [`StoreError::Locked`] (the CLI polls, saying once that it waits), so the
 /// library never blocks a thread without a timeout nor talks to the user.
+///
+/// `lock` is opened without following a link ([`StoreError::SymbolicLink`]),
+/// and its mode is fixed through that handle. Once the lock is held, the
+/// folders a writer writes into and the catalog files are checked not to be
+/// links either, and chunk and restore files and folders others may read or
+/// write are made private (`hygiene::tighten_modes`).
 pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
     let path = dir.join(LOCK_FILE);
     let mut opts = OpenOptions::new();
@@ -226,13 +266,26 @@ pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
         use std::os::unix::fs::OpenOptionsExt;
         opts.mode(0o600);
     }
-    let file = opts
-        .open(&path)
-        .with_path(&path)
-        .map_err(|e| not_writable(dir, e))?;
-    tighten_file(&path)?;
+    let file = match crate::fs_util::open_no_follow(&path, &mut opts) {
+        Ok(file) => file,
+        Err(e) if crate::fs_util::is_link_refused(&e) => {
+            return Err(StoreError::SymbolicLink { path })
+        }
+        Err(e) => {
+            return Err(not_writable(
+                dir,
+                PathError {
+                    path: path.clone(),
+                    source: e,
+                },
+            ))
+        }
+    };
+    tighten_open(&file, &path, 0o600)?;
     match file.try_lock() {
         Ok(()) => {
+            super::hygiene::refuse_writer_links(dir)?;
+            super::hygiene::tighten_modes(dir);
             // Informational only: a reader may see it empty, and a holder that
             // died leaves its id behind but no lock.
             let mut f = &file;
@@ -252,9 +305,10 @@ pub(super) fn take_lock(dir: &Path) -> Result<File, StoreError> {
 /// The process id written into the lock of the store in `dir` by the writer
 /// that holds it (or last held it); `None` if unknown.
 pub fn lock_holder(dir: &Path) -> Option<u32> {
-    fs::read_to_string(dir.join(LOCK_FILE))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    use std::io::Read;
+    let path = dir.join(LOCK_FILE);
+    let mut file = crate::fs_util::open_no_follow(&path, OpenOptions::new().read(true)).ok()?;
+    let mut text = String::new();
+    (&mut file).take(64).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
 }

@@ -429,6 +429,7 @@ pub(super) fn write_content(
     let bytes = seal(&manifest).with_path(&path)?;
     if let Some(fan_out) = path.parent() {
         super::layout::make_dir(fan_out, &dir.join(CONTENTS_DIR))?;
+        super::hygiene::require_real_dir(fan_out)?;
     }
     write_atomic(&path, |w: &mut dyn Write| w.write_all(&bytes))?;
     Ok(())

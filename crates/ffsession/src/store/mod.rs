@@ -87,6 +87,7 @@ mod chunk;
 mod error;
 mod forget;
 mod gc;
+mod hygiene;
 mod index;
 mod layout;
 mod manifest;

@@ -1,7 +1,6 @@
 //! Snapshots: what the caller hands in, what the catalog records, and the
 //! verification that decides between `ok` and `corrupt`.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -41,16 +40,42 @@ pub struct SnapshotSource {
 
 impl SnapshotSource {
     /// Read `file` of `profile`, with the modification time of the very file
-    /// read (Firefox replaces session files by renaming over them).
+    /// read (Firefox replaces session files by renaming over them). A link is
+    /// not followed and only a regular file of at most
+    /// [`MAX_SESSION_BYTES`](crate::sources::MAX_SESSION_BYTES) is read,
+    /// whatever was put in its place since it was listed.
     pub fn read(
         profile: impl Into<String>,
         file: &SourceFile,
     ) -> Result<SnapshotSource, PathError> {
         let path = &file.path;
-        let mut f = File::open(path).with_path(path)?;
+        let limit = crate::sources::MAX_SESSION_BYTES;
+        let f = crate::fs_util::open_no_follow(path, std::fs::OpenOptions::new().read(true))
+            .with_path(path)?;
         let meta = f.metadata().with_path(path)?;
+        let refuse = |why: String| PathError {
+            path: path.clone(),
+            source: std::io::Error::other(why),
+        };
+        if !meta.is_file() {
+            return Err(refuse("not a regular file".into()));
+        }
+        if meta.len() > limit {
+            return Err(refuse(format!(
+                "{} bytes, more than the {} MiB a session file can be",
+                meta.len(),
+                limit >> 20
+            )));
+        }
         let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        f.read_to_end(&mut bytes).with_path(path)?;
+        // One byte past the bound tells a file that grew while being read.
+        f.take(limit + 1).read_to_end(&mut bytes).with_path(path)?;
+        if bytes.len() as u64 > limit {
+            return Err(refuse(format!(
+                "it grew past the {} MiB a session file can be while being read",
+                limit >> 20
+            )));
+        }
         Ok(SnapshotSource {
             bytes,
             profile: profile.into(),
@@ -213,6 +238,20 @@ pub(super) struct Checked {
 /// bytes and the reason if not.
 pub(super) fn check(file_name: &str, bytes: Vec<u8>) -> Checked {
     let detected = format::detect(&bytes).ok();
+    if let Some(promised) = mozlz4_promise(&bytes) {
+        let limit = crate::sources::MAX_SESSION_BYTES;
+        if promised > limit {
+            // Damaged or not Firefox's: kept as it is, never decompressed.
+            return Checked {
+                content: bytes,
+                format: detected,
+                verdict: Err(format!(
+                    "its header promises {promised} bytes of session JSON, more than the {} MiB a session can be",
+                    limit >> 20
+                )),
+            };
+        }
+    }
     let read = SessionData::from_bytes(file_name, bytes.clone()).and_then(|data| {
         let summary = data.parse()?.summary();
         Ok((data, summary))
@@ -241,6 +280,14 @@ pub(super) fn check(file_name: &str, bytes: Vec<u8>) -> Checked {
             verdict: Err(short_reason(&e)),
         },
     }
+}
+
+/// The JSON size a mozlz4 file's header promises; `None` for other files.
+fn mozlz4_promise(bytes: &[u8]) -> Option<u64> {
+    let size = bytes
+        .strip_prefix(format::MOZLZ4_MAGIC)?
+        .get(..format::MOZLZ4_HEADER_LEN - format::MOZLZ4_MAGIC.len())?;
+    Some(u64::from(u32::from_le_bytes(size.try_into().ok()?)))
 }
 
 pub(super) fn kind_name(kind: &SourceKind) -> &'static str {

@@ -98,6 +98,15 @@ pub struct CheckReport {
     /// an interrupted backup or prune; harmless, removed by garbage
     /// collection).
     pub stale_manifests: u64,
+    /// Every symbolic link in the store, at any depth (each one also in
+    /// [`CheckReport::problems`]): ffsession follows none.
+    pub links: Vec<PathBuf>,
+    /// Files and folders whose mode lets others read or write them (each
+    /// one also in [`CheckReport::problems`] or [`CheckReport::warnings`]);
+    /// the next writer (a backup) makes them private.
+    pub loose_modes: u64,
+    /// Of those, the ones anyone may write to (each also a problem).
+    pub world_writable: u64,
 }
 
 impl CheckReport {
@@ -130,6 +139,14 @@ pub type CheckProgress<'a> = &'a mut dyn FnMut(u64, u64);
 /// followed. `progress` gets (bytes of chunk files read, total). Damage is reported in the [`CheckReport`]; an error
 /// is returned only when `dir` is not a store at all (or cannot be listed).
 pub fn check_store(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, StoreError> {
+    let mut report = check_folder(dir, progress)?;
+    // Every symbolic link anywhere in the store, besides those named above.
+    super::hygiene::report_links(&mut report);
+    Ok(report)
+}
+
+/// [`check_store`] but for the links it does not meet on its way.
+fn check_folder(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, StoreError> {
     let mut report = CheckReport {
         dir: dir.to_path_buf(),
         ..CheckReport::default()
@@ -221,11 +238,15 @@ fn permissions(report: &mut CheckReport, path: &Path, meta: &fs::Metadata, mode:
     {
         use std::os::unix::fs::PermissionsExt;
         let found = meta.permissions().mode() & 0o777;
+        if found & 0o077 != 0 {
+            report.loose_modes += 1;
+        }
         if found & 0o002 != 0 {
+            report.world_writable += 1;
             report.problems.push(StoreProblem {
                 path: path.to_path_buf(),
                 what: format!(
-                    "anyone may write here (mode {found:04o}, should be {mode:04o}): chunks could be replaced"
+                    "anyone may write here (mode {found:04o}, should be {mode:04o}): chunks could be replaced; the next backup makes it {mode:04o}"
                 ),
             });
         } else if found & 0o077 != 0 {
