@@ -110,6 +110,12 @@ pub fn apply_policy(
             };
             writeln!(out, "{verdict:<32} {}", fmt::snapshot_line(s))?;
         }
+        for (id, what) in &plan.found_damaged {
+            writeln!(
+                out,
+                "found damaged: #{id} does not read back whole ({what}); kept (a backup of the same session heals it), and never counted as the newest good one"
+            )?;
+        }
         let removed = plan.removed().count();
         let verb = if dry_run { "would remove" } else { "removing" };
         writeln!(
