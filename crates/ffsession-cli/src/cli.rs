@@ -29,7 +29,7 @@ use crate::commands;
   ffsession restore 42              Firefox reopens snapshot 42 at its next start
   ffsession diff 42 current         tabs and windows changed since snapshot 42
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
-  ffsession search 'rust OR cargo'  tabs ever backed up whose title or URL match
+  ffsession search example.com      tabs ever backed up whose title or URL match
   ffsession history https://example.org/   when that page was open, and where
   ffsession rescue recovery.jsonlz4 -o rescued.jsonlz4   the complete tabs of a damaged file
   ffsession tidy --archive-older-than 30d   close tabs unused for 30 days (kept in the store)

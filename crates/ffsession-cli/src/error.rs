@@ -6,8 +6,7 @@ use std::process::ExitCode;
 
 /// Exit code for errors in the input or environment (bad file, no profile).
 pub const EXIT_ERROR: u8 = 1;
-/// Exit code clap uses for usage errors.
-#[allow(dead_code)]
+/// Exit code for usage errors (clap's, and values the CLI checks itself).
 pub const EXIT_USAGE: u8 = 2;
 
 /// Exit code of `backup` when the newest session file is damaged or shrunken.
@@ -55,11 +54,26 @@ impl std::fmt::Display for AlarmRaised {
 
 impl std::error::Error for AlarmRaised {}
 
+/// `search` found nothing: exit code 1, as grep's, with a note on stderr
+/// rather than an error.
+#[derive(Debug)]
+pub struct NoMatch(pub String);
+
+impl std::fmt::Display for NoMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoMatch {}
+
 /// An error raised by the CLI itself, with advice for the user.
 #[derive(Debug)]
 pub struct UserError {
     pub message: String,
     pub hint: Option<String>,
+    /// A usage error: exit code 2.
+    pub usage: bool,
 }
 
 impl std::error::Error for UserError {}
@@ -75,6 +89,16 @@ impl UserError {
         anyhow::Error::new(UserError {
             message: message.into(),
             hint: Some(hint.into()),
+            usage: false,
+        })
+    }
+
+    /// A usage error (a value on the command line the CLI refuses): exit code 2.
+    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+        anyhow::Error::new(UserError {
+            message: message.into(),
+            hint: Some(hint.into()),
+            usage: true,
         })
     }
 }
@@ -139,6 +163,10 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
+    if let Some(none) = err.downcast_ref::<NoMatch>() {
+        let _ = writeln!(io::stderr().lock(), "ffsession: {none}");
+        return ExitCode::from(EXIT_ERROR);
+    }
     if let Some(alarm) = err.downcast_ref::<AlarmRaised>() {
         let _ = writeln!(
             io::stderr().lock(),
@@ -176,7 +204,12 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
             )
     });
     let damaged = err.chain().any(|c| c.is::<StoreDamaged>());
-    ExitCode::from(if damaged {
+    let usage = err
+        .chain()
+        .any(|c| c.downcast_ref::<UserError>().is_some_and(|e| e.usage));
+    ExitCode::from(if usage {
+        EXIT_USAGE
+    } else if damaged {
         EXIT_STORE_DAMAGED
     } else if nothing {
         EXIT_NOTHING_RESCUED

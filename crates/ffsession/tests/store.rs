@@ -681,6 +681,36 @@ fn search_text_is_a_bound_parameter_and_bad_syntax_is_a_typed_error() {
 }
 
 #[test]
+fn a_literal_query_matches_punctuated_words_as_written() {
+    use ffsession::store::literal_query;
+    let (_tmp, _dir, mut store) = new_store();
+    let local = ("http://127.0.0.1:8080/admin/login", "Local admin");
+    let example = ("https://example.com/docs/path", "Narwhal domain OR NOT");
+    let other = ("https://example.org/127/0/0/2", "Other narwhal");
+    add_recovery(&mut store, with_tabs(6, &[local, example, other]), NOW);
+    let urls = |text: &str| -> Vec<String> {
+        let query = literal_query(text).unwrap();
+        let mut urls: Vec<String> = search(&store, &query).into_iter().map(|h| h.url).collect();
+        urls.sort();
+        urls
+    };
+    assert_eq!(urls("127.0.0.1"), [local.0]);
+    assert_eq!(urls("127.0.0.1:8080"), [local.0]);
+    assert_eq!(urls("example.com"), [example.0]);
+    assert_eq!(urls("https://example.com/docs/path"), [example.0]);
+    assert_eq!(urls("http://127.0.0.1:8080/admin"), [local.0]);
+    // FTS5 operators and quotes are text; every word must match.
+    assert_eq!(urls("OR NOT"), [example.0]);
+    assert_eq!(urls("\"narwhal"), [example.0, other.0]);
+    assert_eq!(urls("title:admin"), Vec::<String>::new());
+    assert_eq!(urls("narwhal local"), Vec::<String>::new());
+    // A trailing `*` is a prefix.
+    assert_eq!(urls("adm*"), [local.0]);
+    assert_eq!(urls("adm"), Vec::<String>::new());
+    assert_eq!(literal_query("  \t "), None);
+}
+
+#[test]
 fn history_finds_stretches_and_windows() {
     let (_tmp, _dir, mut store) = new_store();
     let x = ("https://stretch.example/", "Stretchy");

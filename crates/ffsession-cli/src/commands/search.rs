@@ -4,13 +4,13 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::store::{SearchError, TimeRange};
+use ffsession::store::{literal_query, SearchError, TimeRange};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::cli::GlobalArgs;
-use crate::error::UserError;
+use crate::error::{NoMatch, UserError};
 use crate::fmt;
 
 /// Search the backup store's tab index for tabs whose title or URL match
@@ -18,22 +18,30 @@ use crate::fmt;
 /// last seen, in how many snapshots, and the newest snapshot holding it (to
 /// `restore` or `diff`). Open and recently closed tabs count.
 ///
-/// QUERY is SQLite FTS5 query syntax: words match whole words (or, with a
-/// trailing `*`, prefixes) in titles and URLs, all of them must match;
-/// `OR`, `NOT` and `title:` / `url:` narrow it down; text in double quotes is
-/// a phrase. Snapshots taken before the tab index existed are searchable
-/// after `ffsession reindex`.
+/// QUERY is matched as written: every word must appear in the title or URL,
+/// case aside; a word with punctuation (127.0.0.1, example.com,
+/// https://host/path) matches those parts in that order, and a word ending in
+/// `*` matches as a prefix. With --fts, QUERY is SQLite FTS5 query syntax
+/// instead: `OR`, `NOT`, `title:` / `url:`, "quoted phrases". Snapshots taken
+/// before the tab index existed are searchable after `ffsession reindex`.
+///
+/// Exits with 1 when no tab matches (as grep does), 0 when some do.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession search rust                    tabs with \"rust\" in the title or URL
+  ffsession search 127.0.0.1:8080          a local server's tabs
   ffsession search 'borrow check*'         both words, the second as a prefix
-  ffsession search '\"release notes\" OR changelog'
-  ffsession search 'url:github' --since 2026-11-01
+  ffsession search --fts '\"release notes\" OR changelog'
+  ffsession search --fts 'url:github' --since 2026-11-01
   ffsession search kernel --until 2026-10-31T18:00:00Z --json")]
 pub struct SearchArgs {
-    /// What to look for (FTS5 query syntax)
+    /// What to look for: words, matched as written
     #[arg(value_name = "QUERY")]
     pub query: String,
+
+    /// Read QUERY as SQLite FTS5 query syntax (OR, NOT, title:, url:, "phrases")
+    #[arg(long)]
+    pub fts: bool,
 
     /// Only count snapshots taken on or after this date (YYYY-MM-DD, local
     /// time) or instant (RFC 3339)
@@ -67,22 +75,35 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
             .map(|d| parse_time("--until", d, true))
             .transpose()?,
     };
+    let query = if args.fts {
+        args.query.clone()
+    } else {
+        literal_query(&args.query).ok_or_else(|| {
+            UserError::usage("the search query is empty", "give a word to look for")
+        })?
+    };
     let (store, _) = super::open_store_with_snapshots(global)?;
-    let hits = match store.search_tabs(&args.query, range, args.limit) {
+    let hits = match store.search_tabs(&query, range, args.limit) {
         Ok(hits) => hits,
         Err(e @ SearchError::BadQuery { .. }) => {
-            let hint = e.hint().unwrap_or_default().to_owned();
+            let hint = format!(
+                "{}; or leave out --fts to match the words as written",
+                e.hint().unwrap_or_default()
+            );
             return Err(UserError::with_hint(e.to_string(), hint));
         }
         Err(SearchError::Store(e)) => return Err(e.into()),
     };
     if args.json {
-        return super::print_json(&hits);
+        super::print_json(&hits)?;
+    }
+    if hits.is_empty() {
+        return Err(NoMatch(format!("no tabs match {:?}", args.query)).into());
+    }
+    if args.json {
+        return Ok(());
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    if hits.is_empty() {
-        writeln!(out, "no tabs match {:?}", args.query)?;
-    }
     for h in &hits {
         let title = if h.title.is_empty() {
             "(no title)"

@@ -58,6 +58,19 @@ impl Fixture {
         let hits = ok_json(self.cmd().arg("search").args(args).arg("--json"));
         hits.as_array().unwrap().clone()
     }
+
+    /// True when `search ARGS --json` finds nothing: exit code 1 and `[]`.
+    fn no_hits(&self, args: &[&str]) -> bool {
+        let out = self
+            .cmd()
+            .arg("search")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        crate::common::stdout_json(&out) == serde_json::json!([])
+    }
 }
 
 const NARWHAL: (&str, &str) = (
@@ -98,10 +111,8 @@ fn search_finds_tabs_by_title_and_url_across_backups() {
 
     // Dates: everything was taken today (UTC), nothing in the year 2000.
     assert_eq!(f.search(&["narwhal", "--since", "2000-01-01"]).len(), 1);
-    assert!(f.search(&["narwhal", "--until", "2000-01-01"]).is_empty());
-    assert!(f
-        .search(&["narwhal", "--until", "2000-01-01T00:00:00Z"])
-        .is_empty());
+    assert!(f.no_hits(&["narwhal", "--until", "2000-01-01"]));
+    assert!(f.no_hits(&["narwhal", "--until", "2000-01-01T00:00:00Z"]));
 }
 
 #[test]
@@ -113,7 +124,13 @@ fn search_input_is_never_sql() {
     );
     f.backup(&[tricky, NARWHAL]);
     assert_eq!(f.search(&["\"DROP TABLE\""]).len(), 1);
-    assert!(f.search(&["\"'; DELETE FROM snapshots; --\""]).is_empty());
+    assert_eq!(f.search(&["--fts", "\"DROP TABLE\""]).len(), 1);
+    let none = f
+        .cmd()
+        .args(["search", "\"'; DELETE FROM snapshots; --\""])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(1), "{}", stderr(&none));
     assert_eq!(f.env.list_snapshots(&f.profile).len(), 1);
     assert_eq!(f.search(&["narwhal"]).len(), 1);
 }
@@ -125,20 +142,73 @@ fn search_errors_are_one_line_with_a_hint() {
     assert!(err.contains("no backups yet"), "{err}");
     f.backup(&[NARWHAL]);
 
-    let out = f.cmd().args(["search", "\"narwhal"]).output().unwrap();
+    let out = f
+        .cmd()
+        .args(["search", "--fts", "\"narwhal"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("invalid search query"), "{err}");
     assert!(
-        err.contains("hint:") && err.contains("double quotes"),
+        err.contains("hint:") && err.contains("double quotes") && err.contains("--fts"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
+    // Without --fts the same text is a word like any other.
+    assert_eq!(f.search(&["\"narwhal"]).len(), 1);
 
     for bad in ["2026-13-45", "yesterday", "2026-11-01 noon"] {
         let err = expect_error(f.cmd().args(["search", "narwhal", "--since", bad]));
         assert!(err.contains("--since") && err.contains("hint:"), "{err}");
     }
+}
+
+#[test]
+fn punctuation_is_literal_and_no_match_exits_1() {
+    let f = Fixture::new();
+    let local = ("http://127.0.0.1:8080/admin", "Local admin");
+    let dotcom = ("https://example.com/docs/path", "Docs");
+    let host = ("http://host/path/to/page", "Host page");
+    f.backup(&[local, dotcom, host, NARWHAL]);
+    for (query, url) in [
+        ("127.0.0.1", local.0),
+        ("example.com", dotcom.0),
+        ("http://host/path", host.0),
+        ("https://tusks.example/ocean/narwhal", NARWHAL.0),
+        ("127.0.0.1:8080/admin", local.0),
+    ] {
+        let hits = f.search(&[query]);
+        assert_eq!(hits.len(), 1, "{query}: {hits:?}");
+        assert_eq!(hits[0]["url"], url, "{query}");
+    }
+    // The full FTS5 syntax behind --fts.
+    let hits = f.search(&["--fts", "url:narwhal OR title:docs"]);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+
+    // No match: exit 1 (as grep), a note on stderr, nothing on stdout; with
+    // --json an empty list.
+    let out = f.cmd().args(["search", "10.0.0.1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.contains("no tabs match") && !err.contains("error"),
+        "{err}"
+    );
+    let out = f
+        .cmd()
+        .args(["search", "nothing-like-it", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(crate::common::stdout_json(&out), serde_json::json!([]));
+    // An empty query is a usage error.
+    let out = f.cmd().args(["search", "  "]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+
+    let help = ok_stdout(f.cmd().args(["search", "--help"]));
+    assert!(help.contains("Exits with 1 when no tab matches"), "{help}");
 }
 
 #[test]

@@ -67,14 +67,33 @@ pub enum SearchError {
     },
 }
 
+/// The FTS5 query that finds `text` as written: every whitespace-separated
+/// word must match, each as a phrase of its own (so `127.0.0.1`,
+/// `example.com` and `https://host/path` match those tokens in that order,
+/// and `OR`, `NOT`, `title:` and quotes are ordinary text); a word ending in
+/// `*` matches as a prefix. `None` when `text` holds no word.
+pub fn literal_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|word| {
+            let (word, prefix) = match word.strip_suffix('*') {
+                Some(stem) if !stem.is_empty() => (stem, "*"),
+                _ => (word, ""),
+            };
+            format!("\"{}\"{prefix}", word.replace('"', "\"\""))
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
 impl SearchError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&str> {
         match self {
             SearchError::Store(e) => e.hint(),
             SearchError::BadQuery { .. } => Some(
-                "put a phrase or text with punctuation in double quotes, e.g. '\"c++ tips\"', \
-                 and close every quote",
+                "in FTS5 syntax, put a phrase or text with punctuation in double quotes, \
+                 e.g. '\"c++ tips\"', and close every quote",
             ),
         }
     }
