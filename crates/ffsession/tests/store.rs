@@ -769,6 +769,7 @@ fn make_old_store(dir: &Path, version: i64) {
     .unwrap();
     conn.execute_batch(
         "DROP TABLE damaged_chunks;
+         ALTER TABLE archived_tabs DROP COLUMN position;
          CREATE TABLE main.tab_entries (
              id INTEGER PRIMARY KEY, url TEXT NOT NULL, title TEXT NOT NULL, UNIQUE (url, title));
          CREATE TABLE main.tab_runs (
@@ -872,6 +873,7 @@ fn a_version_2_catalog_reads_with_no_archived_tabs_and_upgrades_when_written() {
         reason: "old".to_owned(),
         window: 1,
         last_accessed: Some(NOW - 1),
+        position: Some(1),
     };
     store.record_archived(std::slice::from_ref(&tab)).unwrap();
     assert_eq!(store.archived_tabs().unwrap(), vec![tab]);
