@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::store::{ArchivedTab, SnapshotId};
+use ffsession::store::{literal_query, ArchivedTab, SnapshotId};
 use ffsession::tidy::{self, EditResult, Editable, Selection};
 use ffsession::{format, fs_util, Error, SessionData};
 
@@ -20,13 +20,14 @@ use crate::error::UserError;
 /// windows with their recently closed tabs; --archived keeps exactly the tabs
 /// `ffsession tidy` closed (SOURCE is then the snapshot tidy printed, "to
 /// undo: ffsession restore ID"; `ffsession tabs --archived` lists them);
-/// --query keeps the open tabs whose title or URL match (FTS5 syntax, as
-/// `ffsession search`). OUT is a mozlz4 file Firefox loads, written atomically.
+/// --query keeps the open tabs whose title or URL match (words as written,
+/// or FTS5 syntax with --fts, as `ffsession search`). OUT is a mozlz4 file Firefox loads, written atomically.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession extract current --window 2 -o window2.jsonlz4
   ffsession extract 42 --archived -o archived.jsonlz4
-  ffsession extract session.jsonlz4 --query 'rust OR cargo' -o rust.jsonlz4")]
+  ffsession extract session.jsonlz4 --query github.com -o github.jsonlz4
+  ffsession extract session.jsonlz4 --query 'rust OR cargo' --fts -o rust.jsonlz4")]
 pub struct ExtractArgs {
     /// Session file, snapshot id, or `current`
     pub source: String,
@@ -39,9 +40,13 @@ pub struct ExtractArgs {
     #[arg(long, conflicts_with = "query")]
     pub archived: bool,
 
-    /// Keep the tabs whose title or URL match this FTS5 query
-    #[arg(long, value_name = "FTS")]
+    /// Keep the tabs whose title or URL match these words (as `search`)
+    #[arg(long, value_name = "QUERY")]
     pub query: Option<String>,
+
+    /// Read --query as SQLite FTS5 query syntax (OR, NOT, title:, "phrases")
+    #[arg(long, requires = "query")]
+    pub fts: bool,
 
     /// Output file (mozlz4)
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -158,7 +163,15 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
     };
     let data = load_source(global, &args.source)?;
     let session = Editable::new(&data)?;
-    let selection = if let Some(q) = &args.query {
+    let query = match &args.query {
+        Some(q) if args.fts => Some(q.clone()),
+        Some(q) => Some(
+            literal_query(q)
+                .ok_or_else(|| UserError::usage("--query is empty", "give a word to look for"))?,
+        ),
+        None => None,
+    };
+    let selection = if let Some(q) = &query {
         Selection::Query(q)
     } else if args.archived {
         Selection::Archived(&archived)

@@ -273,6 +273,19 @@ fn extract_and_merge_write_sessions_that_read_back() {
             .arg(&q),
     );
     assert!(r["tabs"].as_u64().unwrap() >= 1, "{r}");
+    // A URL is matched as written, as `search` does; FTS5 syntax with --fts.
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--query", &title, "--json", "-o"])
+            .arg(&q),
+    );
+    assert!(r["tabs"].as_u64().unwrap() >= 1, "{r}");
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--fts", "--query", &title, "-o"])
+            .arg(&q),
+    );
+    assert!(err.contains("invalid search query"), "{err}");
 
     let merged = env.path().join("m.jsonlz4");
     let m = ok_json(
