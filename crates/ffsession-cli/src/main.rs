@@ -8,6 +8,8 @@ mod commands;
 mod config;
 mod error;
 mod fmt;
+#[cfg(test)]
+mod hint_flags;
 mod lock_wait;
 
 use std::process::ExitCode;

@@ -211,7 +211,7 @@ impl Error {
                 "start and quit Firefox once to write a session, or name a session file explicitly",
             ),
             Error::WouldOverwriteInput { .. } => {
-                Some("choose another output with -o, or pass --in-place to replace the input")
+                Some("choose another output file with -o; the input stays as it is")
             }
         }
     }

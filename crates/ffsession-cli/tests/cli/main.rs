@@ -8,6 +8,7 @@ mod diff;
 mod durability;
 mod durability_ops;
 mod heal_durability;
+mod hints;
 mod outside;
 mod profiles;
 mod read;
