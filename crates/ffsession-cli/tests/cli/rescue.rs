@@ -77,6 +77,12 @@ fn a_truncated_file_is_rescued_into_a_session_that_reads() {
     assert!(text.contains("damaged at byte"), "{text}");
     assert!(text.contains(&format!("{tabs} tabs")), "{text}");
     assert!(text.contains("ffsession tabs"), "{text}");
+    // The way to open it is `restore` (undo snapshot, recovery files set
+    // aside), not copying it over the session file by hand.
+    assert!(text.contains("`ffsession restore out2.jsonlz4`"), "{text}");
+    assert!(!text.contains("copy it over"), "{text}");
+    let help = ok_stdout(env.cmd().args(["rescue", "--help"]));
+    assert!(help.contains("ffsession restore OUT"), "{help}");
 }
 
 #[test]
