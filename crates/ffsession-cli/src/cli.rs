@@ -67,8 +67,8 @@ pub struct GlobalArgs {
 
     /// How long a command that changes the store waits for another ffsession
     /// (the watch service, say) to release it, like 30s or 5m; 0 fails at once
-    #[arg(long, global = true, value_name = "DURATION", default_value = "1m")]
-    pub lock_wait: String,
+    #[arg(long, global = true, value_name = "DURATION", default_value = "1m", value_parser = crate::lock_wait::parse_lock_wait)]
+    pub lock_wait: std::time::Duration,
 }
 
 /// The subcommands.

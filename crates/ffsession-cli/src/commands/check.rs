@@ -42,6 +42,7 @@ pub struct CheckArgs {
 pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     let config = global.config()?;
     let dir = global.chosen_store_dir(&config)?;
+    super::check_store_path(&dir)?;
     if !args.json {
         writeln!(io::stdout().lock(), "checking store {}", fmt::path(&dir))?;
     }

@@ -150,9 +150,22 @@ impl GlobalArgs {
     }
 }
 
+/// A store path that names something other than a folder (a file given to
+/// --store by mistake) is a clear error, not SQLite's "Not a directory".
+pub fn check_store_path(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(UserError::with_hint(
+            format!("{}: is a file, not a backup store folder", dir.display()),
+            "--store (or `store` in the config file) names the store's folder; `ffsession stores` lists the stores in the data directory",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Open an existing store (read-only or for writing); a store that does not
 /// exist yet is a clear "no backups yet".
 pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::store::Store> {
+    check_store_path(dir)?;
     if !dir.exists() {
         return Err(UserError::with_hint(
             format!("no backups yet: {} does not exist", dir.display()),
@@ -172,18 +185,20 @@ pub fn open_existing_store_waiting(
     global: &GlobalArgs,
     dir: &Path,
 ) -> Result<ffsession::store::Store> {
+    check_store_path(dir)?;
     if !dir.exists() {
         return open_existing_store(dir, true);
     }
-    let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
-    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::open(dir))
+    crate::lock_wait::with_lock_wait(dir, global.lock_wait, || ffsession::store::Store::open(dir))
 }
 
 /// Open (creating it if needed) the store in `dir` for writing, waiting up to
 /// `--lock-wait` while another ffsession holds it.
 pub fn create_store_waiting(global: &GlobalArgs, dir: &Path) -> Result<ffsession::store::Store> {
-    let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
-    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::create_or_open(dir))
+    check_store_path(dir)?;
+    crate::lock_wait::with_lock_wait(dir, global.lock_wait, || {
+        ffsession::store::Store::create_or_open(dir)
+    })
 }
 
 /// The profile's store, read-only, with its snapshots (newest first); an empty

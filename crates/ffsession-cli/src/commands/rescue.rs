@@ -90,17 +90,13 @@ pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
         }
     };
     if !rescued.recovered_anything() {
-        return Err(anyhow::Error::new(NothingRescued(format!(
-            "{label}: nothing to rescue: no tab is complete before the damage{}",
-            rescued
-                .damage
-                .as_ref()
-                .map(|d| format!(
-                    " ({} at byte {}, {}%)",
-                    d.reason, d.file_offset, d.file_percent
-                ))
-                .unwrap_or_default()
-        ))));
+        return Err(anyhow::Error::new(NothingRescued(match &rescued.damage {
+            Some(d) => format!(
+                "{label}: nothing to rescue: no tab is complete before the damage ({} at byte {}, {}%)",
+                d.reason, d.file_offset, d.file_percent
+            ),
+            None => format!("{label}: nothing to rescue: the file is not damaged, and it holds no tab"),
+        })));
     }
     if args.json {
         return super::print_json(&Report {

@@ -7,6 +7,7 @@ mod corpus;
 mod diff;
 mod durability;
 mod durability_ops;
+mod errors;
 mod heal_durability;
 mod hints;
 mod outside;
