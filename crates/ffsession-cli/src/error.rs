@@ -123,6 +123,12 @@ pub fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
             return e.hint().map(str::to_owned);
         }
+        if cause.is::<crate::commands::backup::NoSessionFiles>() {
+            return Some(
+                "is it the right profile? `ffsession profiles` lists each profile's session files; Firefox writes them within seconds of starting on a profile"
+                    .into(),
+            );
+        }
         if cause.is::<StoreDamaged>() {
             return Some(
                 "the next `ffsession backup` rewrites damaged chunks it still has the data for; a damaged catalog is rebuilt from the manifests by `ffsession reindex --catalog`, a damaged tab index by `ffsession reindex`; restore only snapshots check does not name".into(),

@@ -133,6 +133,16 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
                     alarms.push(fmt::escape(&profile.name).into_owned());
                 }
             }
+            // A profile Firefox never used (profiles.ini often lists an old
+            // `default` one) has no session files and no store: skipped. One
+            // backed up before that has lost its files is a failure.
+            Err(e) if e.is::<NoSessionFiles>() && !dir.exists() => {
+                writeln!(
+                    io::stderr().lock(),
+                    "ffsession: note: profile \"{}\" has no session files yet (Firefox has not used it): skipped",
+                    fmt::escape(&profile.name)
+                )?;
+            }
             Err(e) => {
                 let hint = crate::error::hint(&e)
                     .map(|h| format!(" (hint: {h})"))
@@ -169,6 +179,26 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
     Ok(())
 }
 
+/// A profile holds no session file: nothing was backed up.
+#[derive(Debug)]
+pub struct NoSessionFiles {
+    profile: String,
+    dir: PathBuf,
+}
+
+impl std::fmt::Display for NoSessionFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: no session files in profile \"{}\" (no sessionstore.jsonlz4, nothing in sessionstore-backups/): nothing was backed up",
+            self.dir.display(),
+            self.profile
+        )
+    }
+}
+
+impl std::error::Error for NoSessionFiles {}
+
 /// Back up `profile` into `store_dir`, print the report, prune if asked.
 fn back_up(
     global: &GlobalArgs,
@@ -177,6 +207,15 @@ fn back_up(
     profile: &Profile,
     store_dir: &std::path::Path,
 ) -> Result<BackupReport> {
+    // Nothing to back up is a failure to say, not an empty store: under a
+    // timer it would go unnoticed.
+    let files = ffsession::sources::list(&profile.path)?;
+    if files.is_empty() {
+        return Err(anyhow::Error::new(NoSessionFiles {
+            profile: profile.name.clone(),
+            dir: profile.path.clone(),
+        }));
+    }
     let mut store = super::create_store_waiting(global, store_dir)?;
     let now = super::now_ms();
     let report = backup_profile(&mut store, &profile.name, &profile.path, now)?;
@@ -185,9 +224,6 @@ fn back_up(
         super::print_json(&report)?;
     } else {
         let mut out = io::stdout().lock();
-        if report.snapshots.is_empty() {
-            writeln!(out, "no session files in {}", fmt::path(&profile.path))?;
-        }
         for s in &report.snapshots {
             writeln!(out, "{}", fmt::snapshot_line(s))?;
         }

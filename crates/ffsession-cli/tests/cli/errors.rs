@@ -130,3 +130,89 @@ fn a_store_that_is_a_file_is_one_line_with_a_hint() {
     }
     assert_eq!(fs::read(&file).unwrap(), b"hello");
 }
+
+#[test]
+fn backing_up_a_profile_with_no_session_files_fails_and_makes_no_store() {
+    let env = TestEnv::new();
+    let profile = env.path().join("profile");
+    fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no session files in profile") && err.contains("hint:"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(!env.store_dir().exists(), "an empty store was created");
+    // The same with --json: no report of nothing.
+    let out = env
+        .store_cmd(&profile)
+        .args(["backup", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(!env.store_dir().exists());
+
+    // Once it has files it backs up; if they are gone later, that fails too.
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        packed(3, 1_000),
+    )
+    .unwrap();
+    ok_stdout(env.store_cmd(&profile).arg("backup"));
+    fs::remove_file(profile.join("sessionstore-backups/recovery.jsonlz4")).unwrap();
+    expect_error(env.store_cmd(&profile).arg("backup"));
+    assert_eq!(env.snapshot_ids(&profile).len(), 1);
+}
+
+#[test]
+fn all_profiles_skips_a_profile_firefox_never_used_and_stores_lists_no_unknown_profile() {
+    let env = TestEnv::new();
+    let root = env.firefox_root();
+    fs::create_dir_all(root.join("Profiles/old.default")).unwrap();
+    let used = root.join("Profiles/abc.default-release/sessionstore-backups");
+    fs::create_dir_all(&used).unwrap();
+    fs::write(used.join("recovery.jsonlz4"), packed(3, 1_000)).unwrap();
+    fs::write(
+        root.join("profiles.ini"),
+        "[Profile0]\nName=default-release\nIsRelative=1\nPath=Profiles/abc.default-release\nDefault=1\n\n\
+         [Profile1]\nName=default\nIsRelative=1\nPath=Profiles/old.default\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["backup", "--all-profiles"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("profile \"default\" has no session files yet") && err.contains("skipped"),
+        "{err}"
+    );
+    let data = env.home().join(".local/share/ffsession");
+    assert!(data.join("default-release").is_dir());
+    assert!(!data.join("default").exists(), "an empty store was created");
+    // The single-profile backup of the unused one fails.
+    expect_error(env.cmd().args(["--profile", "default", "backup"]));
+    assert!(!data.join("default").exists());
+
+    // An empty store (made before this was refused) is listed as empty, not
+    // as a store of profile "?".
+    drop(ffsession::store::Store::create_or_open(data.join("leftover")).unwrap());
+    let text = ok_stdout(env.cmd().arg("stores"));
+    assert!(!text.contains("profile ?"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("leftover") && l.contains("empty")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("default-release") && l.contains("(profile default-release)")),
+        "{text}"
+    );
+}
