@@ -4,7 +4,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use ffsession_gen::Spec;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{expect_error, ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
 
@@ -241,7 +241,90 @@ fn history_lists_the_stretches_a_url_was_open() {
     let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
     assert!(text.contains(&format!("#{a} .. #{b}")), "{text}");
     let text = ok_stdout(f.cmd().args(["history", "https://never.example/"]));
-    assert!(text.contains("open in no snapshot"), "{text}");
+    assert!(text.contains("is in no snapshot"), "{text}");
+}
+
+#[test]
+fn history_shows_closed_appearances_as_search_counts_them() {
+    let f = Fixture::new();
+    let base: Value = serde_json::from_str(
+        &session(Spec {
+            tabs: 4,
+            windows: 2,
+            ..Spec::default()
+        })
+        .json,
+    )
+    .unwrap();
+    let tab = json!({"entries": [{"url": NARWHAL.0, "title": NARWHAL.1}], "index": 1});
+    let write = |v: &Value| {
+        let packed = ffsession_gen::mozlz4(ffsession_gen::firefox_json(v).as_bytes());
+        f.env.profile_with_recovery(&packed);
+        ok_json(f.cmd().args(["backup", "--json"]))["snapshots"][0]["id"]
+            .as_i64()
+            .unwrap()
+    };
+    // Open in window 1; then only a recently closed tab of window 2 (twice);
+    // then only in the first recently closed window; then gone.
+    let mut open = base.clone();
+    open["windows"][0]["tabs"]
+        .as_array_mut()
+        .unwrap()
+        .push(tab.clone());
+    let a = write(&open);
+    let mut closed = base.clone();
+    closed["windows"][1]["_closedTabs"] =
+        json!([{"state": tab, "closedAt": 1, "title": NARWHAL.1}]);
+    let b = write(&closed);
+    let c = write(&closed);
+    let mut closed_window = base.clone();
+    closed_window["_closedWindows"] = json!([{"tabs": [tab], "selected": 1}]);
+    let d = write(&closed_window);
+    write(&base);
+
+    let hits = f.search(&["narwhal"]);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["snapshots"], 4);
+    let stretches = ok_json(f.cmd().args(["history", NARWHAL.0, "--json"]));
+    let stretches = stretches.as_array().unwrap();
+    let got: Vec<(&str, i64, i64, u64, Value)> = stretches
+        .iter()
+        .map(|s| {
+            (
+                s["state"].as_str().unwrap(),
+                s["first_snapshot"].as_i64().unwrap(),
+                s["last_snapshot"].as_i64().unwrap(),
+                s["snapshots"].as_u64().unwrap(),
+                s["windows"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("open", a, a, 1, json!([1])),
+            ("closed", b, c, 2, json!([2])),
+            ("closed-window", d, d, 1, json!([1])),
+        ]
+    );
+    // As many snapshots as search counts.
+    let total: u64 = got.iter().map(|s| s.3).sum();
+    assert_eq!(Value::from(total), hits[0]["snapshots"]);
+
+    let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
+    assert!(!text.contains("in no snapshot"), "{text}");
+    assert!(
+        text.contains(&format!("(#{a} .. #{a}), open in window 1")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("(#{b} .. #{c}), recently closed in window 2")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("(#{d} .. #{d}), in recently closed window 1")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::{catalog, to_i64, ArchiveMark, SnapshotId, Store, StoreError};
+use crate::session::TabState;
 
 /// A span of time, in ms since the Unix epoch: `since` inclusive, `until`
 /// exclusive; `None` is unbounded.
@@ -99,9 +100,15 @@ impl SearchError {
     }
 }
 
-/// One stretch of time a URL was open: consecutive snapshots that all hold it open.
+/// One stretch of time a URL was in the snapshots in one state: consecutive
+/// snapshots that all hold it open, or all hold it only as a recently closed
+/// tab, or only in a recently closed window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OpenStretch {
+    /// `open`, `closed` (a recently closed tab of an open window) or
+    /// `closed-window` (a tab of a recently closed window); a snapshot that
+    /// holds it both open and closed counts as open.
+    pub state: TabState,
     /// When the first snapshot of the stretch was taken (ms since the epoch).
     pub from_ms: u64,
     /// When the last snapshot of the stretch was taken.
@@ -112,7 +119,8 @@ pub struct OpenStretch {
     pub last_snapshot: SnapshotId,
     /// Number of snapshots in the stretch.
     pub snapshots: u64,
-    /// The 1-based windows it was open in during the stretch, ascending.
+    /// The 1-based windows it was in during the stretch, ascending (for
+    /// `closed-window`, the closed windows: `_closedWindows`).
     pub windows: Vec<u64>,
     /// Set when the stretch ended with `tidy` closing the tab (the snapshot
     /// holding it is the stretch's).
@@ -272,8 +280,10 @@ impl Store {
         Ok(hits)
     }
 
-    /// Every stretch of time `url` was open: runs of consecutive verified
-    /// snapshots (by time taken) that hold it as an open tab, oldest first.
+    /// Every stretch of time `url` was in the snapshots: runs of consecutive
+    /// verified snapshots (by time taken) that hold it in the same state
+    /// (open, or only recently closed, or only in a closed window), oldest
+    /// first: the snapshots `search` counts for it.
     pub fn tab_history(&self, url: &str) -> Result<Vec<OpenStretch>, StoreError> {
         self.require_tab_index()?;
         let snapshots: Vec<(i64, i64)> = self
@@ -283,44 +293,68 @@ impl Store {
             )
             .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
             .map_err(|e| self.sql(e))?;
-        let mut open: HashMap<i64, Vec<u64>> = HashMap::new();
+        // Per snapshot: its state for the URL (the first of open, closed,
+        // closed-window it holds) and the windows of that state.
+        let mut seen: HashMap<i64, (TabState, Vec<u64>)> = HashMap::new();
         {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT DISTINCT s.id, r.window FROM tab_entries e
+                    "SELECT DISTINCT s.id, r.window, r.state FROM tab_entries e
                      JOIN tab_runs r ON r.tab_entry_id = e.id
                      JOIN snapshots s ON s.source_name = r.source_name
                           AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
-                     WHERE e.url = ?1 AND r.state = 'open' AND s.status = 'ok'",
+                     WHERE e.url = ?1 AND s.status = 'ok'",
                 )
                 .map_err(|e| self.sql(e))?;
             let rows = stmt
-                .query_map([url], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                .query_map([url], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
                 .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(|e| self.sql(e))?;
-            for (snapshot, window) in rows {
-                open.entry(snapshot)
-                    .or_default()
-                    .push(u64::try_from(window).unwrap_or(0));
+            for (snapshot, window, state) in rows {
+                let state = match state.as_str() {
+                    "open" => TabState::Open,
+                    "closed" => TabState::Closed,
+                    _ => TabState::ClosedWindow,
+                };
+                let window = u64::try_from(window).unwrap_or(0);
+                let rank = |s: TabState| match s {
+                    TabState::Open => 0,
+                    TabState::Closed => 1,
+                    _ => 2,
+                };
+                match seen.get_mut(&snapshot) {
+                    Some((best, windows)) if *best == state => windows.push(window),
+                    Some((best, _)) if rank(*best) < rank(state) => {}
+                    _ => {
+                        seen.insert(snapshot, (state, vec![window]));
+                    }
+                }
             }
         }
         let u = |v: i64| u64::try_from(v).unwrap_or(0);
         let mut stretches: Vec<OpenStretch> = Vec::new();
         let mut in_stretch = false;
         for (id, taken_at) in snapshots {
-            let Some(windows) = open.get(&id) else {
+            let Some((state, windows)) = seen.get(&id) else {
                 in_stretch = false;
                 continue;
             };
             match stretches.last_mut() {
-                Some(s) if in_stretch => {
+                Some(s) if in_stretch && s.state == *state => {
                     s.to_ms = u(taken_at);
                     s.last_snapshot = SnapshotId(id);
                     s.snapshots += 1;
                     s.windows.extend(windows);
                 }
                 _ => stretches.push(OpenStretch {
+                    state: *state,
                     from_ms: u(taken_at),
                     to_ms: u(taken_at),
                     first_snapshot: SnapshotId(id),
