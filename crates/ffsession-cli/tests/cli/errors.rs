@@ -216,3 +216,41 @@ fn all_profiles_skips_a_profile_firefox_never_used_and_stores_lists_no_unknown_p
         "{text}"
     );
 }
+
+#[test]
+fn a_typo_in_the_config_file_is_an_error_naming_the_key() {
+    let env = TestEnv::new();
+    let profile = env.profile_with_recovery(&packed(3, 1_000));
+    for (text, key, line) in [
+        ("[prune]\nkeep_daily = 3\nkeep_lats = 3\n", "keep_lats", 3),
+        ("keep_last = 3\n", "keep_last", 1),
+        (
+            "store = \"/x\"\n[watch]\nintervall = \"5m\"\n",
+            "intervall",
+            3,
+        ),
+        ("[prun]\nkeep_last = 3\n", "prun", 1),
+    ] {
+        let config = env.write("config.toml", text.as_bytes());
+        for command in [&["prune", "--dry-run"][..], &["backup"], &["list"]] {
+            let out = env
+                .store_cmd(&profile)
+                .arg("--config")
+                .arg(&config)
+                .args(command)
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{text:?} {command:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("config.toml: line {line}: invalid configuration"))
+                    && err.contains(&format!("unknown field `{key}`"))
+                    && err.contains("hint:"),
+                "{text:?}: {err}"
+            );
+            assert!(out.stdout.is_empty());
+        }
+    }
+    assert!(!env.store_dir().exists());
+}
