@@ -34,7 +34,17 @@ use crate::commands;
   ffsession rescue recovery.jsonlz4 -o rescued.jsonlz4   the complete tabs of a damaged file
   ffsession tidy --archive-older-than 30d   close tabs unused for 30 days (kept in the store)
   ffsession extract current --window 2 -o w2.jsonlz4     one window as a session file
-  ffsession merge a.jsonlz4 b.jsonlz4 -o both.jsonlz4    all windows of both")]
+  ffsession merge a.jsonlz4 b.jsonlz4 -o both.jsonlz4    all windows of both
+
+Exit status:
+  0  success (also when the reader of stdout stops early, as `| head` does)
+  1  an error in the input or the environment: a bad or missing file, no profile,
+     Firefox running, a store locked past --lock-wait; `search`: no tab matches
+  2  a usage error: an unknown command or option, a missing or malformed value
+  3  `backup`: the newest session file is damaged, or lost more than half of its
+     tabs (the snapshot is kept and marked)
+  4  `rescue`: nothing could be recovered
+  5  `check`: the store is damaged")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -45,13 +45,13 @@ pub struct SearchArgs {
 
     /// Only count snapshots taken on or after this date (YYYY-MM-DD, local
     /// time) or instant (RFC 3339)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DATE", value_parser = since_arg)]
+    pub since: Option<u64>,
 
     /// Only count snapshots taken on or before this date (the whole day, local
     /// time) or before this instant (RFC 3339)
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
+    #[arg(long, value_name = "DATE", value_parser = until_arg)]
+    pub until: Option<u64>,
 
     /// Show at most this many tabs
     #[arg(long, default_value_t = 50, value_name = "N")]
@@ -64,16 +64,8 @@ pub struct SearchArgs {
 
 pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
     let range = TimeRange {
-        since_ms: args
-            .since
-            .as_deref()
-            .map(|d| parse_time("--since", d, false))
-            .transpose()?,
-        until_ms: args
-            .until
-            .as_deref()
-            .map(|d| parse_time("--until", d, true))
-            .transpose()?,
+        since_ms: args.since,
+        until_ms: args.until,
     };
     let query = if args.fts {
         args.query.clone()
@@ -134,14 +126,21 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
     Ok(())
 }
 
+fn since_arg(text: &str) -> Result<u64, String> {
+    parse_time(text, false)
+}
+
+fn until_arg(text: &str) -> Result<u64, String> {
+    parse_time(text, true)
+}
+
 /// `2026-11-01` (local midnight; with `end_of_day`, the next midnight) or an
-/// RFC 3339 instant, as ms since the epoch.
-pub fn parse_time(flag: &str, text: &str, end_of_day: bool) -> Result<u64> {
+/// RFC 3339 instant, as ms since the epoch (clap's value parser: a bad value
+/// is a usage error naming the option).
+pub fn parse_time(text: &str, end_of_day: bool) -> Result<u64, String> {
     let bad = || {
-        UserError::with_hint(
-            format!("{flag}: cannot read {text:?} as a date or time"),
-            "write a date as 2026-11-01, or a time as 2026-11-01T18:30:00Z or 2026-11-01T18:30:00+01:00",
-        )
+        "write a date as 2026-11-01, or a time as 2026-11-01T18:30:00Z or 2026-11-01T18:30:00+01:00"
+            .to_owned()
     };
     let ts = if let Ok(ts) = text.parse::<Timestamp>() {
         ts

@@ -39,8 +39,8 @@ use crate::fmt;
 pub struct WatchArgs {
     /// Minimum time between two snapshots, like 5m, 90s or 1h
     /// [default: `interval` in the config file's [watch] section, else 5m]
-    #[arg(long, value_name = "DURATION")]
-    pub interval: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub interval: Option<Duration>,
 
     #[command(flatten)]
     pub keep: KeepArgs,
@@ -70,6 +70,12 @@ pub fn parse_interval(text: &str) -> Result<Duration> {
         })
 }
 
+/// `--interval` (clap's value parser: a bad value is a usage error naming
+/// the option).
+fn interval_arg(text: &str) -> Result<Duration, String> {
+    parse_interval(text).map_err(|_| "write it like 5m, 90s or 1h (more than zero)".to_owned())
+}
+
 /// Whether a path is a session file Firefox writes (not a temporary file).
 fn is_session_file(path: &Path) -> bool {
     let name = path
@@ -88,13 +94,10 @@ fn is_session_file(path: &Path) -> bool {
 
 pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let config = global.config()?;
-    let interval = match args
-        .interval
-        .as_deref()
-        .or(config.watch.interval.as_deref())
-    {
-        Some(text) => parse_interval(text)?,
-        None => DEFAULT_INTERVAL,
+    let interval = match (args.interval, config.watch.interval.as_deref()) {
+        (Some(interval), _) => interval,
+        (None, Some(text)) => parse_interval(text)?,
+        (None, None) => DEFAULT_INTERVAL,
     };
     let profile = global.profile()?;
     let store_dir = global.store_dir(&config, &profile)?;

@@ -254,3 +254,47 @@ fn a_typo_in_the_config_file_is_an_error_naming_the_key() {
     }
     assert!(!env.store_dir().exists());
 }
+
+#[test]
+fn values_a_command_cannot_take_are_usage_errors_and_the_help_has_the_exit_codes() {
+    let env = TestEnv::new();
+    let profile = env.profile_with_recovery(&packed(3, 1_000));
+    for (args, option) in [
+        (
+            &["tidy", "--archive-older-than", "30 days"][..],
+            "--archive-older-than",
+        ),
+        (
+            &["tidy", "--archive-older-than=-3d"],
+            "--archive-older-than",
+        ),
+        (&["watch", "--interval", "often"], "--interval"),
+        (&["watch", "--interval", "0s"], "--interval"),
+        (&["search", "x", "--since", "yesterday"], "--since"),
+        (&["search", "x", "--until", "2026-02-30"], "--until"),
+        (&["prune", "--keep-last", "many"], "--keep-last"),
+    ] {
+        let out = env.store_cmd(&profile).args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: invalid value"), "{args:?}: {err}");
+        assert!(
+            err.lines().next().unwrap().contains(option),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!env.store_dir().exists());
+    // One table in the top-level help, every code the tool uses.
+    let help = ok_stdout(env.cmd().arg("--help"));
+    let table = help
+        .split_once("Exit status:\n")
+        .expect("an exit status table")
+        .1;
+    let codes: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("  ")?.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(codes, ["0", "1", "2", "3", "4", "5"], "{help}");
+}

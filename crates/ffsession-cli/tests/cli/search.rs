@@ -158,9 +158,21 @@ fn search_errors_are_one_line_with_a_hint() {
     // Without --fts the same text is a word like any other.
     assert_eq!(f.search(&["\"narwhal"]).len(), 1);
 
+    // A date the option cannot take is a usage error (exit 2).
     for bad in ["2026-13-45", "yesterday", "2026-11-01 noon"] {
-        let err = expect_error(f.cmd().args(["search", "narwhal", "--since", bad]));
-        assert!(err.contains("--since") && err.contains("hint:"), "{err}");
+        for option in ["--since", "--until"] {
+            let out = f
+                .cmd()
+                .args(["search", "narwhal", option, bad])
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(option) && err.contains("write a date as 2026-11-01"),
+                "{err}"
+            );
+        }
     }
 }
 

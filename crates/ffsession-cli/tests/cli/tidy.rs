@@ -165,13 +165,19 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let before = fs::read(&session_file).unwrap();
     let one_line = |err: &str| assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
-    let err = expect_error(
-        env.store_cmd(&p)
-            .args(["tidy", "--archive-older-than", "30 days"]),
-    );
-    one_line(&err);
+    // A value the option cannot take is a usage error (exit 2), as clap's.
+    let out = env
+        .store_cmd(&p)
+        .args(["tidy", "--archive-older-than", "30 days"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let first = err.lines().next().unwrap_or_default();
     assert!(
-        err.contains("cannot read \"30 days\" as a duration") && err.contains("30d"),
+        first.contains("'30 days'")
+            && first.contains("--archive-older-than")
+            && first.contains("30d"),
         "{err}"
     );
 
