@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::commands;
 
@@ -55,6 +55,7 @@ pub struct Cli {
 
 /// Options every command takes.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Firefox profile to use: a name from profiles.ini or a profile folder path
     /// [default: the profile Firefox opens by default]
@@ -79,6 +80,136 @@ pub struct GlobalArgs {
     /// (the watch service, say) to release it, like 30s or 5m; 0 fails at once
     #[arg(long, global = true, value_name = "DURATION", default_value = "1m", value_parser = crate::lock_wait::parse_lock_wait)]
     pub lock_wait: std::time::Duration,
+}
+
+/// The commands by task, each with a line for the top-level help (`ffsession
+/// COMMAND --help` has the rest). Every command is in one group (a test
+/// checks it).
+pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Read sessions",
+        &[
+            (
+                "profiles",
+                "Firefox's profiles and the session files in each",
+            ),
+            (
+                "info",
+                "Summarize a session: windows, tabs, closed ones, when written",
+            ),
+            (
+                "tabs",
+                "List a session's tabs (text, JSON, CSV, Markdown, URLs, bookmarks)",
+            ),
+            ("diff", "What changed between two sessions or snapshots"),
+        ],
+    ),
+    (
+        "Back up",
+        &[
+            (
+                "backup",
+                "Store every session file of the profile, verified",
+            ),
+            ("watch", "Back up whenever Firefox writes its session"),
+            (
+                "service",
+                "Run `watch` in the background at login (systemd, launchd)",
+            ),
+            ("list", "The snapshots in the store, newest first"),
+            ("stores", "The backup stores in the data directory"),
+            (
+                "stats",
+                "Windows and tabs of each snapshot, as a table or a chart",
+            ),
+            ("search", "Find tabs by title or URL in every snapshot"),
+            (
+                "history",
+                "When a URL was open or closed, snapshot by snapshot",
+            ),
+            (
+                "check",
+                "Check that every snapshot in the store can be restored",
+            ),
+            (
+                "prune",
+                "Remove the snapshots the retention policy does not keep",
+            ),
+            (
+                "reindex",
+                "Rebuild the tab index `search` and `history` use",
+            ),
+        ],
+    ),
+    (
+        "Restore",
+        &[(
+            "restore",
+            "Make Firefox reopen a snapshot or session file at its next start",
+        )],
+    ),
+    (
+        "Repair",
+        &[
+            (
+                "rescue",
+                "Recover every complete tab of a damaged session file",
+            ),
+            ("decompress", "A session file (mozlz4) as JSON"),
+            ("compress", "Session JSON as a mozlz4 file Firefox reads"),
+        ],
+    ),
+    (
+        "Tidy",
+        &[
+            (
+                "tidy",
+                "Close tabs you no longer use, kept in the store, so Firefox starts faster",
+            ),
+            (
+                "extract",
+                "Some windows or tabs of a session as a session file",
+            ),
+            (
+                "merge",
+                "The windows of several sessions as one session file",
+            ),
+        ],
+    ),
+];
+
+/// The top-level help's list of commands, grouped by task.
+fn grouped_commands() -> String {
+    let width = GROUPS
+        .iter()
+        .flat_map(|(_, commands)| commands.iter())
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::new();
+    for (group, commands) in GROUPS {
+        text.push_str(&format!("{group}:\n"));
+        for (name, summary) in *commands {
+            text.push_str(&format!("  {name:<width$}  {summary}\n"));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The command line as clap sees it, with the commands grouped by task in
+/// the top-level help.
+pub fn command() -> clap::Command {
+    Cli::command().help_template(format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{}Global options:\n{{options}}{{after-help}}",
+        grouped_commands()
+    ))
+}
+
+/// Parse the command line (clap's errors and `--help` exit here).
+pub fn parse() -> Cli {
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// The subcommands.
@@ -106,4 +237,30 @@ pub enum Command {
     Merge(commands::merge::MergeArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_is_in_one_group_of_the_top_level_help() {
+        let names: Vec<&str> = GROUPS
+            .iter()
+            .flat_map(|(_, commands)| commands.iter().map(|(name, _)| *name))
+            .collect();
+        let cmd = command();
+        for sub in cmd.get_subcommands() {
+            let n = names.iter().filter(|&&name| name == sub.get_name()).count();
+            assert_eq!(n, 1, "`{}` is in {n} groups", sub.get_name());
+        }
+        for name in names {
+            assert!(cmd.find_subcommand(name).is_some(), "no command `{name}`");
+        }
+    }
 }

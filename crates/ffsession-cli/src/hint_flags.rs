@@ -197,27 +197,28 @@ fn problems(root: &clap::Command, file: &str, text: &str) -> Vec<String> {
             } else if let Some(sub) = span.and_then(|c| c.find_subcommand(bare)) {
                 span = Some(sub);
             } else if let Some(flag) = flag_in(word).filter(|_| !other) {
-                let ok = match span {
-                    Some(c) => has_flag(root, c, flag),
-                    None if OTHER_PROGRAMS.contains(&(file, flag)) => true,
-                    None => {
-                        let shared = SHARED
-                            .iter()
-                            .filter(|(f, name, _)| file.ends_with(f) && *name == flag)
-                            .flat_map(|(_, _, commands)| commands.iter())
-                            .map(|c| root.find_subcommand(c).expect("a command in SHARED"))
-                            .collect::<Vec<_>>();
-                        let short_outside = !flag.starts_with("--");
-                        short_outside
-                            || has_flag(root, root, flag)
-                                && root.get_arguments().any(|a| {
-                                    a.is_global_set() && a.get_long() == flag.strip_prefix("--")
-                                })
-                            || verb.is_some_and(|v| has_flag(root, v, flag))
-                            || (!shared.is_empty()
-                                && shared.iter().all(|c| has_flag(root, c, flag)))
-                    }
-                };
+                let ok = ["--help", "-h", "--version", "-V"].contains(&flag)
+                    || match span {
+                        Some(c) => has_flag(root, c, flag),
+                        None if OTHER_PROGRAMS.contains(&(file, flag)) => true,
+                        None => {
+                            let shared = SHARED
+                                .iter()
+                                .filter(|(f, name, _)| file.ends_with(f) && *name == flag)
+                                .flat_map(|(_, _, commands)| commands.iter())
+                                .map(|c| root.find_subcommand(c).expect("a command in SHARED"))
+                                .collect::<Vec<_>>();
+                            let short_outside = !flag.starts_with("--");
+                            short_outside
+                                || has_flag(root, root, flag)
+                                    && root.get_arguments().any(|a| {
+                                        a.is_global_set() && a.get_long() == flag.strip_prefix("--")
+                                    })
+                                || verb.is_some_and(|v| has_flag(root, v, flag))
+                                || (!shared.is_empty()
+                                    && shared.iter().all(|c| has_flag(root, c, flag)))
+                        }
+                    };
                 if !ok {
                     found.push(format!(
                         "{file}: {flag} ({}) in {text:?}",

@@ -14,11 +14,10 @@ mod lock_wait;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 
 fn main() -> ExitCode {
     install_test_hook();
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => error::report(&err),

@@ -12,11 +12,15 @@ use crate::cli::GlobalArgs;
 use crate::error::{StoreDamaged, UserError};
 use crate::fmt;
 
-/// Verify the backup store: its folder and permissions, the catalog (SQLite's
+/// Check that every snapshot in the backup store can still be restored: all
+/// the stored data is read back, and each snapshot is put together again and
+/// compared with the session file it was taken from.
+///
+/// In detail: the store's folder and permissions, the catalog (SQLite's
 /// integrity_check and its references, each snapshot's row against its
-/// manifest), the tab index, and every chunk file, read, decompressed and
-/// checked against its BLAKE3 name; then every snapshot's content is put
-/// together and compared with its recorded size and hash.
+/// manifest), the tab index, every chunk file (read, decompressed, checked
+/// against its BLAKE3 name), then every snapshot's content, compared with its
+/// recorded size and hash.
 ///
 /// Names each damaged snapshot (id, time, source file, which chunks and what
 /// is wrong) and every symbolic link in the store (ffsession follows none),

@@ -9,6 +9,7 @@ mod durability;
 mod durability_ops;
 mod errors;
 mod heal_durability;
+mod help;
 mod hints;
 mod outside;
 mod profiles;
