@@ -176,6 +176,16 @@ pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ),
         ],
     ),
+    (
+        "Set up",
+        &[
+            (
+                "completions",
+                "A completion script for bash, zsh, fish, PowerShell or elvish",
+            ),
+            ("man", "The manual page, as roff"),
+        ],
+    ),
 ];
 
 /// The top-level help's list of commands, grouped by task.
@@ -237,6 +247,8 @@ pub enum Command {
     Merge(commands::merge::MergeArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
+    Completions(commands::completions::CompletionsArgs),
+    Man(commands::man::ManArgs),
 }
 
 #[cfg(test)]

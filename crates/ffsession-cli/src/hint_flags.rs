@@ -183,6 +183,12 @@ fn problems(root: &clap::Command, file: &str, text: &str) -> Vec<String> {
         let mut other = false;
         for word in text.split_whitespace() {
             let bare = word.trim_matches(|c: char| "`'\"(),;:".contains(c));
+            if word == "|" {
+                // A pipe: what follows is another program.
+                span = None;
+                other = false;
+                continue;
+            }
             if bare == "ffsession" {
                 span = Some(root);
                 other = false;

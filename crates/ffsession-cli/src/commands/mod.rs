@@ -4,6 +4,7 @@
 
 pub mod backup;
 pub mod check;
+pub mod completions;
 pub mod compress;
 pub mod decompress;
 pub mod diff;
@@ -11,6 +12,7 @@ pub mod extract;
 pub mod history;
 pub mod info;
 pub mod list;
+pub mod man;
 pub mod merge;
 mod output;
 pub mod profiles;
@@ -63,6 +65,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Stats(args) => stats::run(g, args),
         Command::Decompress(args) => decompress::run(args),
         Command::Compress(args) => compress::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 

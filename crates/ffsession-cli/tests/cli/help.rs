@@ -123,3 +123,49 @@ fn every_help_screen_is_plain_text_with_global_options_apart() {
         "{check}"
     );
 }
+
+#[test]
+fn completions_for_every_shell_name_the_commands() {
+    let env = TestEnv::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let script = ok_stdout(env.cmd().args(["completions", shell]));
+        for word in ["restore", "rescue", "backup", "lock-wait", "completions"] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    let bash = ok_stdout(env.cmd().args(["completions", "bash"]));
+    assert!(bash.contains("complete -F _ffsession"), "{bash}");
+    let out = env.cmd().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn man_prints_the_manual_page_as_roff() {
+    let env = TestEnv::new();
+    let page = ok_stdout(env.cmd().arg("man"));
+    // clap_mangen first defines the apostrophe string, then the title.
+    let first = page
+        .lines()
+        .find(|l| !l.starts_with(".ie ") && !l.starts_with(".el "))
+        .unwrap();
+    assert!(first.starts_with(".TH ffsession 1"), "{page}");
+    let subcommands = page
+        .split_once(".SH SUBCOMMANDS\n")
+        .expect("a SUBCOMMANDS section")
+        .1;
+    let top = ok_stdout(env.cmd().arg("--help"));
+    let commands = commands_in(&top, true);
+    assert!(commands.len() >= 24, "{commands:?}");
+    for c in &commands {
+        assert!(
+            subcommands.contains(&format!("ffsession\\-{}(1)", c.replace('-', "\\-"))),
+            "{c} missing"
+        );
+    }
+    // A command's own page.
+    let backup = ok_stdout(env.cmd().args(["man", "backup"]));
+    assert!(backup.contains("\n.TH ffsession-backup 1"), "{backup}");
+    assert!(backup.contains("\\-\\-all\\-profiles"), "{backup}");
+    let out = env.cmd().args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
