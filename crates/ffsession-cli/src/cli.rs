@@ -80,6 +80,11 @@ pub struct GlobalArgs {
     /// (the watch service, say) to release it, like 30s or 5m; 0 fails at once
     #[arg(long, global = true, value_name = "DURATION", default_value = "1m", value_parser = crate::lock_wait::parse_lock_wait)]
     pub lock_wait: std::time::Duration,
+
+    /// Say nothing on stderr but warnings and errors: no notes of which
+    /// session file was read, what was written, or a wait for the store lock
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 /// The commands by task, each with a line for the top-level help (`ffsession

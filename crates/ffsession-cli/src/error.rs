@@ -1,7 +1,7 @@
 //! Showing errors: one line with the whole cause chain and what to do, and a
 //! distinct exit code. A closed pipe (`ffsession tabs | head`) is not an error.
 
-use std::io::{self, Write};
+use std::io;
 use std::process::ExitCode;
 
 /// Exit code for errors in the input or environment (bad file, no profile).
@@ -170,14 +170,13 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Some(none) = err.downcast_ref::<NoMatch>() {
-        let _ = writeln!(io::stderr().lock(), "ffsession: {none}");
+        crate::ui::note(none);
         return ExitCode::from(EXIT_ERROR);
     }
     if let Some(alarm) = err.downcast_ref::<AlarmRaised>() {
-        let _ = writeln!(
-            io::stderr().lock(),
-            "ffsession: warning: {alarm}; the snapshot is kept and marked, and earlier good snapshots are protected from pruning"
-        );
+        crate::ui::warning(format_args!(
+            "{alarm}; the snapshot is kept and marked, and earlier good snapshots are protected from pruning"
+        ));
         return ExitCode::from(EXIT_ALARM);
     }
     // Library errors already name their cause in their message; add only the
@@ -194,14 +193,7 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         }
         previous = text;
     }
-    let mut line = format!("ffsession: error: {message}");
-    if let Some(h) = hint(err) {
-        line.push_str(" (hint: ");
-        line.push_str(&h);
-        line.push(')');
-    }
-    let line = line.replace('\n', " ");
-    let _ = writeln!(io::stderr().lock(), "{line}");
+    crate::ui::error(&message, hint(err).as_deref());
     let nothing = err.chain().any(|c| {
         c.is::<NothingRescued>()
             || matches!(

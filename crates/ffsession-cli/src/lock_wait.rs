@@ -3,7 +3,6 @@
 //! saying once on stderr who it waits for. The library never waits: it
 //! answers [`StoreError::Locked`] at once, and this loop retries.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -99,12 +98,11 @@ pub fn with_lock_wait<T>(
                 }
                 if !said {
                     said = true;
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "ffsession: waiting for the store lock held by {} (up to {}, --lock-wait)",
+                    crate::ui::note(format_args!(
+                        "waiting for the store lock held by {} (up to {}, --lock-wait)",
                         holder(dir),
                         fmt::duration(wait)
-                    );
+                    ));
                 }
                 std::thread::sleep(POLL.min(wait.saturating_sub(start.elapsed())));
             }

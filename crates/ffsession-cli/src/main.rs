@@ -11,6 +11,7 @@ mod fmt;
 #[cfg(test)]
 mod hint_flags;
 mod lock_wait;
+mod ui;
 
 use std::process::ExitCode;
 

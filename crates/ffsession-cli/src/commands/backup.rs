@@ -124,12 +124,11 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
         match back_up(global, config, args, profile, dir) {
             Ok(report) => {
                 if let Err(e) = alarm_result(profile, report.alarm) {
-                    writeln!(
-                        io::stderr().lock(),
-                        "ffsession: profile \"{}\": {}",
+                    crate::ui::warning(format_args!(
+                        "profile \"{}\": {}",
                         fmt::escape(&profile.name),
                         fmt::escape(&format!("{e:#}"))
-                    )?;
+                    ));
                     alarms.push(fmt::escape(&profile.name).into_owned());
                 }
             }
@@ -137,22 +136,20 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
             // `default` one) has no session files and no store: skipped. One
             // backed up before that has lost its files is a failure.
             Err(e) if e.is::<NoSessionFiles>() && !dir.exists() => {
-                writeln!(
-                    io::stderr().lock(),
-                    "ffsession: note: profile \"{}\" has no session files yet (Firefox has not used it): skipped",
+                crate::ui::note(format_args!(
+                    "profile \"{}\" has no session files yet (Firefox has not used it): skipped",
                     fmt::escape(&profile.name)
-                )?;
+                ));
             }
             Err(e) => {
-                let hint = crate::error::hint(&e)
-                    .map(|h| format!(" (hint: {h})"))
-                    .unwrap_or_default();
-                writeln!(
-                    io::stderr().lock(),
-                    "ffsession: error: profile \"{}\": {}{hint}",
-                    fmt::escape(&profile.name),
-                    fmt::escape(&format!("{e:#}"))
-                )?;
+                crate::ui::error(
+                    &format!(
+                        "profile \"{}\": {}",
+                        fmt::escape(&profile.name),
+                        fmt::escape(&format!("{e:#}"))
+                    ),
+                    crate::error::hint(&e).as_deref(),
+                );
                 failed.push(fmt::escape(&profile.name).into_owned());
             }
         }
@@ -246,11 +243,10 @@ fn back_up(
 /// One warning on stderr for each file the backup left out, with the reason
 /// (in --json output too, as `skipped`).
 pub fn print_skipped(skipped: &[SkippedFile]) -> io::Result<()> {
-    let mut err = io::stderr().lock();
     for s in skipped {
-        writeln!(err, "ffsession: warning: {}", skip_warning(s))?;
+        crate::ui::warning(skip_warning(s));
     }
-    err.flush()
+    Ok(())
 }
 
 /// `skipped PATH: why`, escaped for the terminal.

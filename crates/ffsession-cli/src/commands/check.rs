@@ -51,7 +51,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
         writeln!(io::stdout().lock(), "checking store {}", fmt::path(&dir))?;
     }
     let bar = ProgressBar::new(0);
-    if io::stderr().is_terminal() {
+    if io::stderr().is_terminal() && !crate::ui::quiet() {
         bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(

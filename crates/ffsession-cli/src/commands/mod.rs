@@ -42,6 +42,7 @@ use crate::error::UserError;
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> Result<()> {
     let g = &cli.global;
+    crate::ui::set_quiet(g.quiet);
     match cli.command {
         Command::Profiles(args) => profiles::run(g, args),
         Command::Backup(args) => backup::run(g, args),
@@ -235,18 +236,17 @@ pub fn load_session(global: &GlobalArgs, file: Option<&Path>) -> Result<SessionD
     }
     let profile = global.profile()?;
     let newest = sources::newest(&profile.path)?;
-    let mut err = io::stderr().lock();
+    // A damaged file skipped is worth a warning even under --quiet.
     for (path, why) in &newest.skipped {
-        let _ = writeln!(err, "ffsession: skipped {}: {why}", path.display());
+        crate::ui::warning(format_args!("skipped {}: {why}", path.display()));
     }
-    let _ = writeln!(
-        err,
-        "ffsession: using {} (newest of {} session file{} in profile \"{}\")",
+    crate::ui::note(format_args!(
+        "using {} (newest of {} session file{} in profile \"{}\")",
         newest.data.path().display(),
         newest.candidates,
         if newest.candidates == 1 { "" } else { "s" },
         profile.name
-    );
+    ));
     Ok(newest.data)
 }
 

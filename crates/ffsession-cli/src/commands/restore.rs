@@ -86,20 +86,17 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
     } else if args.snapshot == "latest" {
         let store = super::open_existing_store(&dir, false)?;
         let (newest, skipped) = restore::latest(&store)?;
-        let mut err = io::stderr().lock();
         for d in &skipped {
-            writeln!(
-                err,
-                "ffsession: warning: snapshot {} does not read back whole ({}); skipped",
+            crate::ui::warning(format_args!(
+                "snapshot {} does not read back whole ({}); skipped",
                 d.id, d.what
-            )?;
+            ));
         }
         if !skipped.is_empty() {
-            writeln!(
-                err,
-                "ffsession: taking snapshot {}, the newest session that reads back whole",
+            crate::ui::note(format_args!(
+                "taking snapshot {}, the newest session that reads back whole",
                 newest.id
-            )?;
+            ));
         }
         Source::Snapshot(newest.id)
     } else {
@@ -199,7 +196,7 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
         plan.prefs.display()
     )?;
     for w in &plan.warnings {
-        writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+        crate::ui::warning(w);
     }
     if args.dry_run {
         return Ok(());
@@ -322,7 +319,7 @@ fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()>
         profile_dir.join("prefs.js").display()
     )?;
     for w in &changes.warnings {
-        writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+        crate::ui::warning(w);
     }
     out.flush()?;
     Ok(())

@@ -70,12 +70,11 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
         let svg = plot(&snapshots)?;
         ffsession::fs_util::write_atomic(path, |w| w.write_all(svg.as_bytes()))
             .map_err(ffsession::Error::from)?;
-        let _ = writeln!(
-            io::stderr().lock(),
-            "ffsession: wrote the tab-count chart of {} to {}",
+        crate::ui::note(format_args!(
+            "wrote the tab-count chart of {} to {}",
             fmt::count(snapshots.len(), "snapshot", "snapshots"),
             path.display()
-        );
+        ));
     }
 
     if args.json {

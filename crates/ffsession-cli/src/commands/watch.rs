@@ -172,11 +172,10 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 Ok(store) => store,
                 Err(e) if e.downcast_ref::<UserError>().is_some() => {
                     // Still locked after --lock-wait: try again later.
-                    writeln!(
-                        io::stderr().lock(),
-                        "ffsession: warning: {e:#}; trying again in {}",
+                    crate::ui::warning(format_args!(
+                        "{e:#}; trying again in {}",
                         fmt::duration(LOCKED_RETRY)
-                    )?;
+                    ));
                     retry_at = Some(start.elapsed() + LOCKED_RETRY);
                     continue;
                 }
@@ -189,11 +188,10 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
             if last_verify.is_none_or(|at| start.elapsed() >= at + VERIFY_INTERVAL) {
                 last_verify = Some(start.elapsed());
                 for d in verify_newest(&store, &profile.name)? {
-                    writeln!(
-                        io::stderr().lock(),
-                        "ffsession: warning: snapshot {} does not read back whole ({}); its file is stored again",
+                    crate::ui::warning(format_args!(
+                        "snapshot {} does not read back whole ({}); its file is stored again",
                         d.id, d.what
-                    )?;
+                    ));
                 }
             }
             let now_ms = super::now_ms();
@@ -239,16 +237,12 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
             for s in &report.backup.skipped {
                 let w = skip_warning(s);
                 if !skip_warnings.contains(&w) {
-                    writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+                    crate::ui::warning(w);
                 }
             }
             skip_warnings = warnings;
             if let Some(alarm) = &report.backup.alarm {
-                writeln!(
-                    io::stderr().lock(),
-                    "ffsession: warning: {}",
-                    fmt::escape(&alarm.to_string())
-                )?;
+                crate::ui::warning(fmt::escape(&alarm.to_string()));
             }
             out.flush()?;
         }
