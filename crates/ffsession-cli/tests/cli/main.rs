@@ -18,6 +18,7 @@ mod rescue;
 mod safety;
 mod search;
 mod standalone;
+mod stats;
 mod stderr;
 mod store;
 mod tidy;
