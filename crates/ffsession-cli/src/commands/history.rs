@@ -10,7 +10,8 @@ use crate::cli::GlobalArgs;
 use crate::fmt;
 
 /// Show every stretch of time a URL was in the backups: runs of consecutive
-/// snapshots (by the time they were taken) that hold it in the same state
+/// snapshots (by the session's own time: Firefox's last update of it) that
+/// hold it in the same state
 /// (open, recently closed, or in a recently closed window), with the windows
 /// it was in. These are the snapshots `ffsession search` counts. URL must
 /// match a tab's URL exactly; find it with `ffsession search`.

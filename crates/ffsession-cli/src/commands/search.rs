@@ -16,7 +16,9 @@ use crate::fmt;
 /// Search the backup store's tab index for tabs whose title or URL match
 /// QUERY, best match first: each with its title, URL, when it was first and
 /// last seen, in how many snapshots, and the newest snapshot holding it (to
-/// `restore` or `diff`). Open and recently closed tabs count.
+/// `restore` or `diff`). Open and recently closed tabs count. Times are the
+/// sessions' own (Firefox's last update of each; the backup time when a file
+/// does not say), so an old session backed up late counts as old.
 ///
 /// QUERY is matched as written: every word must appear in the title or URL,
 /// case aside; a word with punctuation (127.0.0.1, example.com,
@@ -43,13 +45,13 @@ pub struct SearchArgs {
     #[arg(long)]
     pub fts: bool,
 
-    /// Only count snapshots taken on or after this date (YYYY-MM-DD, local
-    /// time) or instant (RFC 3339)
+    /// Only count sessions last updated on or after this date (YYYY-MM-DD,
+    /// local time) or instant (RFC 3339)
     #[arg(long, value_name = "DATE", value_parser = since_arg)]
     pub since: Option<u64>,
 
-    /// Only count snapshots taken on or before this date (the whole day, local
-    /// time) or before this instant (RFC 3339)
+    /// Only count sessions last updated on or before this date (the whole
+    /// day, local time) or before this instant (RFC 3339)
     #[arg(long, value_name = "DATE", value_parser = until_arg)]
     pub until: Option<u64>,
 

@@ -82,17 +82,20 @@ const CAPYBARA: (&str, &str) = ("https://rodents.example/capybara", "Capybara ho
 #[test]
 fn search_finds_tabs_by_title_and_url_across_backups() {
     let f = Fixture::new();
-    let (id1, t1) = f.backup(&[NARWHAL, CAPYBARA]);
+    let (id1, _) = f.backup(&[NARWHAL, CAPYBARA]);
     let (_, _) = f.backup(&[NARWHAL]);
-    let (id3, t3) = f.backup(&[NARWHAL]);
+    let (id3, _) = f.backup(&[NARWHAL]);
+    // Seen at the sessions' own time (all three were last updated at the
+    // generator's time), not when they were backed up.
+    let session_time = Spec::default().last_update;
 
     let hits = f.search(&["narwhal"]);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0]["title"], NARWHAL.1);
     assert_eq!(hits[0]["url"], NARWHAL.0);
     assert_eq!(hits[0]["snapshots"], 3);
-    assert_eq!(hits[0]["first_seen_ms"], t1);
-    assert_eq!(hits[0]["last_seen_ms"], t3);
+    assert_eq!(hits[0]["first_seen_ms"], session_time);
+    assert_eq!(hits[0]["last_seen_ms"], session_time);
     assert_eq!(hits[0]["newest_snapshot"], id3);
 
     // By a URL fragment only.

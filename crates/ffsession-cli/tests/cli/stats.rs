@@ -190,3 +190,43 @@ fn the_plot_keeps_its_legend_off_the_data_whole_tab_counts_and_equal_series_apar
         "{x_labels:?}"
     );
 }
+
+#[test]
+fn list_search_and_history_show_the_session_s_own_time() {
+    let env = TestEnv::new();
+    let profile = env.path().join("profile");
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir_all(&backups).unwrap();
+    // A session last updated on 2026-11-18 at 11:06:40 UTC, backed up now.
+    let g = session(Spec {
+        tabs: 3,
+        last_update: T0,
+        ..Spec::default()
+    });
+    fs::write(backups.join("recovery.jsonlz4"), &g.packed).unwrap();
+    ok_output(env.store_cmd(&profile).arg("backup"));
+    let session_time = "2026-11-18 11:06:40 UTC";
+
+    let list = String::from_utf8(ok_output(env.store_cmd(&profile).arg("list")).stdout).unwrap();
+    let line = list.lines().next().unwrap();
+    assert!(line.contains(&format!("session {session_time}")), "{list}");
+    let json = crate::common::ok_json(env.store_cmd(&profile).args(["list", "--json"]));
+    assert_eq!(json[0]["last_update_ms"], T0);
+
+    // A tab of it, as the index has it.
+    let all = crate::common::ok_json(
+        env.store_cmd(&profile)
+            .args(["search", "example", "--json"]),
+    );
+    let url = all[0]["url"].as_str().unwrap().to_owned();
+    let hits = crate::common::ok_json(env.store_cmd(&profile).args(["search", &url, "--json"]));
+    assert_eq!(hits[0]["last_seen_ms"], T0, "{hits}");
+    let text = String::from_utf8(ok_output(env.store_cmd(&profile).args(["search", &url])).stdout)
+        .unwrap();
+    assert!(
+        text.contains(&format!("seen {session_time} .. {session_time}")),
+        "{text}"
+    );
+    let history = crate::common::ok_json(env.store_cmd(&profile).args(["history", &url, "--json"]));
+    assert_eq!(history[0]["to_ms"], T0, "{history}");
+}
