@@ -15,7 +15,6 @@ mod ui;
 
 use std::process::ExitCode;
 
-
 fn main() -> ExitCode {
     install_test_hook();
     let cli = cli::parse();
