@@ -99,9 +99,7 @@ pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
         }
     }
     for (id, why) in &report.skipped {
-        crate::ui::warning(format_args!(
-            "snapshot {id} left out of the index: {why}"
-        ));
+        crate::ui::warning(format_args!("snapshot {id} left out of the index: {why}"));
     }
     writeln!(
         out,
