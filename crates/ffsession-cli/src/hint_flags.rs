@@ -29,6 +29,7 @@ const SHARED: &[(&str, &str, &[&str])] = &[
         "--in-place",
         &["compress", "decompress"],
     ),
+    ("restore.rs", "--undo-store", &["restore"]),
 ];
 
 /// Arguments of other programs, not ours (the service manager's).
