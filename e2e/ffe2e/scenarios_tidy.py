@@ -314,7 +314,7 @@ def s12_extract_merge(ctx):
     soft.eq("extract --window 2, restore FILE: Firefox reopened window 2", got, [w1],
             r1.cmd + "\n" + rr.cmd)
     q = ctx.path("q.jsonlz4")
-    r2 = ctx.cli.run("extract", orig, "--query", "url:701 OR url:712", "-o", q)
+    r2 = ctx.cli.run("extract", orig, "--fts", "--query", "url:701 OR url:712", "-o", q)
     got, rr = restore_file_and_reopen(ctx, profile, store, q)
     soft.eq("extract --query, restore FILE: Firefox reopened the 2 matching tabs",
             sorted(map(sorted, got)), sorted([[w0[1]], [w1[2]]]), r2.cmd + "\n" + rr.cmd)

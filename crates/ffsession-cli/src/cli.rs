@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::commands;
 
@@ -29,12 +29,22 @@ use crate::commands;
   ffsession restore 42              Firefox reopens snapshot 42 at its next start
   ffsession diff 42 current         tabs and windows changed since snapshot 42
   ffsession stats --plot tabs.svg   tab counts over time, as a table and a chart
-  ffsession search 'rust OR cargo'  tabs ever backed up whose title or URL match
+  ffsession search example.com      tabs ever backed up whose title or URL match
   ffsession history https://example.org/   when that page was open, and where
   ffsession rescue recovery.jsonlz4 -o rescued.jsonlz4   the complete tabs of a damaged file
   ffsession tidy --archive-older-than 30d   close tabs unused for 30 days (kept in the store)
   ffsession extract current --window 2 -o w2.jsonlz4     one window as a session file
-  ffsession merge a.jsonlz4 b.jsonlz4 -o both.jsonlz4    all windows of both")]
+  ffsession merge a.jsonlz4 b.jsonlz4 -o both.jsonlz4    all windows of both
+
+Exit status:
+  0  success (also when the reader of stdout stops early, as `| head` does)
+  1  an error in the input or the environment: a bad or missing file, no profile,
+     Firefox running, a store locked past --lock-wait; `search`: no tab matches
+  2  a usage error: an unknown command or option, a missing or malformed value
+  3  `backup`: the newest session file is damaged, or lost more than half of its
+     tabs (the snapshot is kept and marked)
+  4  `rescue`: nothing could be recovered
+  5  `check`: the store is damaged")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -45,6 +55,7 @@ pub struct Cli {
 
 /// Options every command takes.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Firefox profile to use: a name from profiles.ini or a profile folder path
     /// [default: the profile Firefox opens by default]
@@ -67,8 +78,153 @@ pub struct GlobalArgs {
 
     /// How long a command that changes the store waits for another ffsession
     /// (the watch service, say) to release it, like 30s or 5m; 0 fails at once
-    #[arg(long, global = true, value_name = "DURATION", default_value = "1m")]
-    pub lock_wait: String,
+    #[arg(long, global = true, value_name = "DURATION", default_value = "1m", value_parser = crate::lock_wait::parse_lock_wait)]
+    pub lock_wait: std::time::Duration,
+
+    /// Say nothing on stderr but warnings and errors: no notes of which
+    /// session file was read, what was written, or a wait for the store lock
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+}
+
+/// The commands by task, each with a line for the top-level help (`ffsession
+/// COMMAND --help` has the rest). Every command is in one group (a test
+/// checks it).
+pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Read sessions",
+        &[
+            (
+                "profiles",
+                "Firefox's profiles and the session files in each",
+            ),
+            (
+                "info",
+                "Summarize a session: windows, tabs, closed ones, when written",
+            ),
+            (
+                "tabs",
+                "List a session's tabs (text, JSON, CSV, Markdown, URLs, bookmarks)",
+            ),
+            ("diff", "What changed between two sessions or snapshots"),
+        ],
+    ),
+    (
+        "Back up",
+        &[
+            (
+                "backup",
+                "Store every session file of the profile, verified",
+            ),
+            ("watch", "Back up whenever Firefox writes its session"),
+            (
+                "service",
+                "Run `watch` in the background at login (systemd, launchd)",
+            ),
+            ("list", "The snapshots in the store, newest first"),
+            ("stores", "The backup stores in the data directory"),
+            (
+                "stats",
+                "Windows and tabs of each snapshot, as a table or a chart",
+            ),
+            ("search", "Find tabs by title or URL in every snapshot"),
+            (
+                "history",
+                "When a URL was open or closed, snapshot by snapshot",
+            ),
+            (
+                "check",
+                "Check that every snapshot in the store can be restored",
+            ),
+            (
+                "prune",
+                "Remove the snapshots the retention policy does not keep",
+            ),
+            (
+                "reindex",
+                "Rebuild the tab index `search` and `history` use",
+            ),
+        ],
+    ),
+    (
+        "Restore",
+        &[(
+            "restore",
+            "Make Firefox reopen a snapshot or session file at its next start",
+        )],
+    ),
+    (
+        "Repair",
+        &[
+            (
+                "rescue",
+                "Recover every complete tab of a damaged session file",
+            ),
+            ("decompress", "A session file (mozlz4) as JSON"),
+            ("compress", "Session JSON as a mozlz4 file Firefox reads"),
+        ],
+    ),
+    (
+        "Tidy",
+        &[
+            (
+                "tidy",
+                "Close tabs you no longer use, kept in the store, so Firefox starts faster",
+            ),
+            (
+                "extract",
+                "Some windows or tabs of a session as a session file",
+            ),
+            (
+                "merge",
+                "The windows of several sessions as one session file",
+            ),
+        ],
+    ),
+    (
+        "Set up",
+        &[
+            (
+                "completions",
+                "A completion script for bash, zsh, fish, PowerShell or elvish",
+            ),
+            ("man", "The manual page, as roff"),
+        ],
+    ),
+];
+
+/// The top-level help's list of commands, grouped by task.
+fn grouped_commands() -> String {
+    let width = GROUPS
+        .iter()
+        .flat_map(|(_, commands)| commands.iter())
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::new();
+    for (group, commands) in GROUPS {
+        text.push_str(&format!("{group}:\n"));
+        for (name, summary) in *commands {
+            text.push_str(&format!("  {name:<width$}  {summary}\n"));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The command line as clap sees it, with the commands grouped by task in
+/// the top-level help.
+pub fn command() -> clap::Command {
+    Cli::command().help_template(format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{}Global options:\n{{options}}{{after-help}}",
+        grouped_commands()
+    ))
+}
+
+/// Parse the command line (clap's errors and `--help` exit here).
+pub fn parse() -> Cli {
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// The subcommands.
@@ -96,4 +252,32 @@ pub enum Command {
     Merge(commands::merge::MergeArgs),
     Decompress(commands::decompress::DecompressArgs),
     Compress(commands::compress::CompressArgs),
+    Completions(commands::completions::CompletionsArgs),
+    Man(commands::man::ManArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_is_in_one_group_of_the_top_level_help() {
+        let names: Vec<&str> = GROUPS
+            .iter()
+            .flat_map(|(_, commands)| commands.iter().map(|(name, _)| *name))
+            .collect();
+        let cmd = command();
+        for sub in cmd.get_subcommands() {
+            let n = names.iter().filter(|&&name| name == sub.get_name()).count();
+            assert_eq!(n, 1, "`{}` is in {n} groups", sub.get_name());
+        }
+        for name in names {
+            assert!(cmd.find_subcommand(name).is_some(), "no command `{name}`");
+        }
+    }
 }

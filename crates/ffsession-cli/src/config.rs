@@ -22,6 +22,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+
+use crate::error::UserError;
 use ffsession::retention::RetentionPolicy;
 use serde::Deserialize;
 
@@ -62,8 +64,28 @@ impl Config {
                 })
             }
         };
-        toml::from_str(&text).with_context(|| format!("{}: invalid configuration", path.display()))
+        toml::from_str(&text).map_err(|e| invalid(path, &text, &e))
     }
+}
+
+/// A configuration file toml or serde refused, on one line: the file, the
+/// line, what is wrong (an unknown key is named, with the keys allowed
+/// there), and a hint.
+fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> anyhow::Error {
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    let at = line.map(|l| format!(" line {l}:")).unwrap_or_default();
+    let message = e.message().trim().replace('\n', " ");
+    let hint = if message.starts_with("unknown field") {
+        "check its spelling against the keys expected there: a setting ffsession does not know is refused, not ignored"
+    } else {
+        "the file is TOML: `key = value` lines, text in double quotes"
+    };
+    UserError::with_hint(
+        format!("{}:{at} invalid configuration: {message}", path.display()),
+        hint,
+    )
 }
 
 #[cfg(test)]
@@ -81,6 +103,8 @@ mod tests {
     #[test]
     fn unknown_keys_and_missing_explicit_files_are_errors() {
         assert!(toml::from_str::<Config>("stor = 1").is_err());
+        assert!(toml::from_str::<Config>("[prune]\nkeep_lats = 3\n").is_err());
+        assert!(toml::from_str::<Config>("[watch]\nintervall = \"5m\"\n").is_err());
         let dir = tempfile::tempdir().unwrap();
         assert!(Config::load(&dir.path().join("none.toml"), true).is_err());
         assert!(Config::load(&dir.path().join("none.toml"), false)

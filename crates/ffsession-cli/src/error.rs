@@ -1,13 +1,12 @@
 //! Showing errors: one line with the whole cause chain and what to do, and a
 //! distinct exit code. A closed pipe (`ffsession tabs | head`) is not an error.
 
-use std::io::{self, Write};
+use std::io;
 use std::process::ExitCode;
 
 /// Exit code for errors in the input or environment (bad file, no profile).
 pub const EXIT_ERROR: u8 = 1;
-/// Exit code clap uses for usage errors.
-#[allow(dead_code)]
+/// Exit code for usage errors (clap's, and values the CLI checks itself).
 pub const EXIT_USAGE: u8 = 2;
 
 /// Exit code of `backup` when the newest session file is damaged or shrunken.
@@ -55,11 +54,26 @@ impl std::fmt::Display for AlarmRaised {
 
 impl std::error::Error for AlarmRaised {}
 
+/// `search` found nothing: exit code 1, as grep's, with a note on stderr
+/// rather than an error.
+#[derive(Debug)]
+pub struct NoMatch(pub String);
+
+impl std::fmt::Display for NoMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoMatch {}
+
 /// An error raised by the CLI itself, with advice for the user.
 #[derive(Debug)]
 pub struct UserError {
     pub message: String,
     pub hint: Option<String>,
+    /// A usage error: exit code 2.
+    pub usage: bool,
 }
 
 impl std::error::Error for UserError {}
@@ -75,6 +89,16 @@ impl UserError {
         anyhow::Error::new(UserError {
             message: message.into(),
             hint: Some(hint.into()),
+            usage: false,
+        })
+    }
+
+    /// A usage error (a value on the command line the CLI refuses): exit code 2.
+    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+        anyhow::Error::new(UserError {
+            message: message.into(),
+            hint: Some(hint.into()),
+            usage: true,
         })
     }
 }
@@ -98,6 +122,12 @@ pub fn hint(err: &anyhow::Error) -> Option<String> {
         }
         if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
             return e.hint().map(str::to_owned);
+        }
+        if cause.is::<crate::commands::backup::NoSessionFiles>() {
+            return Some(
+                "is it the right profile? `ffsession profiles` lists each profile's session files; Firefox writes them within seconds of starting on a profile"
+                    .into(),
+            );
         }
         if cause.is::<StoreDamaged>() {
             return Some(
@@ -139,11 +169,14 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
+    if let Some(none) = err.downcast_ref::<NoMatch>() {
+        crate::ui::note(none);
+        return ExitCode::from(EXIT_ERROR);
+    }
     if let Some(alarm) = err.downcast_ref::<AlarmRaised>() {
-        let _ = writeln!(
-            io::stderr().lock(),
-            "ffsession: warning: {alarm}; the snapshot is kept and marked, and earlier good snapshots are protected from pruning"
-        );
+        crate::ui::warning(format_args!(
+            "{alarm}; the snapshot is kept and marked, and earlier good snapshots are protected from pruning"
+        ));
         return ExitCode::from(EXIT_ALARM);
     }
     // Library errors already name their cause in their message; add only the
@@ -160,14 +193,7 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         }
         previous = text;
     }
-    let mut line = format!("ffsession: error: {message}");
-    if let Some(h) = hint(err) {
-        line.push_str(" (hint: ");
-        line.push_str(&h);
-        line.push(')');
-    }
-    let line = line.replace('\n', " ");
-    let _ = writeln!(io::stderr().lock(), "{line}");
+    crate::ui::error(&message, hint(err).as_deref());
     let nothing = err.chain().any(|c| {
         c.is::<NothingRescued>()
             || matches!(
@@ -176,7 +202,12 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
             )
     });
     let damaged = err.chain().any(|c| c.is::<StoreDamaged>());
-    ExitCode::from(if damaged {
+    let usage = err
+        .chain()
+        .any(|c| c.downcast_ref::<UserError>().is_some_and(|e| e.usage));
+    ExitCode::from(if usage {
+        EXIT_USAGE
+    } else if damaged {
         EXIT_STORE_DAMAGED
     } else if nothing {
         EXIT_NOTHING_RESCUED

@@ -45,7 +45,9 @@ pub fn count(n: usize, singular: &str, plural: &str) -> String {
     format!("{n} {}", if n == 1 { singular } else { plural })
 }
 
-/// One snapshot on one line, as `list`, `backup` and `prune` print it.
+/// One snapshot on one line, as `list`, `backup` and `prune` print it: id,
+/// when it was backed up, the session's own last update (Firefox's clock,
+/// which orders sessions), file, bytes added, counts or damage.
 pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
     let status = match &s.status {
         ffsession::store::SnapshotStatus::Ok => match s.counts {
@@ -59,9 +61,10 @@ pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
         ffsession::store::SnapshotStatus::Corrupt { reason } => format!("CORRUPT: {reason}"),
     };
     format!(
-        "#{:<5} {}  {:<40} {:>10}  {status}",
+        "#{:<5} {}  session {}  {:<40} {:>10}  {status}",
         s.id,
         local_time_or_unknown(Some(s.taken_at_ms)),
+        local_time_or_unknown(s.last_update_ms),
         escape(&s.file_name),
         format!("+{}", size(s.stored_size)),
     )

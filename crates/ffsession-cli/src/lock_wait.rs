@@ -3,7 +3,6 @@
 //! saying once on stderr who it waits for. The library never waits: it
 //! answers [`StoreError::Locked`] at once, and this loop retries.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -16,23 +15,15 @@ use crate::fmt;
 /// How often a waiting writer tries the lock again.
 const POLL: Duration = Duration::from_millis(100);
 
-/// Parse `--lock-wait`: `0` (fail at once), `30s`, `5m`, ...
-pub fn parse_lock_wait(text: &str) -> Result<Duration> {
+/// Parse `--lock-wait` (clap's value parser: a bad value is a usage error
+/// naming the option): `0` (fail at once), `30s`, `5m`, ...
+pub fn parse_lock_wait(text: &str) -> Result<Duration, String> {
+    const HOW: &str = "write it like 0, 30s, 1m or 10m";
     if text.trim() == "0" {
         return Ok(Duration::ZERO);
     }
-    let d: jiff::SignedDuration = text.parse().map_err(|e| {
-        UserError::with_hint(
-            format!("invalid --lock-wait {text:?}: {e}"),
-            "write it like 0, 30s, 1m or 10m",
-        )
-    })?;
-    Duration::try_from(d).map_err(|_| {
-        UserError::with_hint(
-            format!("invalid --lock-wait {text:?}"),
-            "it must not be negative",
-        )
-    })
+    let d: jiff::SignedDuration = text.parse().map_err(|_| HOW.to_owned())?;
+    Duration::try_from(d).map_err(|_| format!("it must not be negative; {HOW}"))
 }
 
 /// Who holds the store in `dir`, in words: `pid 1234 (ffsession watch ...)`.
@@ -107,12 +98,11 @@ pub fn with_lock_wait<T>(
                 }
                 if !said {
                     said = true;
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "ffsession: waiting for the store lock held by {} (up to {}, --lock-wait)",
+                    crate::ui::note(format_args!(
+                        "waiting for the store lock held by {} (up to {}, --lock-wait)",
                         holder(dir),
                         fmt::duration(wait)
-                    );
+                    ));
                 }
                 std::thread::sleep(POLL.min(wait.saturating_sub(start.elapsed())));
             }

@@ -8,15 +8,16 @@ mod commands;
 mod config;
 mod error;
 mod fmt;
+#[cfg(test)]
+mod hint_flags;
 mod lock_wait;
+mod ui;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     install_test_hook();
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => error::report(&err),

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ffsession::sources::SourceKind;
-use ffsession::store::{SnapshotSource, Store, TimeRange, CATALOG_FILE};
+use ffsession::store::{SnapshotSource, Store, TimeRange, CATALOG_FILE, INDEX_FILE};
 
 const START_MS: u64 = 1_795_300_000_000;
 const INTERVAL_MS: u64 = 15_000;
@@ -96,18 +96,27 @@ fn session_json(windows: &[Vec<u64>; 2], last_update: u64) -> Vec<u8> {
 /// folding the WAL into it.
 fn catalog_figures(dir: &Path) -> (u64, i64, i64, i64) {
     let path = dir.join(CATALOG_FILE);
+    let index = dir.join(INDEX_FILE);
     let conn = rusqlite::Connection::open(&path).expect("open the catalog");
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
         .expect("checkpoint");
+    // The tab index is in its own file (store version 5).
+    conn.execute("ATTACH DATABASE ?1 AS idx", [index.to_string_lossy()])
+        .expect("attach the tab index");
+    conn.query_row("PRAGMA idx.wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint the index");
     let (entries, runs, snapshots) = conn
         .query_row(
-            "SELECT (SELECT count(*) FROM tab_entries), (SELECT count(*) FROM tab_runs),
+            "SELECT (SELECT count(*) FROM idx.tab_entries), (SELECT count(*) FROM idx.tab_runs),
                     (SELECT count(*) FROM snapshots)",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .expect("count rows");
-    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let size = [&path, &index]
+        .iter()
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .sum();
     (size, entries, runs, snapshots)
 }
 

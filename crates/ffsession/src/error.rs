@@ -169,6 +169,9 @@ pub enum Error {
     },
 }
 
+/// The hint for a folder named where a session file was expected.
+pub(crate) const FOLDER_HINT: &str = "that is a folder, not a session file: name a file in it (sessionstore.jsonlz4, sessionstore-backups/recovery.jsonlz4), or pass a profile folder as --profile DIR";
+
 fn describe_skipped(skipped: &[(PathBuf, String)]) -> String {
     if skipped.is_empty() {
         return String::new();
@@ -196,6 +199,7 @@ impl Error {
             Error::Io(e) if e.source.kind() == io::ErrorKind::PermissionDenied => {
                 Some("check the file's permissions (session files are usually readable only by their owner)")
             }
+            Error::Io(e) if e.source.kind() == io::ErrorKind::IsADirectory => Some(FOLDER_HINT),
             Error::Io(_) => None,
             Error::Format { source, .. } => Some(match source {
                 FormatError::AlreadyCompressed => "it is already a session file; use `ffsession decompress` to get JSON",
@@ -211,7 +215,7 @@ impl Error {
                 "start and quit Firefox once to write a session, or name a session file explicitly",
             ),
             Error::WouldOverwriteInput { .. } => {
-                Some("choose another output with -o, or pass --in-place to replace the input")
+                Some("choose another output file with -o; the input stays as it is")
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::session::{TabRecord, TabState};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TabFormat {
-    /// window:position \[flags\], title and URL, tab-separated, one tab per line
+    /// window:position and flags (pinned, closed, ...), title and URL, tab-separated, one tab per line
     #[default]
     Text,
     /// a JSON array of tab objects

@@ -31,7 +31,7 @@ use serde::Serialize;
 
 /// How many snapshots to keep, per rule. 0 disables a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RetentionPolicy {
     /// Keep the N newest snapshots.
     pub keep_last: u32,

@@ -611,6 +611,14 @@ fn with_tabs(seed: u64, tabs: &[(&str, &str)]) -> Vec<u8> {
     mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
 }
 
+/// `packed` (a mozlz4 session) with its `session.lastUpdate` set to `ms`:
+/// search and history go by the session's own time.
+fn updated_at(packed: Vec<u8>, ms: u64) -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(&decompress(&packed).unwrap()).unwrap();
+    v["session"]["lastUpdate"] = ms.into();
+    mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
+}
+
 fn search(store: &Store, query: &str) -> Vec<ffsession::store::SearchHit> {
     store
         .search_tabs(query, ffsession::store::TimeRange::default(), 100)
@@ -622,17 +630,19 @@ fn backups_index_tabs_for_search_with_first_and_last_seen() {
     let (_tmp, _dir, mut store) = new_store();
     let a = ("https://zebra.example/stripes", "Zebrafish husbandry notes");
     let b = ("https://quokka.example/smile", "Quokka selfies");
-    let one = add_recovery(&mut store, with_tabs(1, &[a, b]), NOW);
-    let two = add_recovery(&mut store, with_tabs(1, &[a]), NOW + 1_000);
-    // The same content again: it extends the runs, unparsed.
-    let three = add_recovery(&mut store, with_tabs(1, &[a]), NOW + 2_000);
+    let one = add_recovery(&mut store, updated_at(with_tabs(1, &[a, b]), NOW), NOW);
+    let second = updated_at(with_tabs(1, &[a]), NOW + 1_000);
+    let two = add_recovery(&mut store, second.clone(), NOW + 1_000);
+    // The same content again: it extends the runs, unparsed. Its session was
+    // last updated when the second one was: last seen then.
+    let three = add_recovery(&mut store, second, NOW + 2_000);
 
     let hits = search(&store, "zebrafish");
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].url, a.0);
     assert_eq!(hits[0].title, a.1);
     assert_eq!(hits[0].first_seen_ms, NOW);
-    assert_eq!(hits[0].last_seen_ms, NOW + 2_000);
+    assert_eq!(hits[0].last_seen_ms, NOW + 1_000);
     assert_eq!(hits[0].snapshots, 3);
     assert_eq!(hits[0].newest_snapshot, three.id);
 
@@ -652,8 +662,12 @@ fn backups_index_tabs_for_search_with_first_and_last_seen() {
             100,
         )
         .unwrap();
+    // (the second and third snapshots hold the same session, of NOW + 1_000)
     assert_eq!(hits.len(), 1);
-    assert_eq!((hits[0].snapshots, hits[0].newest_snapshot), (1, two.id));
+    assert_eq!(
+        (hits[0].snapshots, hits[0].newest_snapshot),
+        (2, three.id.max(two.id))
+    );
 
     // Removing a snapshot removes its tab rows.
     store.remove_snapshot(one.id).unwrap();
@@ -681,6 +695,88 @@ fn search_text_is_a_bound_parameter_and_bad_syntax_is_a_typed_error() {
 }
 
 #[test]
+fn a_literal_query_matches_punctuated_words_as_written() {
+    use ffsession::store::literal_query;
+    let (_tmp, _dir, mut store) = new_store();
+    let local = ("http://127.0.0.1:8080/admin/login", "Local admin");
+    let example = ("https://example.com/docs/path", "Narwhal domain OR NOT");
+    let other = ("https://example.org/127/0/0/2", "Other narwhal");
+    add_recovery(&mut store, with_tabs(6, &[local, example, other]), NOW);
+    let urls = |text: &str| -> Vec<String> {
+        let query = literal_query(text).unwrap();
+        let mut urls: Vec<String> = search(&store, &query).into_iter().map(|h| h.url).collect();
+        urls.sort();
+        urls
+    };
+    assert_eq!(urls("127.0.0.1"), [local.0]);
+    assert_eq!(urls("127.0.0.1:8080"), [local.0]);
+    assert_eq!(urls("example.com"), [example.0]);
+    assert_eq!(urls("https://example.com/docs/path"), [example.0]);
+    assert_eq!(urls("http://127.0.0.1:8080/admin"), [local.0]);
+    // FTS5 operators and quotes are text; every word must match.
+    assert_eq!(urls("OR NOT"), [example.0]);
+    assert_eq!(urls("\"narwhal"), [example.0, other.0]);
+    assert_eq!(urls("title:admin"), Vec::<String>::new());
+    assert_eq!(urls("narwhal local"), Vec::<String>::new());
+    // A trailing `*` is a prefix.
+    assert_eq!(urls("adm*"), [local.0]);
+    assert_eq!(urls("adm"), Vec::<String>::new());
+    assert_eq!(literal_query("  \t "), None);
+}
+
+#[test]
+fn search_and_history_go_by_the_session_s_own_time() {
+    let (_tmp, _dir, mut store) = new_store();
+    let x = ("https://upgrade.example/", "Upgraded tab");
+    // The current session, then an upgrade copy of a session a week older
+    // stored after it (a file Firefox wrote at its last update).
+    let week = 7 * 86_400_000;
+    let current = add_recovery(&mut store, updated_at(with_tabs(8, &[x]), NOW), NOW);
+    let mut old = source(updated_at(with_tabs(9, &[x]), NOW - week));
+    old.file_name = "sessionstore-backups/upgrade.jsonlz4-20261101000000".into();
+    old.kind = SourceKind::Upgrade;
+    let upgrade = store.add_snapshot(old, NOW + 60_000).unwrap();
+    let hits = search(&store, "upgraded");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].snapshots, 2);
+    assert_eq!(hits[0].first_seen_ms, NOW - week);
+    assert_eq!(
+        hits[0].last_seen_ms, NOW,
+        "not the backup time of the upgrade copy"
+    );
+    assert_eq!(
+        hits[0].newest_snapshot, current.id,
+        "not the one stored last"
+    );
+    // A range by session time.
+    let in_range = |since, until| {
+        store
+            .search_tabs(
+                "upgraded",
+                ffsession::store::TimeRange {
+                    since_ms: Some(since),
+                    until_ms: Some(until),
+                },
+                10,
+            )
+            .unwrap()
+    };
+    let last_week = in_range(NOW - week - 1, NOW - week + 1);
+    assert_eq!(last_week.len(), 1);
+    assert_eq!(last_week[0].newest_snapshot, upgrade.id);
+    assert!(in_range(NOW + 30_000, NOW + 90_000).is_empty());
+    // History in the session's order: the upgrade copy first.
+    let stretches = store.tab_history(x.0).unwrap();
+    assert_eq!(stretches.len(), 1, "{stretches:?}");
+    assert_eq!(stretches[0].first_snapshot, upgrade.id);
+    assert_eq!(stretches[0].last_snapshot, current.id);
+    assert_eq!(
+        (stretches[0].from_ms, stretches[0].to_ms),
+        (NOW - week, NOW)
+    );
+}
+
+#[test]
 fn history_finds_stretches_and_windows() {
     let (_tmp, _dir, mut store) = new_store();
     let x = ("https://stretch.example/", "Stretchy");
@@ -690,7 +786,8 @@ fn history_finds_stretches_and_windows() {
         .iter()
         .enumerate()
     {
-        let info = add_recovery(&mut store, with_tabs(3, tabs), NOW + i as u64 * 1_000);
+        let at = NOW + i as u64 * 1_000;
+        let info = add_recovery(&mut store, updated_at(with_tabs(3, tabs), at), at);
         ids.push(info.id);
     }
     let stretches = store.tab_history(x.0).unwrap();
@@ -739,6 +836,7 @@ fn make_old_store(dir: &Path, version: i64) {
     .unwrap();
     conn.execute_batch(
         "DROP TABLE damaged_chunks;
+         ALTER TABLE archived_tabs DROP COLUMN position;
          CREATE TABLE main.tab_entries (
              id INTEGER PRIMARY KEY, url TEXT NOT NULL, title TEXT NOT NULL, UNIQUE (url, title));
          CREATE TABLE main.tab_runs (
@@ -842,6 +940,7 @@ fn a_version_2_catalog_reads_with_no_archived_tabs_and_upgrades_when_written() {
         reason: "old".to_owned(),
         window: 1,
         last_accessed: Some(NOW - 1),
+        position: Some(1),
     };
     store.record_archived(std::slice::from_ref(&tab)).unwrap();
     assert_eq!(store.archived_tabs().unwrap(), vec![tab]);
@@ -903,8 +1002,10 @@ fn the_index_grows_with_distinct_tabs_not_with_snapshots() {
     let hits = search(&store, "anchovy");
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].snapshots, 23);
-    assert_eq!(hits[0].first_seen_ms, NOW);
-    assert_eq!(hits[0].last_seen_ms, NOW + 21_000);
+    // Every session here was last updated at the same time.
+    let session_time = Spec::default().last_update;
+    assert_eq!(hits[0].first_seen_ms, session_time);
+    assert_eq!(hits[0].last_seen_ms, session_time);
     // The first window's three tabs plus the generated closed tabs and
     // windows: the count of runs equals the count of entries.
     let (runs, entries) = index_rows(&dir);
@@ -939,7 +1040,10 @@ fn runs_break_on_a_move_and_per_source_and_survive_removal() {
     store.remove_snapshot(two.id).unwrap();
     store.remove_snapshot(three.id).unwrap();
     let hits = search(&store, "swordfish");
-    assert_eq!((hits[0].snapshots, hits[0].first_seen_ms), (2, NOW));
+    assert_eq!(
+        (hits[0].snapshots, hits[0].first_seen_ms),
+        (2, Spec::default().last_update)
+    );
     let stretches = store.tab_history(x.0).unwrap();
     assert_eq!(stretches.len(), 1, "{stretches:?}");
     assert_eq!(

@@ -143,6 +143,83 @@ fn duplicates_keep_the_most_recently_used() {
     );
 }
 
+/// An archive record of `tab` (window 1) as `tidy` keeps it.
+fn record(tab: &tidy::ClosedTabPlan, position: Option<u64>) -> ffsession::store::ArchivedTab {
+    ffsession::store::ArchivedTab {
+        url: tab.url.clone(),
+        title: tab.title.clone(),
+        archived_at_ms: NOW,
+        snapshot: ffsession::store::SnapshotId(1),
+        reason: "duplicate".to_owned(),
+        window: tab.window as u64,
+        last_accessed: tab.last_accessed,
+        position,
+    }
+}
+
+/// The (URL, last access) of each tab an extract kept.
+fn kept(result: &tidy::EditResult) -> Vec<(String, u64)> {
+    let v: Value = serde_json::from_slice(&result.json).unwrap();
+    v["windows"][0]["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let i = t["index"].as_u64().unwrap() as usize - 1;
+            let url = t["entries"][i]["url"].as_str().unwrap().to_owned();
+            (url, t["lastAccessed"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn extract_archived_takes_the_recorded_tabs_not_their_twins() {
+    let mut v = sample();
+    // Tab 5 duplicates tab 4 down to its last access: only the position
+    // tells them apart, and tidy closes the later one.
+    v["windows"][0]["tabs"][4]["lastAccessed"] = json!(NOW - DAY);
+    v["windows"][0]["tabs"][4]["marker"] = json!("tab 5");
+    let data = data_of(&v);
+    let s = Editable::new(&data).unwrap();
+    let plan = tidy::plan(
+        &s,
+        &TidyRules {
+            close_duplicates: true,
+            ..rules()
+        },
+        NOW,
+        false,
+    )
+    .unwrap();
+    assert_eq!(plan.closed.len(), 1);
+    let closed = &plan.closed[0];
+    assert_eq!(closed.position, 5);
+    let want = vec![("https://d.test/".to_owned(), NOW - DAY)];
+    for position in [Some(5), None] {
+        let records = [record(closed, position)];
+        let r = tidy::extract(&s, &tidy::Selection::Archived(&records)).unwrap();
+        assert_eq!((r.windows, r.tabs), (1, 1), "{position:?}");
+        assert_eq!(kept(&r), want);
+        // The tab kept is tab 5 itself, not its twin.
+        let out: Value = serde_json::from_slice(&r.json).unwrap();
+        assert_eq!(out["windows"][0]["tabs"][0], v["windows"][0]["tabs"][4]);
+    }
+    // A record naming a tab the session does not hold is an error.
+    let mut wrong = record(closed, Some(3));
+    let err = tidy::extract(&s, &tidy::Selection::Archived(std::slice::from_ref(&wrong)));
+    assert!(
+        matches!(err, Err(TidyError::NothingSelected { .. })),
+        "{err:?}"
+    );
+    wrong.url = "https://nowhere.test/".to_owned();
+    wrong.position = None;
+    let err = tidy::extract(&s, &tidy::Selection::Archived(&[wrong]));
+    assert!(
+        matches!(err, Err(TidyError::NothingSelected { .. })),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn trim_history_drop_payload_and_closed() {
     let data = data_of(&sample());

@@ -124,25 +124,32 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
         match back_up(global, config, args, profile, dir) {
             Ok(report) => {
                 if let Err(e) = alarm_result(profile, report.alarm) {
-                    writeln!(
-                        io::stderr().lock(),
-                        "ffsession: profile \"{}\": {}",
+                    crate::ui::warning(format_args!(
+                        "profile \"{}\": {}",
                         fmt::escape(&profile.name),
                         fmt::escape(&format!("{e:#}"))
-                    )?;
+                    ));
                     alarms.push(fmt::escape(&profile.name).into_owned());
                 }
             }
+            // A profile Firefox never used (profiles.ini often lists an old
+            // `default` one) has no session files and no store: skipped. One
+            // backed up before that has lost its files is a failure.
+            Err(e) if e.is::<NoSessionFiles>() && !dir.exists() => {
+                crate::ui::note(format_args!(
+                    "profile \"{}\" has no session files yet (Firefox has not used it): skipped",
+                    fmt::escape(&profile.name)
+                ));
+            }
             Err(e) => {
-                let hint = crate::error::hint(&e)
-                    .map(|h| format!(" (hint: {h})"))
-                    .unwrap_or_default();
-                writeln!(
-                    io::stderr().lock(),
-                    "ffsession: error: profile \"{}\": {}{hint}",
-                    fmt::escape(&profile.name),
-                    fmt::escape(&format!("{e:#}"))
-                )?;
+                crate::ui::error(
+                    &format!(
+                        "profile \"{}\": {}",
+                        fmt::escape(&profile.name),
+                        fmt::escape(&format!("{e:#}"))
+                    ),
+                    crate::error::hint(&e).as_deref(),
+                );
                 failed.push(fmt::escape(&profile.name).into_owned());
             }
         }
@@ -169,6 +176,26 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
     Ok(())
 }
 
+/// A profile holds no session file: nothing was backed up.
+#[derive(Debug)]
+pub struct NoSessionFiles {
+    profile: String,
+    dir: PathBuf,
+}
+
+impl std::fmt::Display for NoSessionFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: no session files in profile \"{}\" (no sessionstore.jsonlz4, nothing in sessionstore-backups/): nothing was backed up",
+            self.dir.display(),
+            self.profile
+        )
+    }
+}
+
+impl std::error::Error for NoSessionFiles {}
+
 /// Back up `profile` into `store_dir`, print the report, prune if asked.
 fn back_up(
     global: &GlobalArgs,
@@ -177,6 +204,15 @@ fn back_up(
     profile: &Profile,
     store_dir: &std::path::Path,
 ) -> Result<BackupReport> {
+    // Nothing to back up is a failure to say, not an empty store: under a
+    // timer it would go unnoticed.
+    let files = ffsession::sources::list(&profile.path)?;
+    if files.is_empty() {
+        return Err(anyhow::Error::new(NoSessionFiles {
+            profile: profile.name.clone(),
+            dir: profile.path.clone(),
+        }));
+    }
     let mut store = super::create_store_waiting(global, store_dir)?;
     let now = super::now_ms();
     let report = backup_profile(&mut store, &profile.name, &profile.path, now)?;
@@ -185,9 +221,6 @@ fn back_up(
         super::print_json(&report)?;
     } else {
         let mut out = io::stdout().lock();
-        if report.snapshots.is_empty() {
-            writeln!(out, "no session files in {}", fmt::path(&profile.path))?;
-        }
         for s in &report.snapshots {
             writeln!(out, "{}", fmt::snapshot_line(s))?;
         }
@@ -210,11 +243,10 @@ fn back_up(
 /// One warning on stderr for each file the backup left out, with the reason
 /// (in --json output too, as `skipped`).
 pub fn print_skipped(skipped: &[SkippedFile]) -> io::Result<()> {
-    let mut err = io::stderr().lock();
     for s in skipped {
-        writeln!(err, "ffsession: warning: {}", skip_warning(s))?;
+        crate::ui::warning(skip_warning(s));
     }
-    err.flush()
+    Ok(())
 }
 
 /// `skipped PATH: why`, escaped for the terminal.

@@ -12,11 +12,15 @@ use crate::cli::GlobalArgs;
 use crate::error::{StoreDamaged, UserError};
 use crate::fmt;
 
-/// Verify the backup store: its folder and permissions, the catalog (SQLite's
+/// Check that every snapshot in the backup store can still be restored: all
+/// the stored data is read back, and each snapshot is put together again and
+/// compared with the session file it was taken from.
+///
+/// In detail: the store's folder and permissions, the catalog (SQLite's
 /// integrity_check and its references, each snapshot's row against its
-/// manifest), the tab index, and every chunk file, read, decompressed and
-/// checked against its BLAKE3 name; then every snapshot's content is put
-/// together and compared with its recorded size and hash.
+/// manifest), the tab index, every chunk file (read, decompressed, checked
+/// against its BLAKE3 name), then every snapshot's content, compared with its
+/// recorded size and hash.
 ///
 /// Names each damaged snapshot (id, time, source file, which chunks and what
 /// is wrong) and every symbolic link in the store (ffsession follows none),
@@ -42,11 +46,12 @@ pub struct CheckArgs {
 pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     let config = global.config()?;
     let dir = global.chosen_store_dir(&config)?;
+    super::check_store_path(&dir)?;
     if !args.json {
         writeln!(io::stdout().lock(), "checking store {}", fmt::path(&dir))?;
     }
     let bar = ProgressBar::new(0);
-    if io::stderr().is_terminal() {
+    if io::stderr().is_terminal() && !crate::ui::quiet() {
         bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(

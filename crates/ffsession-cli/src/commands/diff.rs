@@ -137,12 +137,11 @@ pub fn run(global: &GlobalArgs, args: DiffArgs) -> Result<()> {
     let d = diff::diff(&session_a, &session_b);
     if let (Some(ta), Some(tb)) = (session_a.session.last_update, session_b.session.last_update) {
         if ta > tb {
-            writeln!(
-                io::stderr().lock(),
-                "ffsession: note: A is the newer session (last updated {}, B {}): what is \"added\" was in B only",
+            crate::ui::note(format_args!(
+                "note: A is the newer session (last updated {}, B {}): what is \"added\" was in B only",
                 fmt::local_time_or_unknown(Some(ta)),
                 fmt::local_time_or_unknown(Some(tb))
-            )?;
+            ));
         }
     }
 

@@ -1,12 +1,11 @@
 //! `ffsession extract`: a session file holding only some windows or tabs.
 
-use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::store::SnapshotId;
+use ffsession::store::{literal_query, ArchivedTab, SnapshotId};
 use ffsession::tidy::{self, EditResult, Editable, Selection};
 use ffsession::{format, fs_util, Error, SessionData};
 
@@ -18,15 +17,17 @@ use crate::error::UserError;
 ///
 /// SOURCE is a session file, a snapshot id from `ffsession list`, or
 /// `current` (the profile's newest session file). --window keeps whole
-/// windows with their recently closed tabs; --archived keeps the open tabs
-/// `ffsession tidy` archived (use the snapshot tidy printed as SOURCE);
-/// --query keeps the open tabs whose title or URL match (FTS5 syntax, as
-/// `ffsession search`). OUT is a mozlz4 file Firefox loads, written atomically.
+/// windows with their recently closed tabs; --archived keeps exactly the tabs
+/// `ffsession tidy` closed (SOURCE is then the snapshot tidy printed, "to
+/// undo: ffsession restore ID"; `ffsession tabs --archived` lists them);
+/// --query keeps the open tabs whose title or URL match (words as written,
+/// or FTS5 syntax with --fts, as `ffsession search`). OUT is a mozlz4 file Firefox loads, written atomically.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession extract current --window 2 -o window2.jsonlz4
   ffsession extract 42 --archived -o archived.jsonlz4
-  ffsession extract session.jsonlz4 --query 'rust OR cargo' -o rust.jsonlz4")]
+  ffsession extract session.jsonlz4 --query github.com -o github.jsonlz4
+  ffsession extract session.jsonlz4 --query 'rust OR cargo' --fts -o rust.jsonlz4")]
 pub struct ExtractArgs {
     /// Session file, snapshot id, or `current`
     pub source: String,
@@ -35,13 +36,17 @@ pub struct ExtractArgs {
     #[arg(long, short = 'w', value_name = "N", required_unless_present_any = ["archived", "query"], conflicts_with_all = ["archived", "query"])]
     pub window: Vec<usize>,
 
-    /// Keep the tabs `tidy` archived (by URL)
+    /// Keep exactly the tabs `tidy` archived (SOURCE: the snapshot tidy took)
     #[arg(long, conflicts_with = "query")]
     pub archived: bool,
 
-    /// Keep the tabs whose title or URL match this FTS5 query
-    #[arg(long, value_name = "FTS")]
+    /// Keep the tabs whose title or URL match these words (as `search`)
+    #[arg(long, value_name = "QUERY")]
     pub query: Option<String>,
+
+    /// Read --query as SQLite FTS5 query syntax (OR, NOT, title:, "phrases")
+    #[arg(long, requires = "query")]
+    pub fts: bool,
 
     /// Output file (mozlz4)
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -111,23 +116,65 @@ pub fn write_and_report(
     Ok(())
 }
 
+/// The tabs `tidy` archived in the snapshot `source` names; an error when
+/// `source` is not a snapshot id, or names one that holds no archived tab.
+fn archived_of(global: &GlobalArgs, source: &str) -> Result<Vec<ArchivedTab>> {
+    let config = global.config()?;
+    let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
+    let snapshots = store.archive_snapshots()?;
+    let hint = match snapshots.as_slice() {
+        [] => "`ffsession tidy` archives the tabs it closes, in the snapshot it takes first"
+            .to_owned(),
+        [one] => format!(
+            "snapshot {one} holds archived tabs: ffsession extract {one} --archived -o FILE"
+        ),
+        more => format!(
+            "these snapshots hold archived tabs: {} (`ffsession tabs --archived` lists them)",
+            more.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let id = match source.parse::<i64>() {
+        Ok(id) if !Path::new(source).exists() => SnapshotId(id),
+        _ => {
+            return Err(UserError::with_hint(
+                format!("{source}: --archived reads the snapshot `tidy` took before closing the tabs; give its id as SOURCE, not a file or `current`"),
+                hint,
+            ))
+        }
+    };
+    let tabs = store.archived_in(id)?;
+    if tabs.is_empty() {
+        return Err(UserError::with_hint(
+            format!("snapshot {id} holds no tab `tidy` archived"),
+            hint,
+        ));
+    }
+    Ok(tabs)
+}
+
 pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
+    let archived = if args.archived {
+        archived_of(global, &args.source)?
+    } else {
+        Vec::new()
+    };
     let data = load_source(global, &args.source)?;
     let session = Editable::new(&data)?;
-    let urls: HashSet<String>;
-    let selection = if let Some(q) = &args.query {
+    let query = match &args.query {
+        Some(q) if args.fts => Some(q.clone()),
+        Some(q) => Some(
+            literal_query(q)
+                .ok_or_else(|| UserError::usage("--query is empty", "give a word to look for"))?,
+        ),
+        None => None,
+    };
+    let selection = if let Some(q) = &query {
         Selection::Query(q)
     } else if args.archived {
-        let config = global.config()?;
-        let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
-        urls = store.archived_tabs()?.into_iter().map(|a| a.url).collect();
-        if urls.is_empty() {
-            return Err(UserError::with_hint(
-                format!("no archived tabs in {}", store.dir().display()),
-                "`ffsession tidy` archives tabs",
-            ));
-        }
-        Selection::Urls(urls)
+        Selection::Archived(&archived)
     } else {
         Selection::Windows(args.window.clone())
     };

@@ -4,14 +4,17 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 use clap::Args;
+use ffsession::session::TabState;
 
 use crate::cli::GlobalArgs;
 use crate::fmt;
 
-/// Show every stretch of time a URL was open: runs of consecutive snapshots
-/// (by the time they were taken) that hold it as an open tab, with the
-/// windows it was in. URL must match a tab's URL exactly; find it with
-/// `ffsession search`.
+/// Show every stretch of time a URL was in the backups: runs of consecutive
+/// snapshots (by the session's own time: Firefox's last update of it) that
+/// hold it in the same state
+/// (open, recently closed, or in a recently closed window), with the windows
+/// it was in. These are the snapshots `ffsession search` counts. URL must
+/// match a tab's URL exactly; find it with `ffsession search`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession history https://example.org/docs/
@@ -34,23 +37,28 @@ pub fn run(global: &GlobalArgs, args: HistoryArgs) -> Result<()> {
     }
     let mut out = BufWriter::new(io::stdout().lock());
     if stretches.is_empty() {
-        writeln!(out, "{} is open in no snapshot", args.url)?;
+        writeln!(
+            out,
+            "{} is in no snapshot (neither open nor recently closed)",
+            args.url
+        )?;
     }
     for s in &stretches {
         let windows: Vec<String> = s.windows.iter().map(u64::to_string).collect();
+        let state = match s.state {
+            TabState::Open => "open in window",
+            TabState::Closed => "recently closed in window",
+            _ => "in recently closed window",
+        };
         writeln!(
             out,
-            "{} .. {}  {} (#{} .. #{}), {} {}",
+            "{} .. {}  {} (#{} .. #{}), {state}{} {}",
             fmt::local_time_or_unknown(Some(s.from_ms)),
             fmt::local_time_or_unknown(Some(s.to_ms)),
             fmt::count(s.snapshots as usize, "snapshot", "snapshots"),
             s.first_snapshot,
             s.last_snapshot,
-            if s.windows.len() == 1 {
-                "window"
-            } else {
-                "windows"
-            },
+            if s.windows.len() == 1 { "" } else { "s" },
             windows.join(", "),
         )?;
         if let Some(a) = &s.archived {

@@ -9,8 +9,9 @@ use crate::cli::GlobalArgs;
 use crate::fmt;
 
 /// List the snapshots in the profile's backup store, newest first: id, when it
-/// was taken, the source file, windows and tabs, status, and the bytes it added
-/// to the store. A snapshot found not to read back whole (by a prune, a
+/// was taken, the session's own last update ("session", Firefox's clock), the
+/// source file, the bytes it added to the store, and windows and tabs or what
+/// is wrong with it. A snapshot found not to read back whole (by a prune, a
 /// restore, watch or check) is marked DAMAGED until a backup heals it.
 #[derive(Debug, Args)]
 pub struct ListArgs {

@@ -4,6 +4,7 @@
 
 pub mod backup;
 pub mod check;
+pub mod completions;
 pub mod compress;
 pub mod decompress;
 pub mod diff;
@@ -11,6 +12,7 @@ pub mod extract;
 pub mod history;
 pub mod info;
 pub mod list;
+pub mod man;
 pub mod merge;
 mod output;
 pub mod profiles;
@@ -40,6 +42,7 @@ use crate::error::UserError;
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> Result<()> {
     let g = &cli.global;
+    crate::ui::set_quiet(g.quiet);
     match cli.command {
         Command::Profiles(args) => profiles::run(g, args),
         Command::Backup(args) => backup::run(g, args),
@@ -63,6 +66,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Stats(args) => stats::run(g, args),
         Command::Decompress(args) => decompress::run(args),
         Command::Compress(args) => compress::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 
@@ -150,9 +155,22 @@ impl GlobalArgs {
     }
 }
 
+/// A store path that names something other than a folder (a file given to
+/// --store by mistake) is a clear error, not SQLite's "Not a directory".
+pub fn check_store_path(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(UserError::with_hint(
+            format!("{}: is a file, not a backup store folder", dir.display()),
+            "--store (or `store` in the config file) names the store's folder; `ffsession stores` lists the stores in the data directory",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Open an existing store (read-only or for writing); a store that does not
 /// exist yet is a clear "no backups yet".
 pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::store::Store> {
+    check_store_path(dir)?;
     if !dir.exists() {
         return Err(UserError::with_hint(
             format!("no backups yet: {} does not exist", dir.display()),
@@ -172,18 +190,20 @@ pub fn open_existing_store_waiting(
     global: &GlobalArgs,
     dir: &Path,
 ) -> Result<ffsession::store::Store> {
+    check_store_path(dir)?;
     if !dir.exists() {
         return open_existing_store(dir, true);
     }
-    let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
-    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::open(dir))
+    crate::lock_wait::with_lock_wait(dir, global.lock_wait, || ffsession::store::Store::open(dir))
 }
 
 /// Open (creating it if needed) the store in `dir` for writing, waiting up to
 /// `--lock-wait` while another ffsession holds it.
 pub fn create_store_waiting(global: &GlobalArgs, dir: &Path) -> Result<ffsession::store::Store> {
-    let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
-    crate::lock_wait::with_lock_wait(dir, wait, || ffsession::store::Store::create_or_open(dir))
+    check_store_path(dir)?;
+    crate::lock_wait::with_lock_wait(dir, global.lock_wait, || {
+        ffsession::store::Store::create_or_open(dir)
+    })
 }
 
 /// The profile's store, read-only, with its snapshots (newest first); an empty
@@ -216,18 +236,17 @@ pub fn load_session(global: &GlobalArgs, file: Option<&Path>) -> Result<SessionD
     }
     let profile = global.profile()?;
     let newest = sources::newest(&profile.path)?;
-    let mut err = io::stderr().lock();
+    // A damaged file skipped is worth a warning even under --quiet.
     for (path, why) in &newest.skipped {
-        let _ = writeln!(err, "ffsession: skipped {}: {why}", path.display());
+        crate::ui::warning(format_args!("skipped {}: {why}", path.display()));
     }
-    let _ = writeln!(
-        err,
-        "ffsession: using {} (newest of {} session file{} in profile \"{}\")",
+    crate::ui::note(format_args!(
+        "using {} (newest of {} session file{} in profile \"{}\")",
         newest.data.path().display(),
         newest.candidates,
         if newest.candidates == 1 { "" } else { "s" },
         profile.name
-    );
+    ));
     Ok(newest.data)
 }
 

@@ -9,6 +9,8 @@ use clap::Args;
 use ffsession::fs_util::{same_file, write_atomic};
 use ffsession::Error;
 
+use crate::error::UserError;
+
 /// Output options shared by the converters.
 #[derive(Debug, Args)]
 pub struct Output {
@@ -34,7 +36,11 @@ impl Output {
             (Some(p), false) if p.as_os_str() == "-" => None,
             (Some(p), false) => {
                 if same_file(p, input) {
-                    return Err(Error::WouldOverwriteInput { path: p.clone() }.into());
+                    let e = Error::WouldOverwriteInput { path: p.clone() };
+                    return Err(UserError::with_hint(
+                        e.to_string(),
+                        "choose another output file with -o, or pass --in-place (and no -o) to replace the input",
+                    ));
                 }
                 Some(p.clone())
             }

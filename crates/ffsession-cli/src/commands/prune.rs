@@ -137,11 +137,10 @@ pub fn apply_policy(
         outcome.gc
     };
     if !json {
-        writeln!(
-            io::stderr().lock(),
-            "ffsession: removed {} of stored data no snapshot uses",
+        crate::ui::note(format_args!(
+            "removed {} of stored data no snapshot uses",
             fmt::size(gc.bytes_removed)
-        )?;
+        ));
     }
     Ok(())
 }

@@ -45,17 +45,11 @@ pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
         if !dir.exists() {
             super::open_existing_store(&dir, false)?;
         }
-        let wait = crate::lock_wait::parse_lock_wait(&global.lock_wait)?;
-        let report = crate::lock_wait::with_lock_wait(&dir, wait, || {
+        let report = crate::lock_wait::with_lock_wait(&dir, global.lock_wait, || {
             ffsession::store::rebuild_catalog(&dir, super::now_ms())
         })?;
-        let mut err = io::stderr().lock();
         for (path, why) in &report.unusable {
-            writeln!(
-                err,
-                "ffsession: warning: {}: not used: {why}",
-                path.display()
-            )?;
+            crate::ui::warning(format_args!("{}: not used: {why}", path.display()));
         }
         Some(report)
     } else {
@@ -63,7 +57,7 @@ pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
     };
     let mut store = super::open_existing_store_waiting(global, &dir)?;
     let bar = ProgressBar::new(0);
-    if io::stderr().is_terminal() {
+    if io::stderr().is_terminal() && !crate::ui::quiet() {
         bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template("indexing {bar:40} {pos}/{len} snapshots ({eta} left)")
@@ -105,10 +99,7 @@ pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
         }
     }
     for (id, why) in &report.skipped {
-        writeln!(
-            io::stderr().lock(),
-            "ffsession: warning: snapshot {id} left out of the index: {why}"
-        )?;
+        crate::ui::warning(format_args!("snapshot {id} left out of the index: {why}"));
     }
     writeln!(
         out,

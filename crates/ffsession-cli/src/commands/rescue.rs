@@ -26,9 +26,11 @@ use crate::fmt;
 /// where it shows are not trusted either.
 ///
 /// OUT is a mozlz4 session file Firefox loads (written atomically, readable
-/// only by you). To open it, close Firefox and put it in place of the
-/// profile's sessionstore.jsonlz4, or look at it first with `ffsession tabs
-/// OUT`. An undamaged file is written out as it is.
+/// only by you). Look at it with `ffsession tabs OUT`; to open it, quit
+/// Firefox and run `ffsession restore OUT`: the profile's current session is
+/// backed up first (so the restore can be undone), the recovery files are set
+/// aside, and Firefox reopens it at its next start. An undamaged file is
+/// written out as it is.
 ///
 /// Exit status: 0 when something was recovered, 4 when nothing was (no tab
 /// is complete before the damage), 1 on other errors.
@@ -88,17 +90,13 @@ pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
         }
     };
     if !rescued.recovered_anything() {
-        return Err(anyhow::Error::new(NothingRescued(format!(
-            "{label}: nothing to rescue: no tab is complete before the damage{}",
-            rescued
-                .damage
-                .as_ref()
-                .map(|d| format!(
-                    " ({} at byte {}, {}%)",
-                    d.reason, d.file_offset, d.file_percent
-                ))
-                .unwrap_or_default()
-        ))));
+        return Err(anyhow::Error::new(NothingRescued(match &rescued.damage {
+            Some(d) => format!(
+                "{label}: nothing to rescue: no tab is complete before the damage ({} at byte {}, {}%)",
+                d.reason, d.file_offset, d.file_percent
+            ),
+            None => format!("{label}: nothing to rescue: the file is not damaged, and it holds no tab"),
+        })));
     }
     if args.json {
         return super::print_json(&Report {
@@ -195,7 +193,7 @@ fn print_text(label: &str, output: &Path, r: &Rescued) -> io::Result<()> {
     writeln!(out, "written:   {}", output.display())?;
     writeln!(
         out,
-        "next:      `ffsession tabs {}` to look at it; to open it, quit Firefox and copy it over the profile's sessionstore.jsonlz4",
+        "next:      `ffsession tabs {0}` to look at it; to open it, quit Firefox and run `ffsession restore {0}` (the current session is backed up first, so it can be undone)",
         output.display()
     )?;
     out.flush()

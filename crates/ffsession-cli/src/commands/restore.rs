@@ -25,6 +25,11 @@ use crate::fmt;
 /// sessionstore.jsonlz4, and sets the one-shot pref
 /// browser.sessionstore.resume_session_once in prefs.js, which Firefox clears
 /// after restoring.
+///
+/// --profile PATH may name a folder that does not exist yet: it is created
+/// (0700) as a new profile. A session FILE is stored first in the store of
+/// the profile it is restored into (--store, or `store` in the config file,
+/// when set), never in another profile's.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession list                  find the snapshot id
@@ -60,26 +65,38 @@ enum Source {
 pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
     let config = global.config()?;
     let profile = target_profile(global)?;
-    let dir = global.chosen_store_dir(&config)?;
-    let source = if Path::new(&args.snapshot).is_file() {
+    // The store of the profile restored into (--store or the config file's
+    // `store` when set): a file restored into a new profile is kept there,
+    // not in the default profile's store.
+    let dir = global.store_dir(&config, &profile)?;
+    let is_file = Path::new(&args.snapshot).is_file();
+    let own_store = global.store.is_none() && config.store.is_none();
+    if !is_file && own_store && !profile.path.exists() && !dir.exists() {
+        return Err(UserError::with_hint(
+            format!(
+                "{} is a new profile folder, with no backups of its own in {}",
+                profile.path.display(),
+                dir.display()
+            ),
+            "pass --store DIR, the store holding the snapshot (`ffsession stores` lists them), or restore a session FILE",
+        ));
+    }
+    let source = if is_file {
         Source::File(PathBuf::from(&args.snapshot))
     } else if args.snapshot == "latest" {
         let store = super::open_existing_store(&dir, false)?;
         let (newest, skipped) = restore::latest(&store)?;
-        let mut err = io::stderr().lock();
         for d in &skipped {
-            writeln!(
-                err,
-                "ffsession: warning: snapshot {} does not read back whole ({}); skipped",
+            crate::ui::warning(format_args!(
+                "snapshot {} does not read back whole ({}); skipped",
                 d.id, d.what
-            )?;
+            ));
         }
         if !skipped.is_empty() {
-            writeln!(
-                err,
-                "ffsession: taking snapshot {}, the newest session that reads back whole",
+            crate::ui::note(format_args!(
+                "taking snapshot {}, the newest session that reads back whole",
                 newest.id
-            )?;
+            ));
         }
         Source::Snapshot(newest.id)
     } else {
@@ -98,9 +115,11 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
             let info = restore::import(&mut store, &path, super::now_ms())?;
             writeln!(
                 io::stdout().lock(),
-                "stored {} as snapshot {}",
+                "stored {} as snapshot {} in {} (the store of profile \"{}\")",
                 path.display(),
-                info.id
+                info.id,
+                store.dir().display(),
+                profile.name
             )?;
             info.id
         }
@@ -177,7 +196,7 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
         plan.prefs.display()
     )?;
     for w in &plan.warnings {
-        writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+        crate::ui::warning(w);
     }
     if args.dry_run {
         return Ok(());
@@ -270,7 +289,7 @@ fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()>
     )?;
     writeln!(
         out,
-        "would store it as a snapshot in {}",
+        "would store it as a snapshot in {} (the store of the profile restored into)",
         store_dir.display()
     )?;
     if changes.create_dir {
@@ -300,7 +319,7 @@ fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()>
         profile_dir.join("prefs.js").display()
     )?;
     for w in &changes.warnings {
-        writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+        crate::ui::warning(w);
     }
     out.flush()?;
     Ok(())

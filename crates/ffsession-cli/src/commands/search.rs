@@ -4,46 +4,56 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::store::{SearchError, TimeRange};
+use ffsession::store::{literal_query, SearchError, TimeRange};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::cli::GlobalArgs;
-use crate::error::UserError;
+use crate::error::{NoMatch, UserError};
 use crate::fmt;
 
 /// Search the backup store's tab index for tabs whose title or URL match
 /// QUERY, best match first: each with its title, URL, when it was first and
 /// last seen, in how many snapshots, and the newest snapshot holding it (to
-/// `restore` or `diff`). Open and recently closed tabs count.
+/// `restore` or `diff`). Open and recently closed tabs count. Times are the
+/// sessions' own (Firefox's last update of each; the backup time when a file
+/// does not say), so an old session backed up late counts as old.
 ///
-/// QUERY is SQLite FTS5 query syntax: words match whole words (or, with a
-/// trailing `*`, prefixes) in titles and URLs, all of them must match;
-/// `OR`, `NOT` and `title:` / `url:` narrow it down; text in double quotes is
-/// a phrase. Snapshots taken before the tab index existed are searchable
-/// after `ffsession reindex`.
+/// QUERY is matched as written: every word must appear in the title or URL,
+/// case aside; a word with punctuation (127.0.0.1, example.com,
+/// https://host/path) matches those parts in that order, and a word ending in
+/// `*` matches as a prefix. With --fts, QUERY is SQLite FTS5 query syntax
+/// instead: `OR`, `NOT`, `title:` / `url:`, "quoted phrases". Snapshots taken
+/// before the tab index existed are searchable after `ffsession reindex`.
+///
+/// Exits with 1 when no tab matches (as grep does), 0 when some do.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession search rust                    tabs with \"rust\" in the title or URL
+  ffsession search 127.0.0.1:8080          a local server's tabs
   ffsession search 'borrow check*'         both words, the second as a prefix
-  ffsession search '\"release notes\" OR changelog'
-  ffsession search 'url:github' --since 2026-11-01
+  ffsession search --fts '\"release notes\" OR changelog'
+  ffsession search --fts 'url:github' --since 2026-11-01
   ffsession search kernel --until 2026-10-31T18:00:00Z --json")]
 pub struct SearchArgs {
-    /// What to look for (FTS5 query syntax)
+    /// What to look for: words, matched as written
     #[arg(value_name = "QUERY")]
     pub query: String,
 
-    /// Only count snapshots taken on or after this date (YYYY-MM-DD, local
-    /// time) or instant (RFC 3339)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
+    /// Read QUERY as SQLite FTS5 query syntax (OR, NOT, title:, url:, "phrases")
+    #[arg(long)]
+    pub fts: bool,
 
-    /// Only count snapshots taken on or before this date (the whole day, local
-    /// time) or before this instant (RFC 3339)
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
+    /// Only count sessions last updated on or after this date (YYYY-MM-DD,
+    /// local time) or instant (RFC 3339)
+    #[arg(long, value_name = "DATE", value_parser = since_arg)]
+    pub since: Option<u64>,
+
+    /// Only count sessions last updated on or before this date (the whole
+    /// day, local time) or before this instant (RFC 3339)
+    #[arg(long, value_name = "DATE", value_parser = until_arg)]
+    pub until: Option<u64>,
 
     /// Show at most this many tabs
     #[arg(long, default_value_t = 50, value_name = "N")]
@@ -56,33 +66,38 @@ pub struct SearchArgs {
 
 pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
     let range = TimeRange {
-        since_ms: args
-            .since
-            .as_deref()
-            .map(|d| parse_time("--since", d, false))
-            .transpose()?,
-        until_ms: args
-            .until
-            .as_deref()
-            .map(|d| parse_time("--until", d, true))
-            .transpose()?,
+        since_ms: args.since,
+        until_ms: args.until,
+    };
+    let query = if args.fts {
+        args.query.clone()
+    } else {
+        literal_query(&args.query).ok_or_else(|| {
+            UserError::usage("the search query is empty", "give a word to look for")
+        })?
     };
     let (store, _) = super::open_store_with_snapshots(global)?;
-    let hits = match store.search_tabs(&args.query, range, args.limit) {
+    let hits = match store.search_tabs(&query, range, args.limit) {
         Ok(hits) => hits,
         Err(e @ SearchError::BadQuery { .. }) => {
-            let hint = e.hint().unwrap_or_default().to_owned();
+            let hint = format!(
+                "{}; or leave out --fts to match the words as written",
+                e.hint().unwrap_or_default()
+            );
             return Err(UserError::with_hint(e.to_string(), hint));
         }
         Err(SearchError::Store(e)) => return Err(e.into()),
     };
     if args.json {
-        return super::print_json(&hits);
+        super::print_json(&hits)?;
+    }
+    if hits.is_empty() {
+        return Err(NoMatch(format!("no tabs match {:?}", args.query)).into());
+    }
+    if args.json {
+        return Ok(());
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    if hits.is_empty() {
-        writeln!(out, "no tabs match {:?}", args.query)?;
-    }
     for h in &hits {
         let title = if h.title.is_empty() {
             "(no title)"
@@ -113,14 +128,21 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
     Ok(())
 }
 
+fn since_arg(text: &str) -> Result<u64, String> {
+    parse_time(text, false)
+}
+
+fn until_arg(text: &str) -> Result<u64, String> {
+    parse_time(text, true)
+}
+
 /// `2026-11-01` (local midnight; with `end_of_day`, the next midnight) or an
-/// RFC 3339 instant, as ms since the epoch.
-pub fn parse_time(flag: &str, text: &str, end_of_day: bool) -> Result<u64> {
+/// RFC 3339 instant, as ms since the epoch (clap's value parser: a bad value
+/// is a usage error naming the option).
+pub fn parse_time(text: &str, end_of_day: bool) -> Result<u64, String> {
     let bad = || {
-        UserError::with_hint(
-            format!("{flag}: cannot read {text:?} as a date or time"),
-            "write a date as 2026-11-01, or a time as 2026-11-01T18:30:00Z or 2026-11-01T18:30:00+01:00",
-        )
+        "write a date as 2026-11-01, or a time as 2026-11-01T18:30:00Z or 2026-11-01T18:30:00+01:00"
+            .to_owned()
     };
     let ts = if let Ok(ts) = text.parse::<Timestamp>() {
         ts

@@ -7,15 +7,19 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use clap::Args;
 use ffsession::store::{SnapshotInfo, SnapshotStatus};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use crate::cli::GlobalArgs;
 use crate::fmt;
 
 /// Show how many windows and tabs each snapshot in the profile's backup store
-/// held, oldest first: when it was taken, the source file, windows, tabs and
-/// status. `--plot` draws the tab counts over time as an SVG chart, one line
-/// per source file, with corrupt snapshots marked in red at zero.
+/// held, by the session's own time (Firefox's last update of it; the backup
+/// time when the file does not say), oldest first: that time, when it was
+/// backed up, the source file, windows, tabs and status. `--plot` draws the
+/// tab counts over the session's own time as an SVG chart, one line per
+/// source file (each with its own marker and dash, so equal counts stay
+/// apart), corrupt snapshots marked in red at zero, the legend below.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession stats                    the table, oldest first
@@ -36,6 +40,8 @@ pub struct StatsArgs {
 struct Row<'s> {
     id: i64,
     taken_at_ms: u64,
+    /// The session's own `session.lastUpdate`, when it has one.
+    last_update_ms: Option<u64>,
     file_name: &'s str,
     windows: Option<u64>,
     tabs: Option<u64>,
@@ -53,6 +59,7 @@ impl<'s> Row<'s> {
         Row {
             id: s.id.0,
             taken_at_ms: s.taken_at_ms,
+            last_update_ms: s.last_update_ms,
             file_name: &s.file_name,
             windows: s.counts.map(|c| c.windows),
             tabs: s.counts.map(|c| c.tabs),
@@ -64,18 +71,18 @@ impl<'s> Row<'s> {
 
 pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
     let (_, mut snapshots) = super::open_store_with_snapshots(global)?;
-    snapshots.reverse(); // oldest first
+    // Oldest first by the session's own time.
+    snapshots.sort_by_key(|s| (session_time(s), s.id));
 
     if let Some(path) = &args.plot {
         let svg = plot(&snapshots)?;
         ffsession::fs_util::write_atomic(path, |w| w.write_all(svg.as_bytes()))
             .map_err(ffsession::Error::from)?;
-        let _ = writeln!(
-            io::stderr().lock(),
-            "ffsession: wrote the tab-count chart of {} to {}",
+        crate::ui::note(format_args!(
+            "wrote the tab-count chart of {} to {}",
             fmt::count(snapshots.len(), "snapshot", "snapshots"),
             path.display()
-        );
+        ));
     }
 
     if args.json {
@@ -85,8 +92,8 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
     let mut out = io::stdout().lock();
     writeln!(
         out,
-        "{:<6} {:<23}  {:<40} {:>7} {:>6}  status",
-        "id", "time", "file", "windows", "tabs"
+        "{:<6} {:<23}  {:<23}  {:<40} {:>7} {:>6}  status",
+        "id", "session time", "backed up", "file", "windows", "tabs"
     )?;
     for s in &snapshots {
         let (windows, tabs) = match s.counts {
@@ -99,8 +106,9 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
         };
         writeln!(
             out,
-            "#{:<5} {:<23}  {:<40} {windows:>7} {tabs:>6}  {status}",
+            "#{:<5} {:<23}  {:<23}  {:<40} {windows:>7} {tabs:>6}  {status}",
             s.id,
+            fmt::local_time_or_unknown(s.last_update_ms),
             fmt::local_time_or_unknown(Some(s.taken_at_ms)),
             s.file_name,
         )?;
@@ -109,11 +117,76 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
     Ok(())
 }
 
-/// The tab-count timeline as SVG: one line per source file, corrupt
-/// snapshots as red crosses at zero. `snapshots` is oldest first.
+/// The session's own time: its `lastUpdate`, else when it was backed up.
+fn session_time(s: &SnapshotInfo) -> u64 {
+    s.last_update_ms.unwrap_or(s.taken_at_ms)
+}
+
+/// Series colours: dark enough to read on white, far apart (Tableau 10).
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+];
+
+/// Chart size: the plot, and a legend row per series below it.
+const WIDTH: u32 = 1000;
+const PLOT_HEIGHT: u32 = 500;
+const LEGEND_ROW: u32 = 22;
+
+/// How series `i` is drawn: its line (dash length and gap, 0 for solid) and
+/// its marker. Markers differ in shape and size, the later ones smaller, so
+/// series with equal counts show as nested marks, not one.
+fn series_style(i: usize) -> (u32, u32) {
+    match i % 4 {
+        0 => (0, 0),
+        1 => (10, 6),
+        2 => (3, 5),
+        _ => (14, 4),
+    }
+}
+
+/// Series `i`'s marker at `$at` (a chart point or a pixel), drawn by
+/// `$draw` (a chart's `draw_series` over points, or an area's `draw`): one
+/// element type per arm, so no boxing.
+macro_rules! with_marker {
+    ($i:expr, $color:expr, |$e:ident| $draw:expr) => {{
+        let color: RGBAColor = $color;
+        match $i % 4 {
+            0 => {
+                let $e = |at| EmptyElement::at(at) + Circle::new((0, 0), 8, color.stroke_width(2));
+                $draw
+            }
+            1 => {
+                let $e = |at| EmptyElement::at(at) + TriangleMarker::new((0, 0), 6, color.filled());
+                $draw
+            }
+            2 => {
+                let $e = |at| {
+                    EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2))
+                };
+                $draw
+            }
+            _ => {
+                let $e = |at| EmptyElement::at(at) + Circle::new((0, 0), 2, color.filled());
+                $draw
+            }
+        }
+    }};
+}
+
+/// The tab-count timeline as SVG: tab counts (whole numbers) over the
+/// session's own time, one line per source file with its own marker and
+/// dash, corrupt snapshots as red crosses at zero, and the legend in a band
+/// below the plot, where it covers nothing. `snapshots` is oldest first.
 fn plot(snapshots: &[SnapshotInfo]) -> Result<String> {
     let drawing = |e: &dyn std::fmt::Display| anyhow!("drawing the chart: {e}");
-    let times = snapshots.iter().map(|s| s.taken_at_ms as f64);
+    let times = snapshots.iter().map(|s| session_time(s) as f64);
     let (mut x0, mut x1) = times.fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
     // Pad by 5% (at least a minute) so single points are not on the frame.
     let pad = ((x1 - x0) * 0.05).max(60_000.0);
@@ -123,71 +196,102 @@ fn plot(snapshots: &[SnapshotInfo]) -> Result<String> {
         .filter_map(|s| s.counts.map(|c| c.tabs))
         .max()
         .unwrap_or(0);
-    let y1 = (max_tabs as f64 * 1.1).max(1.0);
+    // Whole numbers on the axis, with room above the highest count.
+    let y1 = (max_tabs + max_tabs / 10).max(max_tabs + 1);
 
-    let mut by_file: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut by_file: BTreeMap<&str, Vec<(f64, u64)>> = BTreeMap::new();
     let mut corrupt = Vec::new();
     for s in snapshots {
-        let x = s.taken_at_ms as f64;
+        let x = session_time(s) as f64;
         match s.counts {
-            Some(c) if s.is_ok() => by_file
-                .entry(&s.file_name)
-                .or_default()
-                .push((x, c.tabs as f64)),
+            Some(c) if s.is_ok() => by_file.entry(&s.file_name).or_default().push((x, c.tabs)),
             _ => corrupt.push(x),
         }
     }
+    for points in by_file.values_mut() {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let rows = by_file.len() as u32 + u32::from(!corrupt.is_empty());
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (1000, 500)).into_drawing_area();
+        let height = PLOT_HEIGHT + 10 + rows * LEGEND_ROW;
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| drawing(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot_area, legend) = root.split_vertically(PLOT_HEIGHT);
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption("open tabs per snapshot", ("sans-serif", 20))
             .margin(15)
-            .x_label_area_size(40)
+            .x_label_area_size(50)
             .y_label_area_size(50)
-            .build_cartesian_2d(x0..x1, 0.0..y1)
+            .build_cartesian_2d(x0..x1, 0u64..y1)
             .map_err(|e| drawing(&e))?;
         let label = |x: &f64| fmt::local_time_or_unknown(Some(x.max(0.0) as u64));
         chart
             .configure_mesh()
             .x_labels(5)
             .x_label_formatter(&label)
-            .y_desc("tabs")
+            .x_desc("session time (Firefox's last update of the session; backup time when unknown)")
+            .y_desc("open tabs")
             .draw()
             .map_err(|e| drawing(&e))?;
+        let mut legend_y = 10 + LEGEND_ROW as i32 / 2;
         for (i, (file, points)) in by_file.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(
+            let color = COLORS[i % COLORS.len()].to_rgba();
+            let (dash, gap) = series_style(i);
+            let style = color.stroke_width(2);
+            if dash == 0 {
+                chart.draw_series(LineSeries::new(points.iter().copied(), style))
+            } else {
+                chart.draw_series(DashedLineSeries::new(
                     points.iter().copied(),
-                    color.stroke_width(2),
+                    dash,
+                    gap,
+                    style,
                 ))
-                .map_err(|e| drawing(&e))?
-                .label(*file)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
-            chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            }
+            .map_err(|e| drawing(&e))?;
+            with_marker!(i, color, |m| chart
+                .draw_series(points.iter().map(|&p| m(p)))
+                .map(|_| ()))
+            .map_err(|e| drawing(&e))?;
+            // Its legend row: the line as drawn, the marker, the file.
+            let line = [(20, legend_y), (70, legend_y)];
+            if dash == 0 {
+                legend.draw(&PathElement::new(line, style))
+            } else {
+                legend.draw(&DashedPathElement::new(line, dash, gap, style))
+            }
+            .map_err(|e| drawing(&e))?;
+            with_marker!(i, color, |m| legend.draw(&m((45, legend_y)))).map_err(|e| drawing(&e))?;
+            legend
+                .draw(&Text::new(
+                    file.to_string(),
+                    (85, legend_y - 7),
+                    ("sans-serif", 14),
+                ))
                 .map_err(|e| drawing(&e))?;
+            legend_y += LEGEND_ROW as i32;
         }
         if !corrupt.is_empty() {
             chart
                 .draw_series(
                     corrupt
                         .iter()
-                        .map(|&x| Cross::new((x, 0.0), 6, RED.stroke_width(2))),
+                        .map(|&x| Cross::new((x, 0), 6, RED.stroke_width(2))),
                 )
-                .map_err(|e| drawing(&e))?
-                .label("corrupt snapshot")
-                .legend(|(x, y)| Cross::new((x + 10, y), 5, RED.stroke_width(2)));
+                .map_err(|e| drawing(&e))?;
+            legend
+                .draw(&Cross::new((45, legend_y), 6, RED.stroke_width(2)))
+                .map_err(|e| drawing(&e))?;
+            legend
+                .draw(&Text::new(
+                    "corrupt snapshot",
+                    (85, legend_y - 7),
+                    ("sans-serif", 14),
+                ))
+                .map_err(|e| drawing(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| drawing(&e))?;
         root.present().map_err(|e| drawing(&e))?;
     }
     Ok(svg)

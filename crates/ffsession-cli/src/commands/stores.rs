@@ -148,6 +148,13 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
                 fmt::escape(&r.name),
                 fmt::escape(e)
             )?,
+            None if r.snapshots == Some(0) => writeln!(
+                out,
+                "{:<24} {:>6} snapshots  empty  {}",
+                fmt::escape(&r.name),
+                0,
+                fmt::size(r.stored_bytes.unwrap_or(0)),
+            )?,
             None => writeln!(
                 out,
                 "{:<24} {:>6} snapshots  newest {}  {}  (profile {})",

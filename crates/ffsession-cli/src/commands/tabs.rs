@@ -87,10 +87,10 @@ fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
     let tabs = store.archived_tabs()?;
     if tabs.is_empty() && !args.json {
         // On stderr: stdout stays a (here empty) list that scripts read.
-        eprintln!(
-            "ffsession: no archived tabs in {} (`ffsession tidy` archives the tabs it closes)",
+        crate::ui::note(format_args!(
+            "no archived tabs in {} (`ffsession tidy` archives the tabs it closes)",
             store.dir().display()
-        );
+        ));
     }
     let format = if args.json {
         TabFormat::Json

@@ -39,8 +39,8 @@ use crate::fmt;
   ffsession restore 42                           undo (the id tidy printed)")]
 pub struct TidyArgs {
     /// Close tabs not used for this long (by lastAccessed): 30d, 12h, 2w, 1y
-    #[arg(long, value_name = "DURATION")]
-    pub archive_older_than: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+    pub archive_older_than: Option<u64>,
 
     /// Close all but the most recently used tab of each URL
     #[arg(long)]
@@ -84,16 +84,16 @@ pub struct TidyArgs {
     pub json: bool,
 }
 
+/// `--archive-older-than` (clap's value parser: a bad value is a usage
+/// error naming the option), in ms.
+fn parse_age(text: &str) -> Result<u64, String> {
+    tidy::parse_duration(text)
+        .map_err(|_| "write a number and a unit: 30d, 12h, 2w, 90m, 45s or 1y".to_owned())
+}
+
 pub fn run(global: &GlobalArgs, args: TidyArgs) -> Result<()> {
     let rules = TidyRules {
-        archive_older_than_ms: args
-            .archive_older_than
-            .as_deref()
-            .map(|d| {
-                tidy::parse_duration(d)
-                    .map_err(|e| anyhow::Error::new(e).context(format!("--archive-older-than {d}")))
-            })
-            .transpose()?,
+        archive_older_than_ms: args.archive_older_than,
         close_duplicates: args.close_duplicates,
         trim_history: args.trim_history,
         drop_closed: args.drop_closed,

@@ -39,8 +39,8 @@ use crate::fmt;
 pub struct WatchArgs {
     /// Minimum time between two snapshots, like 5m, 90s or 1h
     /// [default: `interval` in the config file's [watch] section, else 5m]
-    #[arg(long, value_name = "DURATION")]
-    pub interval: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub interval: Option<Duration>,
 
     #[command(flatten)]
     pub keep: KeepArgs,
@@ -70,6 +70,12 @@ pub fn parse_interval(text: &str) -> Result<Duration> {
         })
 }
 
+/// `--interval` (clap's value parser: a bad value is a usage error naming
+/// the option).
+fn interval_arg(text: &str) -> Result<Duration, String> {
+    parse_interval(text).map_err(|_| "write it like 5m, 90s or 1h (more than zero)".to_owned())
+}
+
 /// Whether a path is a session file Firefox writes (not a temporary file).
 fn is_session_file(path: &Path) -> bool {
     let name = path
@@ -88,13 +94,10 @@ fn is_session_file(path: &Path) -> bool {
 
 pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let config = global.config()?;
-    let interval = match args
-        .interval
-        .as_deref()
-        .or(config.watch.interval.as_deref())
-    {
-        Some(text) => parse_interval(text)?,
-        None => DEFAULT_INTERVAL,
+    let interval = match (args.interval, config.watch.interval.as_deref()) {
+        (Some(interval), _) => interval,
+        (None, Some(text)) => parse_interval(text)?,
+        (None, None) => DEFAULT_INTERVAL,
     };
     let profile = global.profile()?;
     let store_dir = global.store_dir(&config, &profile)?;
@@ -169,11 +172,10 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 Ok(store) => store,
                 Err(e) if e.downcast_ref::<UserError>().is_some() => {
                     // Still locked after --lock-wait: try again later.
-                    writeln!(
-                        io::stderr().lock(),
-                        "ffsession: warning: {e:#}; trying again in {}",
+                    crate::ui::warning(format_args!(
+                        "{e:#}; trying again in {}",
                         fmt::duration(LOCKED_RETRY)
-                    )?;
+                    ));
                     retry_at = Some(start.elapsed() + LOCKED_RETRY);
                     continue;
                 }
@@ -186,11 +188,10 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
             if last_verify.is_none_or(|at| start.elapsed() >= at + VERIFY_INTERVAL) {
                 last_verify = Some(start.elapsed());
                 for d in verify_newest(&store, &profile.name)? {
-                    writeln!(
-                        io::stderr().lock(),
-                        "ffsession: warning: snapshot {} does not read back whole ({}); its file is stored again",
+                    crate::ui::warning(format_args!(
+                        "snapshot {} does not read back whole ({}); its file is stored again",
                         d.id, d.what
-                    )?;
+                    ));
                 }
             }
             let now_ms = super::now_ms();
@@ -236,16 +237,12 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
             for s in &report.backup.skipped {
                 let w = skip_warning(s);
                 if !skip_warnings.contains(&w) {
-                    writeln!(io::stderr().lock(), "ffsession: warning: {w}")?;
+                    crate::ui::warning(w);
                 }
             }
             skip_warnings = warnings;
             if let Some(alarm) = &report.backup.alarm {
-                writeln!(
-                    io::stderr().lock(),
-                    "ffsession: warning: {}",
-                    fmt::escape(&alarm.to_string())
-                )?;
+                crate::ui::warning(fmt::escape(&alarm.to_string()));
             }
             out.flush()?;
         }

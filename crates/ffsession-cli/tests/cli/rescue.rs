@@ -77,6 +77,12 @@ fn a_truncated_file_is_rescued_into_a_session_that_reads() {
     assert!(text.contains("damaged at byte"), "{text}");
     assert!(text.contains(&format!("{tabs} tabs")), "{text}");
     assert!(text.contains("ffsession tabs"), "{text}");
+    // The way to open it is `restore` (undo snapshot, recovery files set
+    // aside), not copying it over the session file by hand.
+    assert!(text.contains("`ffsession restore out2.jsonlz4`"), "{text}");
+    assert!(!text.contains("copy it over"), "{text}");
+    let help = ok_stdout(env.cmd().args(["rescue", "--help"]));
+    assert!(help.contains("ffsession restore OUT"), "{help}");
 }
 
 #[test]
@@ -102,7 +108,6 @@ fn nothing_to_rescue_exits_4_and_writes_nothing() {
     for (name, bytes) in [
         ("tiny.jsonlz4", g.packed[..40].to_vec()),
         ("header.jsonlz4", g.packed[..12].to_vec()),
-        ("noise.bin", b"\x00\x01\x02".to_vec()),
     ] {
         let input = env.write(name, &bytes);
         let out = rescue_to_out(&env, &input);
@@ -112,6 +117,49 @@ fn nothing_to_rescue_exits_4_and_writes_nothing() {
         assert!(err.contains(name) && err.contains("hint:"), "{name}: {err}");
         assert!(!env.path().join("out.jsonlz4").exists(), "{name}");
     }
+}
+
+#[test]
+fn a_file_that_is_no_session_is_said_to_be_none() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 3,
+        ..Spec::default()
+    });
+    for (name, bytes) in [
+        ("empty.jsonlz4", Vec::new()),
+        ("other.json", br#"{"version": 1, "engines": []}"#.to_vec()),
+        ("list.json", b"[1, 2, 3]".to_vec()),
+        (
+            "search.json.mozlz4",
+            ffsession_gen::mozlz4(br#"{"engines": [{"name": "x"}]}"#),
+        ),
+        ("noise.bin", b"\x00\x01\x02".to_vec()),
+        ("notes.txt", b"hello".to_vec()),
+    ] {
+        let input = env.write(name, &bytes);
+        let out = rescue_to_out(&env, &input);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}: not a session file")) && err.contains("hint:"),
+            "{name}: {err}"
+        );
+        assert!(!env.path().join("out.jsonlz4").exists(), "{name}");
+    }
+    // A whole session with no tab: nothing to rescue, and not "damage".
+    let input = env.write("no-tabs.json", br#"{"windows": []}"#);
+    let out = rescue_to_out(&env, &input);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("not damaged") && !err.contains("before the damage"),
+        "{err}"
+    );
+    // A cut session is still rescued.
+    let input = env.write("cut.jsonlz4", &g.packed[..g.packed.len() * 9 / 10]);
+    assert_eq!(rescue_to_out(&env, &input).status.code(), Some(0));
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn a_full_disk_still_lists_checks_and_restores() {
             "$BIN" --store "$T/disk/$s" list --json > "$T/$s-list.json"; echo "$s-list=$?"
             "$BIN" --store "$T/disk/$s" check > "$T/$s-check.txt" 2>&1; echo "$s-check=$?"
             "$BIN" --store "$T/disk/$s" --profile "$T/new-$s" restore latest > "$T/$s-restore.txt" 2>&1; echo "$s-restore=$?"
-            "$BIN" --store "$T/disk/$s" search tab > "$T/$s-search.txt" 2>&1; echo "$s-search=$?"
+            "$BIN" --store "$T/disk/$s" search example > "$T/$s-search.txt" 2>&1; echo "$s-search=$?"
         done
         "#,
     );

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use ffsession_gen::Spec;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{expect_error, ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
 
@@ -58,6 +58,19 @@ impl Fixture {
         let hits = ok_json(self.cmd().arg("search").args(args).arg("--json"));
         hits.as_array().unwrap().clone()
     }
+
+    /// True when `search ARGS --json` finds nothing: exit code 1 and `[]`.
+    fn no_hits(&self, args: &[&str]) -> bool {
+        let out = self
+            .cmd()
+            .arg("search")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        crate::common::stdout_json(&out) == serde_json::json!([])
+    }
 }
 
 const NARWHAL: (&str, &str) = (
@@ -69,17 +82,20 @@ const CAPYBARA: (&str, &str) = ("https://rodents.example/capybara", "Capybara ho
 #[test]
 fn search_finds_tabs_by_title_and_url_across_backups() {
     let f = Fixture::new();
-    let (id1, t1) = f.backup(&[NARWHAL, CAPYBARA]);
+    let (id1, _) = f.backup(&[NARWHAL, CAPYBARA]);
     let (_, _) = f.backup(&[NARWHAL]);
-    let (id3, t3) = f.backup(&[NARWHAL]);
+    let (id3, _) = f.backup(&[NARWHAL]);
+    // Seen at the sessions' own time (all three were last updated at the
+    // generator's time), not when they were backed up.
+    let session_time = Spec::default().last_update;
 
     let hits = f.search(&["narwhal"]);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0]["title"], NARWHAL.1);
     assert_eq!(hits[0]["url"], NARWHAL.0);
     assert_eq!(hits[0]["snapshots"], 3);
-    assert_eq!(hits[0]["first_seen_ms"], t1);
-    assert_eq!(hits[0]["last_seen_ms"], t3);
+    assert_eq!(hits[0]["first_seen_ms"], session_time);
+    assert_eq!(hits[0]["last_seen_ms"], session_time);
     assert_eq!(hits[0]["newest_snapshot"], id3);
 
     // By a URL fragment only.
@@ -98,10 +114,8 @@ fn search_finds_tabs_by_title_and_url_across_backups() {
 
     // Dates: everything was taken today (UTC), nothing in the year 2000.
     assert_eq!(f.search(&["narwhal", "--since", "2000-01-01"]).len(), 1);
-    assert!(f.search(&["narwhal", "--until", "2000-01-01"]).is_empty());
-    assert!(f
-        .search(&["narwhal", "--until", "2000-01-01T00:00:00Z"])
-        .is_empty());
+    assert!(f.no_hits(&["narwhal", "--until", "2000-01-01"]));
+    assert!(f.no_hits(&["narwhal", "--until", "2000-01-01T00:00:00Z"]));
 }
 
 #[test]
@@ -113,7 +127,13 @@ fn search_input_is_never_sql() {
     );
     f.backup(&[tricky, NARWHAL]);
     assert_eq!(f.search(&["\"DROP TABLE\""]).len(), 1);
-    assert!(f.search(&["\"'; DELETE FROM snapshots; --\""]).is_empty());
+    assert_eq!(f.search(&["--fts", "\"DROP TABLE\""]).len(), 1);
+    let none = f
+        .cmd()
+        .args(["search", "\"'; DELETE FROM snapshots; --\""])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(1), "{}", stderr(&none));
     assert_eq!(f.env.list_snapshots(&f.profile).len(), 1);
     assert_eq!(f.search(&["narwhal"]).len(), 1);
 }
@@ -125,20 +145,85 @@ fn search_errors_are_one_line_with_a_hint() {
     assert!(err.contains("no backups yet"), "{err}");
     f.backup(&[NARWHAL]);
 
-    let out = f.cmd().args(["search", "\"narwhal"]).output().unwrap();
+    let out = f
+        .cmd()
+        .args(["search", "--fts", "\"narwhal"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("invalid search query"), "{err}");
     assert!(
-        err.contains("hint:") && err.contains("double quotes"),
+        err.contains("hint:") && err.contains("double quotes") && err.contains("--fts"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
+    // Without --fts the same text is a word like any other.
+    assert_eq!(f.search(&["\"narwhal"]).len(), 1);
 
+    // A date the option cannot take is a usage error (exit 2).
     for bad in ["2026-13-45", "yesterday", "2026-11-01 noon"] {
-        let err = expect_error(f.cmd().args(["search", "narwhal", "--since", bad]));
-        assert!(err.contains("--since") && err.contains("hint:"), "{err}");
+        for option in ["--since", "--until"] {
+            let out = f
+                .cmd()
+                .args(["search", "narwhal", option, bad])
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(option) && err.contains("write a date as 2026-11-01"),
+                "{err}"
+            );
+        }
     }
+}
+
+#[test]
+fn punctuation_is_literal_and_no_match_exits_1() {
+    let f = Fixture::new();
+    let local = ("http://127.0.0.1:8080/admin", "Local admin");
+    let dotcom = ("https://example.com/docs/path", "Docs");
+    let host = ("http://host/path/to/page", "Host page");
+    f.backup(&[local, dotcom, host, NARWHAL]);
+    for (query, url) in [
+        ("127.0.0.1", local.0),
+        ("example.com", dotcom.0),
+        ("http://host/path", host.0),
+        ("https://tusks.example/ocean/narwhal", NARWHAL.0),
+        ("127.0.0.1:8080/admin", local.0),
+    ] {
+        let hits = f.search(&[query]);
+        assert_eq!(hits.len(), 1, "{query}: {hits:?}");
+        assert_eq!(hits[0]["url"], url, "{query}");
+    }
+    // The full FTS5 syntax behind --fts.
+    let hits = f.search(&["--fts", "url:narwhal OR title:docs"]);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+
+    // No match: exit 1 (as grep), a note on stderr, nothing on stdout; with
+    // --json an empty list.
+    let out = f.cmd().args(["search", "10.0.0.1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.contains("no tabs match") && !err.contains("error"),
+        "{err}"
+    );
+    let out = f
+        .cmd()
+        .args(["search", "nothing-like-it", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(crate::common::stdout_json(&out), serde_json::json!([]));
+    // An empty query is a usage error.
+    let out = f.cmd().args(["search", "  "]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+
+    let help = ok_stdout(f.cmd().args(["search", "--help"]));
+    assert!(help.contains("Exits with 1 when no tab matches"), "{help}");
 }
 
 #[test]
@@ -171,7 +256,90 @@ fn history_lists_the_stretches_a_url_was_open() {
     let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
     assert!(text.contains(&format!("#{a} .. #{b}")), "{text}");
     let text = ok_stdout(f.cmd().args(["history", "https://never.example/"]));
-    assert!(text.contains("open in no snapshot"), "{text}");
+    assert!(text.contains("is in no snapshot"), "{text}");
+}
+
+#[test]
+fn history_shows_closed_appearances_as_search_counts_them() {
+    let f = Fixture::new();
+    let base: Value = serde_json::from_str(
+        &session(Spec {
+            tabs: 4,
+            windows: 2,
+            ..Spec::default()
+        })
+        .json,
+    )
+    .unwrap();
+    let tab = json!({"entries": [{"url": NARWHAL.0, "title": NARWHAL.1}], "index": 1});
+    let write = |v: &Value| {
+        let packed = ffsession_gen::mozlz4(ffsession_gen::firefox_json(v).as_bytes());
+        f.env.profile_with_recovery(&packed);
+        ok_json(f.cmd().args(["backup", "--json"]))["snapshots"][0]["id"]
+            .as_i64()
+            .unwrap()
+    };
+    // Open in window 1; then only a recently closed tab of window 2 (twice);
+    // then only in the first recently closed window; then gone.
+    let mut open = base.clone();
+    open["windows"][0]["tabs"]
+        .as_array_mut()
+        .unwrap()
+        .push(tab.clone());
+    let a = write(&open);
+    let mut closed = base.clone();
+    closed["windows"][1]["_closedTabs"] =
+        json!([{"state": tab, "closedAt": 1, "title": NARWHAL.1}]);
+    let b = write(&closed);
+    let c = write(&closed);
+    let mut closed_window = base.clone();
+    closed_window["_closedWindows"] = json!([{"tabs": [tab], "selected": 1}]);
+    let d = write(&closed_window);
+    write(&base);
+
+    let hits = f.search(&["narwhal"]);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["snapshots"], 4);
+    let stretches = ok_json(f.cmd().args(["history", NARWHAL.0, "--json"]));
+    let stretches = stretches.as_array().unwrap();
+    let got: Vec<(&str, i64, i64, u64, Value)> = stretches
+        .iter()
+        .map(|s| {
+            (
+                s["state"].as_str().unwrap(),
+                s["first_snapshot"].as_i64().unwrap(),
+                s["last_snapshot"].as_i64().unwrap(),
+                s["snapshots"].as_u64().unwrap(),
+                s["windows"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("open", a, a, 1, json!([1])),
+            ("closed", b, c, 2, json!([2])),
+            ("closed-window", d, d, 1, json!([1])),
+        ]
+    );
+    // As many snapshots as search counts.
+    let total: u64 = got.iter().map(|s| s.3).sum();
+    assert_eq!(Value::from(total), hits[0]["snapshots"]);
+
+    let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
+    assert!(!text.contains("in no snapshot"), "{text}");
+    assert!(
+        text.contains(&format!("(#{a} .. #{a}), open in window 1")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("(#{b} .. #{c}), recently closed in window 2")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("(#{d} .. #{d}), in recently closed window 1")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -191,3 +191,97 @@ fn restore_accepts_a_session_file_and_can_be_undone() {
     let err = expect_error(env.store_cmd(&profile).arg("restore").arg(&empty));
     assert!(err.contains("no window with tabs"), "{err}");
 }
+
+#[test]
+fn restoring_a_file_into_a_new_profile_folder_creates_it_and_keeps_the_file_in_its_store() {
+    let env = TestEnv::new();
+    // A default profile with a backup in its own store.
+    let root = env.firefox_root();
+    let default = root.join("Profiles/abc.default-release");
+    fs::create_dir_all(default.join("sessionstore-backups")).unwrap();
+    fs::write(
+        root.join("profiles.ini"),
+        "[Profile0]\nName=default-release\nIsRelative=1\nPath=Profiles/abc.default-release\nDefault=1\n",
+    )
+    .unwrap();
+    let current = session(Spec {
+        tabs: 12,
+        last_update: 1_795_000_000_000,
+        ..Spec::default()
+    });
+    fs::write(
+        default.join("sessionstore-backups/recovery.jsonlz4"),
+        &current.packed,
+    )
+    .unwrap();
+    ok_stdout(env.cmd().arg("backup"));
+    let default_list = || ok_json(env.cmd().args(["list", "--json"]));
+    let before = default_list();
+    assert_eq!(before.as_array().unwrap().len(), 1, "{before}");
+
+    // A rescued file, restored into a folder that does not exist yet.
+    let rescued = session(Spec {
+        tabs: 4,
+        seed: 3,
+        last_update: 1_796_000_000_000,
+        ..Spec::default()
+    });
+    let file = env.write("rescued.jsonlz4", &rescued.packed);
+    let target = env.path().join("new-profile");
+    let plan = ok_stdout(
+        env.cmd()
+            .arg("restore")
+            .arg(&file)
+            .arg("--dry-run")
+            .arg("--profile")
+            .arg(&target),
+    );
+    assert!(plan.contains("would create the profile folder"), "{plan}");
+    assert!(!target.exists());
+    let text = ok_stdout(
+        env.cmd()
+            .arg("restore")
+            .arg(&file)
+            .arg("--profile")
+            .arg(&target),
+    );
+    assert!(text.contains("will create the profile folder"), "{text}");
+    assert!(text.contains("firefox -profile"), "{text}");
+    assert_eq!(
+        urls(&env, &target.join("sessionstore.jsonlz4")),
+        urls(&env, &file)
+    );
+    // It is kept in the new profile's store, which the output names, and the
+    // default profile's store is as it was.
+    let own = ok_json(
+        env.cmd()
+            .arg("--profile")
+            .arg(&target)
+            .args(["list", "--json"]),
+    );
+    let own = own.as_array().unwrap();
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert_eq!(own[0]["counts"]["tabs"], 4, "{own:?}");
+    let store = env.home().join(".local/share/ffsession/new-profile");
+    assert!(
+        text.contains(&format!(
+            "as snapshot {} in {}",
+            own[0]["id"],
+            store.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(default_list(), before);
+
+    // A snapshot id into another new folder needs the store that holds it.
+    let err = expect_error(
+        env.cmd()
+            .args(["restore", "1", "--profile"])
+            .arg(env.path().join("other-new")),
+    );
+    assert!(
+        err.contains("new profile folder") && err.contains("--store DIR"),
+        "{err}"
+    );
+    assert!(!env.path().join("other-new").exists());
+}

@@ -165,13 +165,19 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let before = fs::read(&session_file).unwrap();
     let one_line = |err: &str| assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
-    let err = expect_error(
-        env.store_cmd(&p)
-            .args(["tidy", "--archive-older-than", "30 days"]),
-    );
-    one_line(&err);
+    // A value the option cannot take is a usage error (exit 2), as clap's.
+    let out = env
+        .store_cmd(&p)
+        .args(["tidy", "--archive-older-than", "30 days"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let first = err.lines().next().unwrap_or_default();
     assert!(
-        err.contains("cannot read \"30 days\" as a duration") && err.contains("30d"),
+        first.contains("'30 days'")
+            && first.contains("--archive-older-than")
+            && first.contains("30d"),
         "{err}"
     );
 
@@ -273,6 +279,19 @@ fn extract_and_merge_write_sessions_that_read_back() {
             .arg(&q),
     );
     assert!(r["tabs"].as_u64().unwrap() >= 1, "{r}");
+    // A URL is matched as written, as `search` does; FTS5 syntax with --fts.
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--query", &title, "--json", "-o"])
+            .arg(&q),
+    );
+    assert!(r["tabs"].as_u64().unwrap() >= 1, "{r}");
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["extract", "current", "--fts", "--query", &title, "-o"])
+            .arg(&q),
+    );
+    assert!(err.contains("invalid search query"), "{err}");
 
     let merged = env.path().join("m.jsonlz4");
     let m = ok_json(
@@ -324,4 +343,103 @@ fn extract_and_merge_write_sessions_that_read_back() {
     assert!(err.contains("no tab") || err.contains("window 9"), "{err}");
     let err = expect_error(env.cmd().arg("merge").arg(&a).arg("-o").arg(&a));
     assert!(err.contains("refusing to overwrite"), "{err}");
+}
+
+/// The (URL, last access) of every tab of a session, sorted.
+fn tab_keys(session: &Value) -> Vec<(String, u64)> {
+    let mut keys: Vec<(String, u64)> = session["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["tabs"].as_array().unwrap())
+        .map(|t| {
+            let index = t["index"].as_u64().unwrap() as usize;
+            let url = t["entries"][index - 1]["url"].as_str().unwrap().to_owned();
+            (url, t["lastAccessed"].as_u64().unwrap())
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn extract_archived_gives_exactly_the_tabs_tidy_closed() {
+    let env = TestEnv::new();
+    // Every old tab shows the same page as the kept tab before it, and one
+    // recent tab is a less recently used duplicate of the window's first.
+    let mut v: Value = serde_json::from_str(&aged_session()).unwrap();
+    for w in v["windows"].as_array_mut().unwrap() {
+        let tabs = w["tabs"].as_array_mut().unwrap();
+        for i in (1..tabs.len()).step_by(2) {
+            let (entries, index) = (tabs[i - 1]["entries"].clone(), tabs[i - 1]["index"].clone());
+            tabs[i]["entries"] = entries;
+            tabs[i]["index"] = index;
+        }
+    }
+    let w0 = &mut v["windows"][0]["tabs"];
+    let first = w0[0].clone();
+    w0[2]["entries"] = first["entries"].clone();
+    w0[2]["index"] = first["index"].clone();
+    w0[2]["lastAccessed"] = json!(first["lastAccessed"].as_u64().unwrap() - 1000);
+    let p = profile(&env, &serde_json::to_string(&v).unwrap());
+    ok_output(env.store_cmd(&p).arg("backup"));
+    let before_tidy = env.snapshot_ids(&p)[0];
+
+    let args = ["tidy", "--archive-older-than", "30d", "--close-duplicates"];
+    let plan = ok_json(env.store_cmd(&p).args(args).args(["-n", "--json"]));
+    let mut closed: Vec<(String, u64)> = plan["closed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["url"].as_str().unwrap().to_owned(),
+                c["last_accessed"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    closed.sort();
+    assert!(closed.len() >= 10, "{plan}");
+    let done = ok_stdout(env.store_cmd(&p).args(args));
+    let undo = done
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap_or_else(|| panic!("{done}"))
+        .to_owned();
+
+    let out = env.path().join("archived.jsonlz4");
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args(["extract", &undo, "--archived", "--json", "-o"])
+            .arg(&out),
+    );
+    assert_eq!(r["tabs"].as_u64().unwrap() as usize, closed.len(), "{r}");
+    assert_eq!(tab_keys(&json_of(&env, &out)), closed);
+
+    // Nothing archived there: an error, not whatever tabs share a URL.
+    for source in ["current".to_owned(), before_tidy.to_string()] {
+        let err = expect_error(
+            env.store_cmd(&p)
+                .args(["extract", &source, "--archived", "-o"])
+                .arg(env.path().join("none.jsonlz4")),
+        );
+        assert!(
+            err.contains("--archived") || err.contains("holds no tab"),
+            "{source}: {err}"
+        );
+        assert!(
+            err.contains(&format!("snapshot {undo} holds archived tabs")),
+            "{err}"
+        );
+    }
+    let file = p.join("sessionstore.jsonlz4");
+    let err = expect_error(
+        env.store_cmd(&p)
+            .args(["extract"])
+            .arg(&file)
+            .args(["--archived", "-o"])
+            .arg(env.path().join("none.jsonlz4")),
+    );
+    assert!(err.contains("give its id as SOURCE"), "{err}");
+    assert!(!env.path().join("none.jsonlz4").exists());
 }

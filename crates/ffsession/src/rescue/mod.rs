@@ -135,16 +135,31 @@ pub enum RescueError {
         /// Why, in words.
         why: String,
     },
+    /// The file is no session file at all, damaged or whole: empty, neither
+    /// mozlz4 nor a JSON object, or whole JSON that is not a session.
+    #[error("{}: not a session file: {why}", path.display())]
+    NotASession {
+        /// The file.
+        path: PathBuf,
+        /// Why, in words.
+        why: String,
+    },
 }
 
 impl RescueError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
+            RescueError::Io(e) if e.source.kind() == std::io::ErrorKind::IsADirectory => {
+                Some(crate::error::FOLDER_HINT)
+            }
             RescueError::Io(_) => Some("check the path and its permissions"),
             RescueError::Output(e) => e.hint(),
             RescueError::Nothing { .. } => Some(
                 "the damage starts before the first complete tab; try another session file or backup (`ffsession profiles`, `ffsession list`)",
+            ),
+            RescueError::NotASession { .. } => Some(
+                "rescue reads Firefox session files (sessionstore.jsonlz4, sessionstore-backups/*.jsonlz4, or their JSON); `ffsession profiles` lists a profile's",
             ),
         }
     }
@@ -256,12 +271,21 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     if let Some(w) = whole(&path, &file) {
         return Ok(w.into_rescued(path, Body::File(file)));
     }
+    let not_a_session = |why: String| RescueError::NotASession {
+        path: path.clone(),
+        why,
+    };
     let bytes = &file[..];
     let file_size = bytes.len() as u64;
+    if bytes.is_empty() {
+        return Err(not_a_session("the file is empty (0 bytes)".into()));
+    }
     let decoded = decode(bytes).map_err(|e| nothing(e.to_string()))?;
     let mut damage = decoded.damage.clone();
-    let (text_start, text) = json_text(&decoded.json)
-        .ok_or_else(|| nothing("no JSON object at the start of the session data".into()))?;
+    let (text_start, text) = json_text(&decoded.json).ok_or_else(|| match decoded.format {
+        Format::Json => not_a_session("it is neither mozlz4 nor a JSON object".into()),
+        Format::Mozlz4 => nothing("no JSON object at the start of the session data".into()),
+    })?;
     // Where UTF-8, then JSON, first go wrong.
     let mut valid = match std::str::from_utf8(text) {
         Ok(_) => text.len(),
@@ -277,6 +301,14 @@ fn rescue_owned(path: PathBuf, file: Buffer) -> Result<Rescued, RescueError> {
     // it: invalid UTF-8, or a control character (Firefox's JSON has none).
     let mut byte_level = why.is_some();
     let check = json_check(&text[..valid]);
+    if check == JsonCheck::Complete && why.is_none() && damage.is_none() {
+        // Whole, valid JSON that the normal read refused: no session.
+        let reason = Session::from_json(text).err().map_or_else(
+            || "it does not read as a session".to_owned(),
+            |e| e.to_string(),
+        );
+        return Err(not_a_session(format!("whole JSON, but {reason}")));
+    }
     let ends_early = check == JsonCheck::EndsEarly;
     if let JsonCheck::Invalid(at, reason) = check {
         // serde_json reports the position just past the byte it stopped on;

@@ -5,7 +5,7 @@
 //! which tabs those are, when and why they were closed, so `search`,
 //! `history` and `tabs --archived` can show them.
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 use super::{catalog, to_i64, SnapshotId, Store, StoreError};
@@ -27,6 +27,11 @@ pub struct ArchivedTab {
     pub window: u64,
     /// Its `lastAccessed` when archived.
     pub last_accessed: Option<u64>,
+    /// Its position in the window (1-based) in the snapshot that holds it,
+    /// so `extract --archived` finds exactly this tab (none for tabs
+    /// archived before it was recorded).
+    #[serde(default)]
+    pub position: Option<u64>,
 }
 
 /// How a search hit or a stretch of history is marked when its tab was archived.
@@ -40,7 +45,18 @@ pub struct ArchiveMark {
     pub reason: String,
 }
 
-const COLUMNS: &str = "url, title, archived_at, snapshot_id, reason, window, last_accessed";
+const COLUMNS: &str =
+    "url, title, archived_at, snapshot_id, reason, window, last_accessed, position";
+/// [`COLUMNS`] in a catalog without `position`.
+const COLUMNS_WITHOUT_POSITION: &str =
+    "url, title, archived_at, snapshot_id, reason, window, last_accessed, NULL";
+
+/// True when the catalog's `archived_tabs` has `position` (schema version
+/// 5 adds it; a catalog written before it was added has none).
+fn has_position(conn: &rusqlite::Connection) -> bool {
+    conn.prepare_cached("SELECT position FROM archived_tabs LIMIT 0")
+        .is_ok()
+}
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArchivedTab> {
     let u = |v: i64| u64::try_from(v).unwrap_or(0);
@@ -52,6 +68,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArchivedTab> {
         reason: r.get(4)?,
         window: u(r.get(5)?),
         last_accessed: r.get::<_, Option<i64>>(6)?.map(u),
+        position: r.get::<_, Option<i64>>(7)?.map(u),
     })
 }
 
@@ -62,22 +79,30 @@ pub(super) fn insert_archived(
     tabs: &[ArchivedTab],
 ) -> Result<(), StoreError> {
     let err = |e| catalog::sql_error(path, e);
-    let mut put = tx
-        .prepare_cached(&format!(
-            "INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-        ))
-        .map_err(err)?;
+    let sql = if has_position(tx) {
+        format!("INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+    } else {
+        let columns = COLUMNS.trim_end_matches(", position");
+        format!("INSERT INTO archived_tabs ({columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+    };
+    let mut put = tx.prepare_cached(&sql).map_err(err)?;
     for t in tabs {
-        put.execute(params![
-            t.url,
-            t.title,
-            to_i64(t.archived_at_ms),
-            t.snapshot.0,
-            t.reason,
-            to_i64(t.window),
-            t.last_accessed.map(to_i64),
-        ])
-        .map_err(err)?;
+        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(8);
+        let (at, window) = (to_i64(t.archived_at_ms), to_i64(t.window));
+        let (last, position) = (t.last_accessed.map(to_i64), t.position.map(to_i64));
+        values.extend([
+            &t.url as &dyn rusqlite::ToSql,
+            &t.title,
+            &at,
+            &t.snapshot.0,
+            &t.reason,
+            &window,
+            &last,
+        ]);
+        if put.parameter_count() == 8 {
+            values.push(&position);
+        }
+        put.execute(values.as_slice()).map_err(err)?;
     }
     Ok(())
 }
@@ -85,6 +110,30 @@ pub(super) fn insert_archived(
 impl Store {
     fn has_archive(&self) -> bool {
         self.schema_version >= catalog::ARCHIVE_VERSION
+    }
+
+    /// The columns of [`ArchivedTab`] this catalog has.
+    fn archive_columns(&self) -> &'static str {
+        if has_position(&self.conn) {
+            COLUMNS
+        } else {
+            COLUMNS_WITHOUT_POSITION
+        }
+    }
+
+    /// The tabs archived in `snapshot` (the snapshot that holds them), in
+    /// window order.
+    pub fn archived_in(&self, snapshot: SnapshotId) -> Result<Vec<ArchivedTab>, StoreError> {
+        if !self.has_archive() {
+            return Ok(Vec::new());
+        }
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {} FROM archived_tabs WHERE snapshot_id = ?1 ORDER BY id",
+                self.archive_columns()
+            ))
+            .and_then(|mut s| s.query_map([snapshot.0], from_row)?.collect())
+            .map_err(|e| self.sql(e))
     }
 
     /// Record `tabs` as archived, in one transaction (and, first, in an
@@ -110,7 +159,8 @@ impl Store {
         }
         self.conn
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM archived_tabs ORDER BY archived_at DESC, id"
+                "SELECT {} FROM archived_tabs ORDER BY archived_at DESC, id",
+                self.archive_columns()
             ))
             .and_then(|mut s| s.query_map([], from_row)?.collect())
             .map_err(|e| self.sql(e))

@@ -155,6 +155,10 @@ ALTER TABLE chunks ADD COLUMN frame_hash BLOB CHECK (frame_hash IS NULL OR lengt
 /// (see `manifest.rs`; written first), and `damaged_chunks` records the
 /// chunks found damaged (by a prune, a restore, `watch` or `check`) until
 /// a backup heals them, so `list` can mark the snapshots that use them.
+/// Each archived tab gets its `position` in its window (1-based) in the
+/// snapshot that holds it, so `extract --archived` finds exactly the tabs
+/// `tidy` closed, not every tab sharing a URL with one; tabs archived before
+/// have none and are found by window, URL, title and last access.
 pub(super) const SCHEMA_V5: &str = "
 DROP TRIGGER IF EXISTS tab_entries_insert;
 DROP TRIGGER IF EXISTS tab_entries_delete;
@@ -166,6 +170,7 @@ CREATE TABLE damaged_chunks (
     found_at INTEGER NOT NULL,
     reason   TEXT NOT NULL
 ) WITHOUT ROWID;
+ALTER TABLE archived_tabs ADD COLUMN position INTEGER;
 ";
 
 const SCHEMA_V3: &str = "

@@ -115,7 +115,7 @@ pub use index::INDEX_FILE;
 pub use layout::lock_holder;
 pub use manifest::{ARCHIVES_DIR, CONTENTS_DIR, SNAPSHOTS_DIR, STORE_FILE};
 pub use rebuild::{rebuild_catalog, RebuildReport};
-pub use search::{OpenStretch, SearchError, SearchHit, TimeRange};
+pub use search::{literal_query, OpenStretch, SearchError, SearchHit, TimeRange};
 pub use snapshot::{
     newest_session_first, unix_ms, GcReport, SessionCounts, SnapshotId, SnapshotInfo,
     SnapshotSource, SnapshotStatus, StoreStats, UnreferencedChunk,

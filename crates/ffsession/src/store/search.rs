@@ -9,9 +9,11 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::{catalog, to_i64, ArchiveMark, SnapshotId, Store, StoreError};
+use crate::session::TabState;
 
-/// A span of time, in ms since the Unix epoch: `since` inclusive, `until`
-/// exclusive; `None` is unbounded.
+/// A span of the sessions' own time (each snapshot's `session.lastUpdate`,
+/// or when it was taken if the file has none), in ms since the Unix epoch:
+/// `since` inclusive, `until` exclusive; `None` is unbounded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeRange {
     /// Earliest time included.
@@ -36,13 +38,14 @@ pub struct SearchHit {
     pub title: String,
     /// The tab's URL (empty when it has none).
     pub url: String,
-    /// When the first snapshot in range that holds it was taken (ms since the epoch).
+    /// The session time (its `lastUpdate`, else when it was backed up) of
+    /// the first snapshot in range that holds it (ms since the epoch).
     pub first_seen_ms: u64,
-    /// When the last snapshot in range that holds it was taken.
+    /// The session time of the last snapshot in range that holds it.
     pub last_seen_ms: u64,
     /// How many snapshots in range hold it (open or recently closed).
     pub snapshots: u64,
-    /// The newest snapshot in range that holds it.
+    /// The snapshot in range holding it whose session is the newest.
     pub newest_snapshot: SnapshotId,
     /// FTS5's bm25 rank: lower is a better match.
     pub rank: f64,
@@ -67,25 +70,51 @@ pub enum SearchError {
     },
 }
 
+/// The FTS5 query that finds `text` as written: every whitespace-separated
+/// word must match, each as a phrase of its own (so `127.0.0.1`,
+/// `example.com` and `https://host/path` match those tokens in that order,
+/// and `OR`, `NOT`, `title:` and quotes are ordinary text); a word ending in
+/// `*` matches as a prefix. `None` when `text` holds no word.
+pub fn literal_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|word| {
+            let (word, prefix) = match word.strip_suffix('*') {
+                Some(stem) if !stem.is_empty() => (stem, "*"),
+                _ => (word, ""),
+            };
+            format!("\"{}\"{prefix}", word.replace('"', "\"\""))
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
 impl SearchError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&str> {
         match self {
             SearchError::Store(e) => e.hint(),
             SearchError::BadQuery { .. } => Some(
-                "put a phrase or text with punctuation in double quotes, e.g. '\"c++ tips\"', \
-                 and close every quote",
+                "in FTS5 syntax, put a phrase or text with punctuation in double quotes, \
+                 e.g. '\"c++ tips\"', and close every quote",
             ),
         }
     }
 }
 
-/// One stretch of time a URL was open: consecutive snapshots that all hold it open.
+/// One stretch of time a URL was in the snapshots in one state: consecutive
+/// snapshots that all hold it open, or all hold it only as a recently closed
+/// tab, or only in a recently closed window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OpenStretch {
-    /// When the first snapshot of the stretch was taken (ms since the epoch).
+    /// `open`, `closed` (a recently closed tab of an open window) or
+    /// `closed-window` (a tab of a recently closed window); a snapshot that
+    /// holds it both open and closed counts as open.
+    pub state: TabState,
+    /// The session time (`lastUpdate`, else when it was backed up) of the
+    /// first snapshot of the stretch (ms since the epoch).
     pub from_ms: u64,
-    /// When the last snapshot of the stretch was taken.
+    /// The session time of the last snapshot of the stretch.
     pub to_ms: u64,
     /// The first snapshot of the stretch.
     pub first_snapshot: SnapshotId,
@@ -93,7 +122,8 @@ pub struct OpenStretch {
     pub last_snapshot: SnapshotId,
     /// Number of snapshots in the stretch.
     pub snapshots: u64,
-    /// The 1-based windows it was open in during the stretch, ascending.
+    /// The 1-based windows it was in during the stretch, ascending (for
+    /// `closed-window`, the closed windows: `_closedWindows`).
     pub windows: Vec<u64>,
     /// Set when the stretch ended with `tidy` closing the tab (the snapshot
     /// holding it is the stretch's).
@@ -117,7 +147,8 @@ impl Store {
     }
 
     /// The tabs whose title or URL match the FTS5 `query`, best match first,
-    /// counting only snapshots taken within `range`; at most `limit`.
+    /// counting only snapshots whose session time is within `range`; at most
+    /// `limit`.
     pub fn search_tabs(
         &self,
         query: &str,
@@ -149,7 +180,8 @@ impl Store {
             self.conn
                 .prepare_cached(
                     "SELECT source_name, min(id), max(id) FROM snapshots
-                     WHERE status = 'ok' AND taken_at >= ?1 AND taken_at < ?2
+                     WHERE status = 'ok' AND coalesce(last_update, taken_at) >= ?1
+                       AND coalesce(last_update, taken_at) < ?2
                      GROUP BY source_name",
                 )
                 .and_then(|mut s| {
@@ -184,23 +216,26 @@ impl Store {
         let mut seen = self
             .conn
             .prepare_cached(
-                "SELECT min(s.taken_at), max(s.taken_at), count(DISTINCT s.id)
+                "SELECT min(coalesce(s.last_update, s.taken_at)),
+                        max(coalesce(s.last_update, s.taken_at)), count(DISTINCT s.id)
                  FROM tab_runs r JOIN snapshots s ON s.source_name = r.source_name
                       AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
                  WHERE r.tab_entry_id = ?1 AND s.status = 'ok'
-                   AND s.taken_at >= ?2 AND s.taken_at < ?3",
+                   AND coalesce(s.last_update, s.taken_at) >= ?2
+                   AND coalesce(s.last_update, s.taken_at) < ?3",
             )
             .map_err(|e| self.sql(e))?;
-        // The newest snapshot by time taken (ids grow with time, but a clock
-        // may have been set back).
+        // The newest snapshot by the session's own time (an upgrade copy
+        // stored last holds an old session).
         let mut newest = self
             .conn
             .prepare_cached(
                 "SELECT s.id FROM tab_runs r JOIN snapshots s ON s.source_name = r.source_name
                       AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
                  WHERE r.tab_entry_id = ?1 AND s.status = 'ok'
-                   AND s.taken_at >= ?2 AND s.taken_at < ?3
-                 ORDER BY s.taken_at DESC, s.id DESC LIMIT 1",
+                   AND coalesce(s.last_update, s.taken_at) >= ?2
+                   AND coalesce(s.last_update, s.taken_at) < ?3
+                 ORDER BY coalesce(s.last_update, s.taken_at) DESC, s.id DESC LIMIT 1",
             )
             .map_err(|e| self.sql(e))?;
         let bad_query = |e: rusqlite::Error| -> SearchError {
@@ -253,57 +288,84 @@ impl Store {
         Ok(hits)
     }
 
-    /// Every stretch of time `url` was open: runs of consecutive verified
-    /// snapshots (by time taken) that hold it as an open tab, oldest first.
+    /// Every stretch of time `url` was in the snapshots: runs of consecutive
+    /// verified snapshots (by the session's own time) that hold it in the same state
+    /// (open, or only recently closed, or only in a closed window), oldest
+    /// first: the snapshots `search` counts for it.
     pub fn tab_history(&self, url: &str) -> Result<Vec<OpenStretch>, StoreError> {
         self.require_tab_index()?;
         let snapshots: Vec<(i64, i64)> = self
             .conn
             .prepare_cached(
-                "SELECT id, taken_at FROM snapshots WHERE status = 'ok' ORDER BY taken_at, id",
+                "SELECT id, coalesce(last_update, taken_at) AS at FROM snapshots
+                 WHERE status = 'ok' ORDER BY at, id",
             )
             .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
             .map_err(|e| self.sql(e))?;
-        let mut open: HashMap<i64, Vec<u64>> = HashMap::new();
+        // Per snapshot: its state for the URL (the first of open, closed,
+        // closed-window it holds) and the windows of that state.
+        let mut seen: HashMap<i64, (TabState, Vec<u64>)> = HashMap::new();
         {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT DISTINCT s.id, r.window FROM tab_entries e
+                    "SELECT DISTINCT s.id, r.window, r.state FROM tab_entries e
                      JOIN tab_runs r ON r.tab_entry_id = e.id
                      JOIN snapshots s ON s.source_name = r.source_name
                           AND s.id BETWEEN r.first_snapshot AND r.last_snapshot
-                     WHERE e.url = ?1 AND r.state = 'open' AND s.status = 'ok'",
+                     WHERE e.url = ?1 AND s.status = 'ok'",
                 )
                 .map_err(|e| self.sql(e))?;
             let rows = stmt
-                .query_map([url], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                .query_map([url], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
                 .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(|e| self.sql(e))?;
-            for (snapshot, window) in rows {
-                open.entry(snapshot)
-                    .or_default()
-                    .push(u64::try_from(window).unwrap_or(0));
+            for (snapshot, window, state) in rows {
+                let state = match state.as_str() {
+                    "open" => TabState::Open,
+                    "closed" => TabState::Closed,
+                    _ => TabState::ClosedWindow,
+                };
+                let window = u64::try_from(window).unwrap_or(0);
+                let rank = |s: TabState| match s {
+                    TabState::Open => 0,
+                    TabState::Closed => 1,
+                    _ => 2,
+                };
+                match seen.get_mut(&snapshot) {
+                    Some((best, windows)) if *best == state => windows.push(window),
+                    Some((best, _)) if rank(*best) < rank(state) => {}
+                    _ => {
+                        seen.insert(snapshot, (state, vec![window]));
+                    }
+                }
             }
         }
         let u = |v: i64| u64::try_from(v).unwrap_or(0);
         let mut stretches: Vec<OpenStretch> = Vec::new();
         let mut in_stretch = false;
-        for (id, taken_at) in snapshots {
-            let Some(windows) = open.get(&id) else {
+        for (id, at) in snapshots {
+            let Some((state, windows)) = seen.get(&id) else {
                 in_stretch = false;
                 continue;
             };
             match stretches.last_mut() {
-                Some(s) if in_stretch => {
-                    s.to_ms = u(taken_at);
+                Some(s) if in_stretch && s.state == *state => {
+                    s.to_ms = u(at);
                     s.last_snapshot = SnapshotId(id);
                     s.snapshots += 1;
                     s.windows.extend(windows);
                 }
                 _ => stretches.push(OpenStretch {
-                    from_ms: u(taken_at),
-                    to_ms: u(taken_at),
+                    state: *state,
+                    from_ms: u(at),
+                    to_ms: u(at),
                     first_snapshot: SnapshotId(id),
                     last_snapshot: SnapshotId(id),
                     snapshots: 1,

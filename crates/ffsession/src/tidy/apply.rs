@@ -148,6 +148,7 @@ pub fn apply(
             reason: c.reason.name().to_owned(),
             window: c.window as u64,
             last_accessed: c.last_accessed,
+            position: Some(c.position as u64),
         })
         .collect();
     store.record_archived(&archived)?;

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::raw::{self, Counting, RawWindow, RenderOptions, TabEdit};
 use super::{Editable, TidyError};
 use crate::session::Tab;
+use crate::store::ArchivedTab;
 use crate::Session;
 
 /// What `extract` keeps.
@@ -15,8 +16,10 @@ use crate::Session;
 pub enum Selection<'q> {
     /// These windows (1-based), whole, with their recently closed tabs.
     Windows(Vec<usize>),
-    /// The open tabs whose current URL is in the set.
-    Urls(HashSet<String>),
+    /// Exactly the tabs `tidy` archived, as the store records them (those of
+    /// the snapshot being extracted from): by window and position, or, for a
+    /// record without a position, by window, URL, title and last access.
+    Archived(&'q [ArchivedTab]),
     /// The open tabs whose title or URL match an FTS5 query (as `search`).
     Query(&'q str),
 }
@@ -91,6 +94,54 @@ fn query_matches(
         .collect())
 }
 
+/// The tabs of `session` that `archived` records, as (window, tab) indexes:
+/// each record names one tab. A record with a position names the tab there
+/// (its URL must agree); one without names a tab of its window with its URL,
+/// title and last access, the last such one not yet taken (`tidy` keeps the
+/// first of equal duplicates). A record that names no tab is an error: the
+/// records are not this session's.
+fn archived_matches(
+    session: &Editable<'_>,
+    archived: &[ArchivedTab],
+) -> Result<HashSet<(usize, usize)>, String> {
+    let doc = &session.doc;
+    let mut taken = HashSet::new();
+    let fact = |wi: usize, ti: usize| {
+        doc.windows
+            .get(wi)
+            .and_then(|w| w.facts.get(ti))
+            .and_then(Option::as_ref)
+    };
+    for a in archived {
+        let missing = || format!("archived tab {:?} (window {})", a.url, a.window);
+        let wi = usize::try_from(a.window)
+            .ok()
+            .and_then(|w| w.checked_sub(1))
+            .ok_or_else(missing)?;
+        let same = |tab: &Tab<'_>| tab.url().unwrap_or_default() == a.url;
+        let found = match a.position {
+            Some(p) => usize::try_from(p)
+                .ok()
+                .and_then(|p| p.checked_sub(1))
+                .filter(|&ti| fact(wi, ti).is_some_and(same)),
+            None => {
+                let tabs = doc.windows.get(wi).map_or(0, |w| w.facts.len());
+                (0..tabs).rev().find(|&ti| {
+                    !taken.contains(&(wi, ti))
+                        && fact(wi, ti).is_some_and(|tab| {
+                            same(tab)
+                                && tab.title().unwrap_or_default() == a.title
+                                && tab.last_accessed == a.last_accessed
+                        })
+                })
+            }
+        };
+        let ti = found.ok_or_else(missing)?;
+        taken.insert((wi, ti));
+    }
+    Ok(taken)
+}
+
 /// A session holding only what `selection` chooses of `session`. Closed
 /// windows are left out; so are recently closed tabs, unless whole windows
 /// are chosen.
@@ -125,21 +176,27 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
                 .collect();
             (keep, true)
         }
-        Selection::Urls(urls) => (
-            doc.windows
-                .iter()
-                .map(|w| {
-                    w.facts
-                        .iter()
-                        .map(|f| match f.as_ref().and_then(Tab::url) {
-                            Some(u) if urls.contains(u) => TabEdit::Keep,
-                            _ => TabEdit::Remove,
-                        })
-                        .collect()
-                })
-                .collect(),
-            false,
-        ),
+        Selection::Archived(tabs) => {
+            let hits = archived_matches(session, tabs).map_err(nothing)?;
+            (
+                doc.windows
+                    .iter()
+                    .enumerate()
+                    .map(|(wi, w)| {
+                        (0..w.tabs.len())
+                            .map(|ti| {
+                                if hits.contains(&(wi, ti)) {
+                                    TabEdit::Keep
+                                } else {
+                                    TabEdit::Remove
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                false,
+            )
+        }
         Selection::Query(q) => {
             let hits = query_matches(session, q)?;
             (
@@ -176,7 +233,7 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
     if chosen.iter().all(|(_, w, _)| w.tabs.is_empty()) {
         return Err(nothing(match selection {
             Selection::Windows(_) => "the chosen windows".to_owned(),
-            Selection::Urls(_) => "the archived tabs' URLs".to_owned(),
+            Selection::Archived(_) => "the archived tabs".to_owned(),
             Selection::Query(q) => format!("query {q:?}"),
         }));
     }

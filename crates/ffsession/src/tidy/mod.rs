@@ -267,7 +267,7 @@ impl TidyError {
                 Some("`ffsession tabs SOURCE` lists the windows and tabs it holds")
             }
             TidyError::BadQuery { .. } => Some(
-                "put a phrase or text with punctuation in double quotes, and close every quote",
+                "in FTS5 syntax (--fts), put a phrase or text with punctuation in double quotes, and close every quote; without --fts words match as written",
             ),
             TidyError::Read(e) => e.hint(),
             TidyError::Store(e) => e.hint(),

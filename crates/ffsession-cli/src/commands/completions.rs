@@ -1,0 +1,30 @@
+//! `ffsession completions`: a shell completion script on stdout.
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+use clap::Args;
+use clap_complete::Shell;
+
+/// Print a completion script for SHELL, made from ffsession's own command
+/// line: commands, options and their values complete with Tab.
+#[derive(Debug, Args)]
+#[command(after_help = "Install it where the shell looks:
+  ffsession completions bash > ~/.local/share/bash-completion/completions/ffsession
+  ffsession completions zsh > ~/.zfunc/_ffsession      (with fpath+=~/.zfunc before compinit)
+  ffsession completions fish > ~/.config/fish/completions/ffsession.fish
+  ffsession completions powershell >> $PROFILE
+  ffsession completions elvish >> ~/.config/elvish/rc.elv")]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+pub fn run(args: CompletionsArgs) -> Result<()> {
+    let mut cmd = crate::cli::command();
+    let mut out = io::stdout().lock();
+    clap_complete::generate(args.shell, &mut cmd, "ffsession", &mut out);
+    out.flush()?;
+    Ok(())
+}
