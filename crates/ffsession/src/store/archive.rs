@@ -5,7 +5,7 @@
 //! which tabs those are, when and why they were closed, so `search`,
 //! `history` and `tabs --archived` can show them.
 
-use rusqlite::OptionalExtension;
+use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
 use super::{catalog, to_i64, SnapshotId, Store, StoreError};
@@ -51,13 +51,6 @@ const COLUMNS: &str =
 const COLUMNS_WITHOUT_POSITION: &str =
     "url, title, archived_at, snapshot_id, reason, window, last_accessed, NULL";
 
-/// True when the catalog's `archived_tabs` has `position` (schema version
-/// 5 adds it; a catalog written before it was added has none).
-fn has_position(conn: &rusqlite::Connection) -> bool {
-    conn.prepare_cached("SELECT position FROM archived_tabs LIMIT 0")
-        .is_ok()
-}
-
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ArchivedTab> {
     let u = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(ArchivedTab {
@@ -79,30 +72,23 @@ pub(super) fn insert_archived(
     tabs: &[ArchivedTab],
 ) -> Result<(), StoreError> {
     let err = |e| catalog::sql_error(path, e);
-    let sql = if has_position(tx) {
-        format!("INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
-    } else {
-        let columns = COLUMNS.trim_end_matches(", position");
-        format!("INSERT INTO archived_tabs ({columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-    };
-    let mut put = tx.prepare_cached(&sql).map_err(err)?;
+    let mut put = tx
+        .prepare_cached(&format!(
+            "INSERT INTO archived_tabs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        ))
+        .map_err(err)?;
     for t in tabs {
-        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(8);
-        let (at, window) = (to_i64(t.archived_at_ms), to_i64(t.window));
-        let (last, position) = (t.last_accessed.map(to_i64), t.position.map(to_i64));
-        values.extend([
-            &t.url as &dyn rusqlite::ToSql,
-            &t.title,
-            &at,
-            &t.snapshot.0,
-            &t.reason,
-            &window,
-            &last,
-        ]);
-        if put.parameter_count() == 8 {
-            values.push(&position);
-        }
-        put.execute(values.as_slice()).map_err(err)?;
+        put.execute(params![
+            t.url,
+            t.title,
+            to_i64(t.archived_at_ms),
+            t.snapshot.0,
+            t.reason,
+            to_i64(t.window),
+            t.last_accessed.map(to_i64),
+            t.position.map(to_i64),
+        ])
+        .map_err(err)?;
     }
     Ok(())
 }
@@ -112,9 +98,10 @@ impl Store {
         self.schema_version >= catalog::ARCHIVE_VERSION
     }
 
-    /// The columns of [`ArchivedTab`] this catalog has.
+    /// The columns of [`ArchivedTab`] this catalog has (`position` came
+    /// with version 5; a read-only open of an older catalog reads none).
     fn archive_columns(&self) -> &'static str {
-        if has_position(&self.conn) {
+        if self.schema_version >= 5 {
             COLUMNS
         } else {
             COLUMNS_WITHOUT_POSITION
