@@ -33,17 +33,21 @@ pub(super) enum Cut {
 /// looking for matches 12 bytes early, or a search step more.
 const SLACK: usize = 32;
 
-/// The padding compressed after the data of a cut block: more than the data
-/// a compressor keeps in view never matters, but the size of its input
-/// picks its hash table (liblz4 and lz4_flex both use a smaller one under 64
-/// KiB).
-const PADDING: usize = 128 * 1024;
+/// The data of a cut block is compressed again followed by padding, so that
+/// the compressor writes its end as it did in the middle of the data. The
+/// size of its input picks its hash table (liblz4 and lz4_flex both use a
+/// smaller one under 64 KiB): data that was shorter than this is padded to
+/// its size, and longer data to at least this size.
+const TABLES: usize = 128 * 1024;
+
+/// Otherwise this much padding: far more than the compressor looks ahead.
+const TAIL: usize = 1024;
 
 /// Whether `block`, which decodes to `decoded` and then ends because the
 /// input ran out (a truncated file), is what a compressor writes for that
 /// data. The data is compressed again followed by bytes it never holds
-/// (0xFF, never in UTF-8) up to `size`, the size it had when it was
-/// compressed (the size header; at most [`PADDING`] past it): a compressor, seeing the same bytes, makes
+/// (0xFF, never in UTF-8; see [`TABLES`]; `size` is the size the data had
+/// when it was compressed, from the size header): a compressor, seeing the same bytes, makes
 /// the same choices, so every whole sequence of the block comes out the
 /// same, and the literals a cut sequence holds come out as literals; only
 /// the last few bytes, where the compressor looks ahead, may be written
@@ -52,14 +56,35 @@ const PADDING: usize = 128 * 1024;
 /// compressor sees, in a cut file as in a whole one (`locate.rs`): a
 /// flipped literal byte, or wrong bytes copied from where the compressor
 /// would copy them too.
-pub(super) fn written_again(block: &[u8], decoded: &[u8], size: usize) -> Cut {
-    let padded = size.clamp(decoded.len(), decoded.len().saturating_add(PADDING));
-    let mut data = Vec::with_capacity(padded);
-    data.extend_from_slice(decoded);
-    data.resize(padded, 0xFF);
+/// The padding goes on `decoded` itself (its capacity is the size header's,
+/// as a rule, so it is not copied), and is taken off again.
+pub(super) fn written_again(block: &[u8], decoded: &mut Vec<u8>, size: usize) -> Cut {
+    let len = decoded.len();
+    let padded = if size <= TABLES {
+        size.max(len)
+    } else {
+        len.saturating_add(TAIL).max(TABLES)
+    };
+    decoded.resize(padded, 0xFF);
+    let verdict = compressed_again(block, decoded, len);
+    decoded.truncate(len);
+    verdict
+}
+
+/// [`written_again`] for `data`, the decoded data (`len` bytes) padded.
+fn compressed_again(block: &[u8], data: &[u8], len: usize) -> Cut {
+    let mut compressors = [Compressor::Reference, Compressor::Flex];
+    // Much data: the compressor that writes its start as the block has it
+    // goes first, and the other is then seldom needed.
+    if len > 2 * TABLES
+        && !writes_start(block, data, Compressor::Reference)
+        && writes_start(block, data, Compressor::Flex)
+    {
+        compressors.reverse();
+    }
     let mut verdict = Cut::Unknown;
-    for compressor in [Compressor::Reference, Compressor::Flex] {
-        let Some(again) = compressor.compress(&data) else {
+    for compressor in compressors {
+        let Some(again) = compressor.compress(data) else {
             continue;
         };
         // The whole sequences (a match ends each) side by side with the
@@ -75,7 +100,7 @@ pub(super) fn written_again(block: &[u8], decoded: &[u8], size: usize) -> Cut {
             run += usize::from(written && run + 1 == whole);
             tail_out = s.out + s.literals + s.len;
         }
-        let Some(tail) = decoded.len().checked_sub(tail_out) else {
+        let Some(tail) = len.checked_sub(tail_out) else {
             return Cut::Differs;
         };
         if same == whole {
@@ -92,6 +117,24 @@ pub(super) fn written_again(block: &[u8], decoded: &[u8], size: usize) -> Cut {
         }
     }
     verdict
+}
+
+/// Whether `compressor`, given the first [`TABLES`] bytes of `data`
+/// (padded), writes the whole sequences of `block` that end there as the
+/// block has them: it sees the same bytes there as given all the data.
+fn writes_start(block: &[u8], data: &[u8], compressor: Compressor) -> bool {
+    let mut start = data[..TABLES].to_vec();
+    start.resize(TABLES + TAIL, 0xFF);
+    let Some(again) = compressor.compress(&start) else {
+        return false;
+    };
+    let mut theirs = sequences(&again).peekable();
+    sequences(block)
+        .take_while(|s| s.len > 0 && s.out + s.literals + s.len + SLACK <= TABLES)
+        .all(|s| {
+            while theirs.next_if(|t| t.out < s.out).is_some() {}
+            theirs.peek().is_some_and(|t| t.decodes_as(&s))
+        })
 }
 
 #[cfg(test)]
@@ -135,8 +178,9 @@ mod tests {
                 for at in (1..block.len()).step_by(block.len() / 40) {
                     let (out, ran_out) = decode(&block[..at], data.len());
                     assert!(ran_out && data.starts_with(&out), "{name}: cut at {at}");
+                    let mut decoded = out.clone();
                     assert_eq!(
-                        written_again(&block[..at], &out, data.len()),
+                        written_again(&block[..at], &mut decoded, data.len()),
                         Cut::Written,
                         "{name}: cut at {at}"
                     );
@@ -184,7 +228,7 @@ mod tests {
                 continue;
             }
             tried += 1;
-            match written_again(&bad, &out, data.len()) {
+            match written_again(&bad, &mut out.clone(), data.len()) {
                 Cut::Written => panic!("flip at {at} taken for a cut"),
                 Cut::Differs => differs += 1,
                 Cut::Unknown => {}
@@ -210,6 +254,9 @@ mod tests {
         let cut = &block[..block.len() / 2];
         let (out, ran_out) = decode(cut, data.len());
         assert!(ran_out && data.starts_with(&out));
-        assert_eq!(written_again(cut, &out, data.len()), Cut::Unknown);
+        let mut decoded = out.clone();
+        assert_eq!(written_again(cut, &mut decoded, data.len()), Cut::Unknown);
+        // The padding is taken off again.
+        assert_eq!(decoded, out);
     }
 }

@@ -101,11 +101,19 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
     // A plausible header bounds the output; a damaged one does not stop us
     // reading what the data holds.
     let limit = if claimed <= cap { claimed } else { cap };
-    let prefix = lz4::decode_prefix(block, limit, limit.min(claimed));
+    let mut prefix = lz4::decode_prefix(block, limit, limit.min(claimed));
     let file_size = bytes.len() as u64;
-    // Whether the block stops because the input ran out, and whether the
-    // decoded data is then all the original's (see `truncated`).
-    let cut = |stop_at_end: bool| truncated(block, &prefix.out, limit, stop_at_end);
+    // Whether the block stops because the input ran out (and where), and
+    // whether the decoded data is then all the original's (`truncated`).
+    let ran_out = match (&prefix.stop, prefix.out.len() == claimed) {
+        (Some(stop), _) => stop
+            .reason
+            .input_ran_out()
+            .then_some(stop.input == block.len()),
+        (None, false) => (prefix.out.len() < claimed).then_some(true),
+        (None, true) => None,
+    };
+    let truncation = ran_out.is_some_and(|at_end| truncated(block, &mut prefix.out, limit, at_end));
     let damage = match (&prefix.stop, prefix.out.len() == claimed) {
         (Some(stop), _) => {
             let file_offset = (MOZLZ4_HEADER_LEN + stop.input) as u64;
@@ -117,7 +125,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
                 json_percent: percent(prefix.out.len() as u64, claimed as u64),
                 kept_json_bytes: prefix.out.len() as u64,
                 reason: format!("damaged LZ4 data: {}", stop.reason),
-                truncation: stop.reason.input_ran_out() && cut(stop.input == block.len()),
+                truncation,
             })
         }
         (None, false) => Some(Damage {
@@ -131,7 +139,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
                 "the size header says {claimed} bytes but the LZ4 data holds {}",
                 prefix.out.len()
             ),
-            truncation: prefix.out.len() < claimed && cut(true),
+            truncation,
         }),
         (None, true) => None,
     };
@@ -153,7 +161,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
 /// nothing tells, and a block that stops at the very end of the input
 /// (`stop_at_end`: in literals or after a match) counts as cut, as it always
 /// did; one that stops in a length or a match offset does not.
-fn truncated(block: &[u8], decoded: &[u8], size: usize, stop_at_end: bool) -> bool {
+fn truncated(block: &[u8], decoded: &mut Vec<u8>, size: usize, stop_at_end: bool) -> bool {
     match cut::written_again(block, decoded, size) {
         cut::Cut::Written => true,
         cut::Cut::Differs => false,
