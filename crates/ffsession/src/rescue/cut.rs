@@ -33,20 +33,26 @@ pub(super) enum Cut {
 /// looking for matches 12 bytes early, or a search step more.
 const SLACK: usize = 32;
 
-/// The data of a cut block is compressed again followed by padding, so that
-/// the compressor writes its end as it did in the middle of the data. The
-/// size of its input picks its hash table (liblz4 and lz4_flex both use a
-/// smaller one under 64 KiB): data that was shorter than this is padded to
-/// its size, and longer data to at least this size.
-const TABLES: usize = 128 * 1024;
-
-/// Otherwise this much padding: far more than the compressor looks ahead.
+/// The data of a cut block is compressed again followed by this much
+/// padding, so that the compressor writes its end as it did in the middle of
+/// the data: far more than the compressor looks ahead.
 const TAIL: usize = 1024;
+
+/// The size of its input picks a compressor's hash table: lz4_flex uses its
+/// large one from 65,535 bytes on (`u16::MAX`), liblz4 from 64 KiB + 11
+/// (`LZ4_64Klimit`). The padding takes the input across neither unless the
+/// data was across it when it was compressed.
+const FLEX_LARGE_TABLE: usize = u16::MAX as usize;
+const LIBLZ4_LARGE_TABLE: usize = 64 * 1024 + 11;
+
+/// How much of the data shows which compressor wrote much data
+/// ([`writes_start`]).
+const PROBE: usize = 128 * 1024;
 
 /// Whether `block`, which decodes to `decoded` and then ends because the
 /// input ran out (a truncated file), is what a compressor writes for that
 /// data. The data is compressed again followed by bytes it never holds
-/// (0xFF, never in UTF-8; see [`TABLES`]; `size` is the size the data had
+/// (0xFF, never in UTF-8; see [`TAIL`]; `size` is the size the data had
 /// when it was compressed, from the size header): a compressor, seeing the same bytes, makes
 /// the same choices, so every whole sequence of the block comes out the
 /// same, and the literals a cut sequence holds come out as literals; only
@@ -60,11 +66,10 @@ const TAIL: usize = 1024;
 /// as a rule, so it is not copied), and is taken off again.
 pub(super) fn written_again(block: &[u8], decoded: &mut Vec<u8>, size: usize) -> Cut {
     let len = decoded.len();
-    let padded = if size <= TABLES {
-        size.max(len)
-    } else {
-        len.saturating_add(TAIL).max(TABLES)
-    };
+    let mut padded = size.min(len.saturating_add(TAIL)).max(len);
+    if size >= FLEX_LARGE_TABLE {
+        padded = padded.max(size.min(LIBLZ4_LARGE_TABLE));
+    }
     decoded.resize(padded, 0xFF);
     let verdict = compressed_again(block, decoded, len);
     decoded.truncate(len);
@@ -76,7 +81,7 @@ fn compressed_again(block: &[u8], data: &[u8], len: usize) -> Cut {
     let mut compressors = [Compressor::Reference, Compressor::Flex];
     // Much data: the compressor that writes its start as the block has it
     // goes first, and the other is then seldom needed.
-    if len > 2 * TABLES
+    if len > 2 * PROBE
         && !writes_start(block, data, Compressor::Reference)
         && writes_start(block, data, Compressor::Flex)
     {
@@ -119,18 +124,18 @@ fn compressed_again(block: &[u8], data: &[u8], len: usize) -> Cut {
     verdict
 }
 
-/// Whether `compressor`, given the first [`TABLES`] bytes of `data`
+/// Whether `compressor`, given the first [`PROBE`] bytes of `data`
 /// (padded), writes the whole sequences of `block` that end there as the
 /// block has them: it sees the same bytes there as given all the data.
 fn writes_start(block: &[u8], data: &[u8], compressor: Compressor) -> bool {
-    let mut start = data[..TABLES].to_vec();
-    start.resize(TABLES + TAIL, 0xFF);
+    let mut start = data[..PROBE].to_vec();
+    start.resize(PROBE + TAIL, 0xFF);
     let Some(again) = compressor.compress(&start) else {
         return false;
     };
     let mut theirs = sequences(&again).peekable();
     sequences(block)
-        .take_while(|s| s.len > 0 && s.out + s.literals + s.len + SLACK <= TABLES)
+        .take_while(|s| s.len > 0 && s.out + s.literals + s.len + SLACK <= PROBE)
         .all(|s| {
             while theirs.next_if(|t| t.out < s.out).is_some() {}
             theirs.peek().is_some_and(|t| t.decodes_as(&s))
@@ -167,24 +172,43 @@ mod tests {
 
     #[test]
     fn a_block_cut_anywhere_is_written_again() {
-        // Firefox's blocks and lz4_flex's, of data under and over 64 KiB
-        // (each compressor picks its hash table by the size of its input).
+        // Firefox's blocks and lz4_flex's, of data under and over 64 KiB and
+        // between the sizes where the two compressors take their large hash
+        // table.
+        let (large, _) = firefox("firefox-large/s10-500-tabs.jsonlz4");
+        let mut cases = Vec::new();
         for name in [
             "firefox/s2-recovery.jsonlz4",
             "firefox-large/s10-500-tabs.jsonlz4",
         ] {
             let (data, firefoxs) = firefox(name);
-            for block in [firefoxs, lz4_flex::block::compress(&data)] {
-                for at in (1..block.len()).step_by(block.len() / 40) {
-                    let (out, ran_out) = decode(&block[..at], data.len());
-                    assert!(ran_out && data.starts_with(&out), "{name}: cut at {at}");
-                    let mut decoded = out.clone();
-                    assert_eq!(
-                        written_again(&block[..at], &mut decoded, data.len()),
-                        Cut::Written,
-                        "{name}: cut at {at}"
-                    );
-                }
+            cases.push((
+                name.to_string(),
+                lz4_flex::block::compress(&data),
+                data.clone(),
+            ));
+            cases.push((name.to_string(), firefoxs, data));
+        }
+        for size in [65_000, 65_540, 70_000] {
+            let data = large[..size].to_vec();
+            for block in [
+                lz4::block::compress(&data, None, false).unwrap(),
+                lz4_flex::block::compress(&data),
+            ] {
+                cases.push((format!("{size} bytes"), block, data.clone()));
+            }
+        }
+        for (name, block, data) in cases {
+            for at in (1..block.len()).step_by(block.len() / 40) {
+                let (out, ran_out) = decode(&block[..at], data.len());
+                assert!(ran_out && data.starts_with(&out), "{name}: cut at {at}");
+                let mut decoded = out.clone();
+                assert_eq!(
+                    written_again(&block[..at], &mut decoded, data.len()),
+                    Cut::Written,
+                    "{name}: cut at {at}"
+                );
+                assert_eq!(decoded, out);
             }
         }
     }
