@@ -3,7 +3,8 @@
 Routes (N is any integer, extra query strings are ignored but kept in URLs):
   /p/N        plain page, distinct title (some non-ASCII / quote characters)
   /form/N     page with a text input and a textarea (for typed form data)
-  /storage/N  page that sets sessionStorage on load
+  /storage/N  page that sets sessionStorage on load (keys `e2e-key-N` and
+              `counter`, each followed by PageServer.storage_mark)
   /icon/N     page whose favicon is a data: URI
   /favicon.ico  204 (avoid noisy 404s)
 """
@@ -84,10 +85,11 @@ class _Handler(BaseHTTPRequestHandler):
                     '<input type="submit" value="go"></form>' % (n, n))
             return self._send(200, _page(title, body, noicon))
         if kind == "storage":
+            mark = self.server.storage_mark
             body = ("<h1>storage %d</h1><script>"
-                    "sessionStorage.setItem('e2e-key-%d', 'value-%d Ünï');"
-                    "sessionStorage.setItem('counter', String(%d));"
-                    "</script>" % (n, n, n, n))
+                    "sessionStorage.setItem('e2e-key-%d%s', 'value-%d Ünï');"
+                    "sessionStorage.setItem('counter%s', String(%d));"
+                    "</script>" % (n, n, mark, n, mark, n))
             return self._send(200, _page(title, body, noicon))
         if kind == "icon":
             head = '<link rel="icon" type="image/png" href="%s">' % ICON_DATA_URI
@@ -101,6 +103,10 @@ class PageServer:
     def __init__(self):
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
+        # Appended to the sessionStorage keys the storage pages write: a
+        # scenario sets it to tell items a page wrote from items Firefox
+        # restored from a session file (and puts "" back when done).
+        self.httpd.storage_mark = ""
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever,
                                        name="e2e-pages", daemon=True)
@@ -118,6 +124,14 @@ class PageServer:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    @property
+    def storage_mark(self) -> str:
+        return self.httpd.storage_mark
+
+    @storage_mark.setter
+    def storage_mark(self, mark: str):
+        self.httpd.storage_mark = mark
 
     def url(self, kind: str, n: int, query: str = "") -> str:
         u = "http://127.0.0.1:%d/%s/%d" % (self.port, kind, n)

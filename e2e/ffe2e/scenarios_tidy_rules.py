@@ -15,6 +15,10 @@ from .scenarios import build_rich_session, scenario, stable_copy
 from .scenarios_tidy import current_url, run_tidy
 
 TRIM = 1
+# What the storage pages append to the keys they write once the original
+# session is built (pages.PageServer.storage_mark): an unmarked item in
+# Firefox's view can then only have come from the session file.
+PAGE_MARK = "-after-build"
 
 
 def expected_after_tidy(state, trim):
@@ -56,13 +60,55 @@ def firefox_tabs(snap):
             for w in snap["windows"]]
 
 
-def payload_counts(snap):
-    """Tabs holding form data, session storage, and (not yet loaded) a data: favicon."""
-    tabs = [t for w in snap["windows"] for t in w["tabs"]]
-    return {"formdata": sum(1 for t in tabs if t["formdata"]),
-            "storage": sum(1 for t in tabs if t["storage"]),
-            "data_icon_pending": sum(1 for t in tabs if t["pending"]
-                                     and (t["image"] or "").startswith("data:"))}
+def file_tabs(state):
+    """Per window, each tab of a session file as (current URL, history entries, index)."""
+    return [[(current_url(t), len(t["entries"]), t.get("index")) for t in w["tabs"]]
+            for w in state["windows"]]
+
+
+def file_payload(state):
+    """What a session file holds that --drop-closed and --drop-payload remove."""
+    tabs = [t for w in state["windows"] for t in w["tabs"]]
+    return {"closed tabs per window": [len(w.get("_closedTabs") or []) for w in state["windows"]],
+            "closed windows": len(state.get("_closedWindows") or []),
+            "tabs with form data": sum(1 for t in tabs if t.get("formdata")),
+            "tabs with session storage": sum(1 for t in tabs if t.get("storage")),
+            "tabs with a data: favicon": sum(1 for t in tabs
+                                             if (t.get("image") or "").startswith("data:"))}
+
+
+NO_PAYLOAD = {"closed tabs per window": None, "closed windows": 0, "tabs with form data": 0,
+              "tabs with session storage": 0, "tabs with a data: favicon": 0}
+
+
+def typed_values(formdata):
+    """The non-empty values of a tab's form data, as (field, value): Firefox
+    also records a field no one typed into (an empty textarea, as "")."""
+    out = []
+    for kind in ("id", "xpath"):
+        for field, value in ((formdata or {}).get(kind) or {}).items():
+            if value not in ("", None, False):
+                out.append((field, json.dumps(value, ensure_ascii=False)))
+    return out
+
+
+def from_the_file(snap):
+    """What of Firefox's view of its session only the session file it read can
+    have given it, per tab URL: typed form values (no test page fills a field),
+    sessionStorage items without PAGE_MARK (a storage page loaded since the
+    original was built writes marked ones, so what a page does after loading
+    is not counted), and the data: favicon of a tab not loaded yet."""
+    out = {"form data": [], "session storage": [], "data: favicons (not loaded)": []}
+    for w in snap["windows"]:
+        for t in w["tabs"]:
+            url = ff_tab_url(t)
+            out["form data"] += [(url, f, v) for f, v in typed_values(t["formdata"])]
+            out["session storage"] += [(url, origin, k, v)
+                                       for origin, items in (t["storage"] or {}).items()
+                                       for k, v in items.items() if not k.endswith(PAGE_MARK)]
+            if t["pending"] and (t["image"] or "").startswith("data:"):
+                out["data: favicons (not loaded)"].append(url)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def closed_counts(snap):
@@ -85,13 +131,23 @@ def s15_tidy_rewrite(ctx):
     """A rich session written by Firefox (3 windows, back/forward history, pinned,
     hidden, container and grouped tabs, form data, session storage, data: favicons,
     closed tabs and a closed window) plus one page open three times. `tidy` with the
-    four rules that rewrite what they keep; Firefox at a default start must reopen
-    per window exactly the tabs worked out here from the rules, each at its current
-    page with its trimmed history, with no closed tabs or windows and no form data
-    or storage; `restore` of the undo snapshot must give back the original."""
+    four rules that rewrite what they keep. The file tidy wrote must hold per window
+    exactly the tabs worked out here from the rules, each at its current page with its
+    trimmed history, and no closed tabs or windows, form data, storage or data:
+    favicons; Firefox at a default start must reopen exactly those tabs and histories,
+    with no closed tabs or windows, and nothing of the dropped payload may come back
+    from the file (pages that write session storage on load do so under a mark);
+    `restore` of the undo snapshot must give back the original."""
     if ctx.firefox_only:
         raise Skip("needs the ffsession binary")
     ctx.cli.require()
+    try:
+        return tidy_and_undo(ctx)
+    finally:
+        ctx.srv.storage_mark = ""
+
+
+def tidy_and_undo(ctx):
     srv = ctx.srv
     dup = srv.url("p", 600)
     with ctx.firefox() as ff:
@@ -106,15 +162,17 @@ def s15_tidy_rewrite(ctx):
         before = ff.snapshot()
         ff.quit()
         profile = ff.profile
+    # From now on a storage page's items are marked as written after the build.
+    srv.storage_mark = PAGE_MARK
     # What tidy reads: the file Firefox wrote at quit.
     original_file = stable_copy(os.path.join(profile, "sessionstore.jsonlz4"),
                                 ctx.path("original.jsonlz4"))
     expected = expected_after_tidy(mozlz4.load_json(original_file), TRIM)
     soft = Soft()
     want_before = firefox_tabs(before)
-    original_payload = payload_counts(before)
-    if (closed_counts(before)[1] < 1 or not original_payload["formdata"]
-            or not original_payload["storage"]
+    original_payload = from_the_file(before)
+    if (closed_counts(before)[1] < 1 or not original_payload["form data"]
+            or not original_payload["session storage"]
             or sum(1 for w in want_before for t in w if t[0] == dup) != 3
             or not any(n > 1 + 2 * TRIM for w in want_before for _, n, _ in w)):
         raise CheckFailed("HARNESS: the original lacks what the rules act on: closed %r, "
@@ -126,6 +184,16 @@ def s15_tidy_rewrite(ctx):
     rules = ("--close-duplicates", "--trim-history", str(TRIM), "--drop-closed", "--drop-payload")
     r, undo = run_tidy(ctx, base, *rules)
 
+    # What tidy wrote, before Firefox (or any page) runs on it.
+    tidied = mozlz4.load_json(stable_copy(os.path.join(profile, "sessionstore.jsonlz4"),
+                                          ctx.path("tidied.jsonlz4")))
+    soft.eq("the file tidy wrote holds exactly the planned tabs, each at its page with its "
+            "trimmed history (URL, entries, index per tab, per window)", file_tabs(tidied),
+            expected, r.cmd)
+    soft.eq("the file tidy wrote holds no closed tabs or windows, form data, session storage "
+            "or data: favicons", file_payload(tidied),
+            dict(NO_PAYLOAD, **{"closed tabs per window": [0] * len(tidied["windows"])}), r.cmd)
+
     after = start_default(ctx, profile)
     got = firefox_tabs(after)
     soft.eq("Firefox reopened exactly the planned tabs, each at its page with its trimmed "
@@ -134,8 +202,8 @@ def s15_tidy_rewrite(ctx):
             1, r.cmd)
     soft.eq("no closed tabs or windows", closed_counts(after),
             ([0] * len(after["windows"]), 0), r.cmd)
-    soft.eq("no form data, session storage or data: favicons", payload_counts(after),
-            {"formdata": 0, "storage": 0, "data_icon_pending": 0}, r.cmd)
+    soft.eq("Firefox got no form data, session storage or data: favicon from the file",
+            from_the_file(after), {k: [] for k in original_payload}, r.cmd)
 
     rr = ctx.cli.run(*base, "restore", undo)
     back = start_default(ctx, profile)
@@ -143,13 +211,13 @@ def s15_tidy_rewrite(ctx):
             firefox_tabs(back), want_before, rr.cmd)
     soft.eq("restore of the undo snapshot: closed tabs and windows back", closed_counts(back),
             closed_counts(before), rr.cmd)
-    soft.eq("restore of the undo snapshot: form data and storage back",
-            {k: v for k, v in payload_counts(back).items() if k != "data_icon_pending"},
-            {k: v for k, v in original_payload.items() if k != "data_icon_pending"}, rr.cmd)
+    soft.eq("restore of the undo snapshot: typed form data and session storage back",
+            {k: v for k, v in from_the_file(back).items() if k != "data: favicons (not loaded)"},
+            {k: v for k, v in original_payload.items() if k != "data: favicons (not loaded)"},
+            rr.cmd)
     soft.raise_if_any("tidy rules")
     n_before = sum(map(len, want_before))
     return ("%d -> %d tabs (a page open 3 times kept once), histories trimmed to %d entry each "
-            "side, closed tabs/windows and form data/storage dropped: Firefox reopened exactly "
-            "the planned tabs; undo brought back all %d with their histories and closed items"
-            % (n_before, sum(map(len, got)), TRIM, n_before))
-
+            "side, closed tabs/windows and form data/storage dropped: the file and Firefox hold "
+            "exactly the planned tabs; undo brought back all %d with their histories and "
+            "closed items" % (n_before, sum(map(len, got)), TRIM, n_before))

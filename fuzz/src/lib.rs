@@ -227,7 +227,9 @@ fn check_json_record(v: &serde_json::Value, r: &TabRecord<'_>) {
 /// recovers reads as the session it reports, and its mozlz4 decompresses to
 /// the same JSON. A file the reader accepts is recovered as it is. And for a
 /// valid session, rescuing it cut at several points (plain JSON and mozlz4)
-/// recovers only tabs of the original, in order: a clean cut never adds one.
+/// recovers only tabs of the original, in order: a clean cut never adds one,
+/// and of strict JSON cut as mozlz4, all that the cut file decodes to is
+/// trusted.
 pub fn rescue(data: &[u8]) {
     let full = check_rescue(data);
     if let Ok(d) = SessionData::from_bytes("fuzz", data.to_vec()) {
@@ -242,10 +244,13 @@ pub fn rescue(data: &[u8]) {
             let all = open_urls(&session);
             let json = d.json();
             let packed = format::compress(json).unwrap();
+            // Strict JSON (no repair, nothing after the value) is valid as far
+            // as any cut of it goes.
+            let strict = serde_json::from_slice::<serde_json::Value>(json).is_ok();
             for cut in [json.len() / 3, json.len() / 2, json.len() * 9 / 10] {
-                for prefix in [
-                    &json[..cut],
-                    &packed[..(MOZLZ4_HEADER_LEN + cut).min(packed.len())],
+                for (prefix, mozlz4) in [
+                    (&json[..cut], false),
+                    (&packed[..(MOZLZ4_HEADER_LEN + cut).min(packed.len())], true),
                 ] {
                     if let Some(r) = check_rescue(prefix) {
                         let json = r.json();
@@ -255,6 +260,14 @@ pub fn rescue(data: &[u8]) {
                             got.iter().all(|u| all.contains(u)),
                             "a cut file gave a tab that was not in the original"
                         );
+                        // A clean cut of a block ffsession wrote: the
+                        // compressor writes it again, so nothing is distrusted.
+                        if let (true, true, Some(d)) = (strict, mozlz4, &r.damage) {
+                            assert_eq!(
+                                d.kept_json_bytes, d.json_offset,
+                                "a clean cut was distrusted: {d:?}"
+                            );
+                        }
                     }
                 }
             }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_stdout, session, stderr, TestEnv};
+use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
 
 /// `ffsession rescue INPUT -o out.jsonlz4`, run to the end.
 fn rescue_to_out(env: &TestEnv, input: &Path) -> std::process::Output {
@@ -230,4 +230,47 @@ fn a_damaged_snapshot_in_the_store_is_rescued() {
         tab_urls(&env, &env.path().join("out.jsonlz4")).len() as u64,
         tabs
     );
+}
+
+#[test]
+fn a_firefox_file_cut_cleanly_trusts_all_it_decodes() {
+    // Issue 20: the 50-tab file Firefox wrote, cut at 60% (in a match offset),
+    // was taken for damage and 7 KB before the cut were distrusted: 20 tabs
+    // came back of the 29 that lie wholly before it.
+    let env = TestEnv::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ffsession/tests/fixtures/firefox/s2-recovery.jsonlz4");
+    let packed = fs::read(fixture).unwrap();
+    let original = env.write("orig.jsonlz4", &packed);
+    let all = tab_urls(&env, &original);
+    let cut = env.write("cut.jsonlz4", &packed[..packed.len() * 60 / 100]);
+    let report = ok_json(
+        env.cmd()
+            .args(["rescue", "--json", "-o", "out.jsonlz4"])
+            .arg(&cut),
+    );
+    let damage = &report["damage"];
+    assert_eq!(damage["file_percent"], 100.0, "{report}");
+    // All that the cut file decodes to is trusted.
+    assert_eq!(damage["kept_json_bytes"], damage["json_offset"], "{report}");
+    let got = tab_urls(&env, &env.path().join("out.jsonlz4"));
+    assert_eq!(report["tabs"].as_u64().unwrap() as usize, got.len());
+    assert_eq!(got[..], all[..got.len()]);
+    // As many tabs as the readable JSON itself gives, cut as plain JSON
+    // (where nothing but the cut is in question).
+    let json = ok_output(env.cmd().arg("decompress").arg(&original)).stdout;
+    let readable = damage["json_offset"].as_u64().unwrap() as usize;
+    assert!(
+        readable > json.len() / 2 && readable < json.len(),
+        "{report}"
+    );
+    let prefix = env.write("prefix.json", &json[..readable]);
+    ok_output(
+        env.cmd()
+            .args(["rescue", "-o", "from-json.jsonlz4"])
+            .arg(&prefix),
+    );
+    let want = tab_urls(&env, &env.path().join("from-json.jsonlz4"));
+    assert!(want.len() > 20, "{}", want.len());
+    assert_eq!(got, want);
 }

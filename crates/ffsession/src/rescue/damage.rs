@@ -3,7 +3,7 @@
 
 use serde::de::IgnoredAny;
 
-use super::{locate, lz4, repair, Damage};
+use super::{cut, locate, lz4, repair, Damage};
 use crate::error::FormatError;
 use crate::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
 
@@ -101,8 +101,19 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
     // A plausible header bounds the output; a damaged one does not stop us
     // reading what the data holds.
     let limit = if claimed <= cap { claimed } else { cap };
-    let prefix = lz4::decode_prefix(block, limit, limit.min(claimed));
+    let mut prefix = lz4::decode_prefix(block, limit, limit.min(claimed));
     let file_size = bytes.len() as u64;
+    // Whether the block stops because the input ran out (and where), and
+    // whether the decoded data is then all the original's (`truncated`).
+    let ran_out = match (&prefix.stop, prefix.out.len() == claimed) {
+        (Some(stop), _) => stop
+            .reason
+            .input_ran_out()
+            .then_some(stop.input == block.len()),
+        (None, false) => (prefix.out.len() < claimed).then_some(true),
+        (None, true) => None,
+    };
+    let truncation = ran_out.is_some_and(|at_end| truncated(block, &mut prefix.out, limit, at_end));
     let damage = match (&prefix.stop, prefix.out.len() == claimed) {
         (Some(stop), _) => {
             let file_offset = (MOZLZ4_HEADER_LEN + stop.input) as u64;
@@ -114,7 +125,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
                 json_percent: percent(prefix.out.len() as u64, claimed as u64),
                 kept_json_bytes: prefix.out.len() as u64,
                 reason: format!("damaged LZ4 data: {}", stop.reason),
-                truncation: stop.input == block.len(),
+                truncation,
             })
         }
         (None, false) => Some(Damage {
@@ -128,7 +139,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
                 "the size header says {claimed} bytes but the LZ4 data holds {}",
                 prefix.out.len()
             ),
-            truncation: prefix.out.len() < claimed,
+            truncation,
         }),
         (None, true) => None,
     };
@@ -139,6 +150,23 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, FormatError> {
         block: Some((block, limit)),
         json_expected: Some(claimed as u64),
     })
+}
+
+/// Whether a block that stops because the input ran out is a clean cut: all
+/// it decodes to (`decoded`) is then the original's, and nothing before the
+/// end is distrusted. So it is when a compressor writes it again as it is
+/// (`cut.rs`): the input simply ended. When the compressor
+/// that wrote it writes it differently, it is damaged before the end. When
+/// neither compressor agrees with it (a file another compressor wrote),
+/// nothing tells, and a block that stops at the very end of the input
+/// (`stop_at_end`: in literals or after a match) counts as cut, as it always
+/// did; one that stops in a length or a match offset does not.
+fn truncated(block: &[u8], decoded: &mut Vec<u8>, size: usize, stop_at_end: bool) -> bool {
+    match cut::written_again(block, decoded, size) {
+        cut::Cut::Written => true,
+        cut::Cut::Differs => false,
+        cut::Cut::Unknown => stop_at_end,
+    }
 }
 
 /// The JSON text of the decoded data: from its first `{`, past a byte-order
@@ -176,13 +204,25 @@ pub(super) fn json_check(text: &[u8]) -> JsonCheck {
         Ok(()) => return JsonCheck::Complete,
         Err(e) => e,
     };
-    if err.is_eof() {
+    let at = offset_of(text, err.line(), err.column());
+    if err.is_eof() || (at == text.len() && reads_on(text)) {
         return JsonCheck::EndsEarly;
     }
-    let at = offset_of(text, err.line(), err.column());
     let message = err.to_string();
     let what = message.split(" at line ").next().unwrap_or(&message);
     JsonCheck::Invalid(at, format!("invalid JSON: {what}"))
+}
+
+/// Whether `text`, invalid at its very end, reads on with one more digit: a
+/// number cut after its sign, point or exponent (`-`, `1.`, `1e+`), which
+/// serde_json calls invalid rather than cut.
+fn reads_on(text: &[u8]) -> bool {
+    let mut more = Vec::with_capacity(text.len() + 1);
+    more.extend_from_slice(text);
+    more.push(b'0');
+    let mut de = serde_json::Deserializer::from_slice(&more);
+    let read: Result<IgnoredAny, _> = serde::Deserialize::deserialize(&mut de);
+    read.is_err_and(|e| e.is_eof())
 }
 
 /// The byte offset of serde_json's (1-based line, column).

@@ -32,20 +32,20 @@ use super::lz4::length;
 /// One LZ4 sequence, by what it decodes to (its literal bytes are the data's
 /// own bytes at `out`, so two blocks of the same data agree on them).
 #[derive(Debug, Clone, Copy)]
-struct Sequence {
+pub(super) struct Sequence {
     /// Where it starts in the block (not compared: see [`Sequence::decodes_as`]).
     input: usize,
     /// Where its output starts.
-    out: usize,
-    literals: usize,
+    pub(super) out: usize,
+    pub(super) literals: usize,
     /// Match offset and length (0, 0 for the last, literals-only sequence).
     offset: u16,
-    len: usize,
+    pub(super) len: usize,
 }
 
 impl Sequence {
     /// Whether `other` decodes to the same bytes at the same place.
-    fn decodes_as(&self, other: &Sequence) -> bool {
+    pub(super) fn decodes_as(&self, other: &Sequence) -> bool {
         (self.out, self.literals, self.offset, self.len)
             == (other.out, other.literals, other.offset, other.len)
     }
@@ -53,7 +53,7 @@ impl Sequence {
 
 /// The compressors that write session files.
 #[derive(Debug, Clone, Copy)]
-enum Compressor {
+pub(super) enum Compressor {
     /// liblz4's `LZ4_compress_default`, as Firefox.
     Reference,
     /// lz4_flex, as ffsession.
@@ -61,7 +61,7 @@ enum Compressor {
 }
 
 impl Compressor {
-    fn compress(self, data: &[u8]) -> Option<Vec<u8>> {
+    pub(super) fn compress(self, data: &[u8]) -> Option<Vec<u8>> {
         match self {
             Compressor::Reference => lz4::block::compress(data, None, false).ok(),
             Compressor::Flex => Some(lz4_flex::block::compress(data)),
@@ -100,7 +100,7 @@ pub(crate) struct Written {
 /// the same. `None` if neither does. Firefox's compressor is tried first, and
 /// the other only if it does not agree (the two never both do).
 pub(crate) fn compare(block: &[u8], decoded: &[u8], shows: usize) -> Option<Written> {
-    let ours = sequences(block);
+    let ours: Vec<Sequence> = sequences(block).collect();
     let before = ours.iter().take_while(|s| s.out < shows).count();
     if before == 0 {
         return None;
@@ -108,11 +108,11 @@ pub(crate) fn compare(block: &[u8], decoded: &[u8], shows: usize) -> Option<Writ
     let same = [Compressor::Reference, Compressor::Flex]
         .into_iter()
         .filter_map(|compressor| compressor.compress(decoded))
-        .map(|again| same_sequences(&ours, &sequences(&again)))
+        .map(|again| same_sequences(&ours, &sequences(&again).collect::<Vec<_>>()))
         .find(|same| {
             let agreed = &same[..before];
-            agreed.iter().take_while(|&&b| b).count() >= AGREED_RUN
-                || agreed.iter().filter(|&&b| b).count() as f64 / before as f64 >= AGREEMENT
+            let run = agreed.iter().take_while(|&&b| b).count();
+            agrees(before, agreed.iter().filter(|&&b| b).count(), run)
         })?;
     Some(Written {
         sequences: ours,
@@ -214,6 +214,13 @@ impl Written {
     }
 }
 
+/// Whether a compressor that writes `same` of a block's first `sequences`
+/// sequences the same, the first `run` of them in a row, is the one that
+/// wrote it.
+pub(super) fn agrees(sequences: usize, same: usize, run: usize) -> bool {
+    run >= AGREED_RUN || same as f64 / sequences as f64 >= AGREEMENT
+}
+
 /// Per sequence of `ours`: whether `theirs` holds the same sequence at the
 /// same place.
 fn same_sequences(ours: &[Sequence], theirs: &[Sequence]) -> Vec<bool> {
@@ -230,45 +237,57 @@ fn same_sequences(ours: &[Sequence], theirs: &[Sequence]) -> Vec<bool> {
 
 /// The sequences of `block`, as far as they can be read (no data is decoded:
 /// only lengths and offsets).
-fn sequences(block: &[u8]) -> Vec<Sequence> {
-    let mut out = Vec::new();
-    let (mut i, mut at) = (0usize, 0usize);
-    while i < block.len() {
-        let input = i;
-        let token = block[i];
+pub(super) fn sequences(block: &[u8]) -> Sequences<'_> {
+    Sequences { block, i: 0, at: 0 }
+}
+
+/// The iterator [`sequences`] returns.
+pub(super) struct Sequences<'a> {
+    block: &'a [u8],
+    /// Where the next sequence starts in the block (its length once done).
+    i: usize,
+    /// Where its output starts.
+    at: usize,
+}
+
+impl Iterator for Sequences<'_> {
+    type Item = Sequence;
+
+    fn next(&mut self) -> Option<Sequence> {
+        let block = self.block;
+        let (input, mut i) = (self.i, self.i);
+        self.i = block.len();
+        let token = *block.get(i)?;
         i += 1;
-        let Some(literals) = length(block, &mut i, usize::from(token >> 4)) else {
-            break;
-        };
+        let literals = length(block, &mut i, usize::from(token >> 4))?;
         if literals > block.len() - i {
-            break;
+            return None;
         }
         i += literals;
         if i + 2 > block.len() {
-            out.push(Sequence {
+            // The last sequence: literals only (or a cut match offset).
+            return Some(Sequence {
                 input,
-                out: at,
+                out: self.at,
                 literals,
                 offset: 0,
                 len: 0,
             });
-            break;
         }
         let offset = u16::from_le_bytes([block[i], block[i + 1]]);
         i += 2;
-        let Some(len) = length(block, &mut i, usize::from(token & 15)) else {
-            break;
-        };
-        out.push(Sequence {
+        let len = length(block, &mut i, usize::from(token & 15))? + 4;
+        let s = Sequence {
             input,
-            out: at,
+            out: self.at,
             literals,
             offset,
-            len: len + 4,
-        });
-        at += literals + len + 4;
+            len,
+        };
+        self.i = i;
+        self.at += literals + len;
+        Some(s)
     }
-    out
 }
 
 #[cfg(test)]

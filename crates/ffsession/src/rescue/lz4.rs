@@ -38,6 +38,22 @@ pub(crate) enum Reason {
     EndsAfterMatch,
 }
 
+impl Reason {
+    /// Whether decoding stopped because the block ended inside a sequence
+    /// (or after a match, where literals must end a block): what a cut file
+    /// looks like, though damage that garbles a length can look the same.
+    pub(crate) fn input_ran_out(self) -> bool {
+        matches!(
+            self,
+            Reason::InLiteralLength
+                | Reason::InLiterals
+                | Reason::InMatchOffset
+                | Reason::InMatchLength
+                | Reason::EndsAfterMatch
+        )
+    }
+}
+
 impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

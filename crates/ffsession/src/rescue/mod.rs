@@ -11,6 +11,7 @@
 //! An undamaged file is rescued as itself: the reader's normal path reads it
 //! first, so that case costs what [`crate::SessionData::parse`] costs.
 
+mod cut;
 mod damage;
 mod defer;
 mod locate;
