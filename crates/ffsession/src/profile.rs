@@ -325,9 +325,9 @@ fn parentlock_held(profile_dir: &Path) -> Option<bool> {
 /// `Ok(None)` if another process (a running Firefox) holds it. The lock is
 /// released when the file is dropped.
 pub fn take_profile_lock(dir: &Path) -> Result<Option<fs::File>, crate::error::PathError> {
-    use crate::error::IoResultExt;
     #[cfg(unix)]
     {
+        use crate::error::IoResultExt;
         use rustix::fs::{fcntl_lock, FlockOperation};
         let path = dir.join(".parentlock");
         let file = fs::File::options()

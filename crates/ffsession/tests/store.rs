@@ -9,7 +9,7 @@ use ffsession::format::decompress;
 use ffsession::sources::SourceKind;
 use ffsession::store::{
     ChunkerParams, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus, Store, StoreError,
-    CATALOG_FILE, CHUNKS_DIR, LOCK_FILE,
+    CATALOG_FILE, CHUNKS_DIR,
 };
 use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
@@ -247,7 +247,11 @@ fn folders_are_0700_and_files_0600() {
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&tmp.path().join("nested")), 0o700);
         assert_eq!(mode(&dir.join(CHUNKS_DIR)), 0o700);
-        for name in [CATALOG_FILE, "catalog.sqlite-wal", LOCK_FILE] {
+        for name in [
+            CATALOG_FILE,
+            "catalog.sqlite-wal",
+            ffsession::store::LOCK_FILE,
+        ] {
             assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
         }
         let chunks = chunk_files(&dir);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::Spec;
 
 use crate::common::{
-    expect_error, ok_json, ok_output, ok_stdout, packed, session, stderr, stdout_json, TestEnv,
+    expect_error, ok_json, ok_stdout, packed, session, stderr, stdout_json, TestEnv,
 };
 
 #[test]
@@ -278,11 +278,10 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
         assert!(err.contains(msg), "{id}: {err}");
     }
 
-    // Firefox holds an fcntl lock on .parentlock while it runs; a child
-    // process plays Firefox here.
-    #[cfg(unix)]
+    // Firefox holds an fcntl lock on .parentlock while it runs (on Windows,
+    // parent.lock open without sharing); a holder plays Firefox here.
     {
-        let holder = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
+        let holder = ffsession_gen::FirefoxLockHolder::hold(&profile);
         let before = snapshot_files(&profile);
         let err = expect_error(env.store_cmd(&profile).args(["restore", "1"]));
         drop(holder);
@@ -380,7 +379,7 @@ fn service_install_writes_a_systemd_user_unit() {
         "{unit}"
     );
     assert!(installed.contains(&unit_path.display().to_string()));
-    ok_output(
+    crate::common::ok_output(
         env.store_cmd(&profile)
             .args(["service", "uninstall", "--no-enable"]),
     );

@@ -6,14 +6,14 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use ffsession_gen::FlockHolder;
+use ffsession_gen::StoreLockHolder;
 
 use crate::common::{expect_error, ok_json, ok_output, ok_stdout, packed, stderr, TestEnv};
 
 /// A store with one backup, and a child process holding its lock.
-fn locked_store(env: &TestEnv) -> (std::path::PathBuf, FlockHolder) {
+fn locked_store(env: &TestEnv) -> (std::path::PathBuf, StoreLockHolder) {
     let profile = env.back_up_recovery(&packed(3, 1_795_000_000_000));
-    let holder = FlockHolder::hold(&env.store_dir().join("lock"));
+    let holder = StoreLockHolder::hold(&env.store_dir().join("lock"));
     (profile, holder)
 }
 

@@ -167,6 +167,7 @@ pub(super) fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
 /// Create folder `dir` (0700) inside `parent` if it is missing, and fsync
 /// `parent` so the new entry survives a crash.
 pub(super) fn make_dir(dir: &Path, parent: &Path) -> Result<(), StoreError> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut builder = fs::DirBuilder::new();
     #[cfg(unix)]
     {
