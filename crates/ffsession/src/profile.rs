@@ -15,14 +15,15 @@ use std::path::{Path, PathBuf};
 /// and data directories (`~/.mozilla/firefox` on Linux,
 /// `~/Library/Application Support/Firefox` on macOS, `%APPDATA%\Mozilla\Firefox`
 /// on Windows).
+/// [`crate::platform::Platform::firefox_root`] says it for every platform.
 pub fn platform_root(home: &Path, data_dir: &Path) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        data_dir.join("Firefox")
-    } else if cfg!(windows) {
-        data_dir.join("Mozilla").join("Firefox")
-    } else {
-        home.join(".mozilla").join("firefox")
-    }
+    let folders = crate::platform::Folders {
+        home: home.to_path_buf(),
+        data: data_dir.to_path_buf(),
+        data_local: data_dir.to_path_buf(),
+        config: data_dir.to_path_buf(),
+    };
+    crate::platform::Platform::CURRENT.firefox_root(&folders)
 }
 
 /// Why a profile could not be found or read.
