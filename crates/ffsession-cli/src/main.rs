@@ -8,6 +8,7 @@ mod commands;
 mod config;
 mod error;
 mod fmt;
+mod folders;
 mod lock_wait;
 
 use std::process::ExitCode;

@@ -15,7 +15,9 @@
 mod platform;
 #[cfg(unix)]
 pub use platform::FcntlLockHolder;
-pub use platform::{link_dir, link_file, FirefoxLockHolder, StoreLockHolder};
+pub use platform::{
+    interrupt, interruptible, link_dir, link_file, FirefoxLockHolder, StoreLockHolder,
+};
 
 use serde_json::{json, Map, Value};
 
