@@ -417,6 +417,39 @@ pub fn sync_dir(dir: &Path) -> Result<(), PathError> {
     }
 }
 
+/// `path` as a library that passes file names to Windows as they are
+/// (SQLite) must be given it: on Windows a long path (from 200 characters,
+/// leaving room for SQLite's `-journal`, `-wal` and `-shm` names and for the
+/// files of a folder) becomes an absolute `\\?\` path, which Windows opens
+/// past MAX_PATH (260 characters), as std does for its own calls. Elsewhere,
+/// and for shorter paths, `path` itself.
+pub fn long_path_for_ffi(path: &Path) -> PathBuf {
+    #[cfg(windows)]
+    {
+        use std::ffi::OsString;
+        let verbatim = path.as_os_str().as_encoded_bytes().starts_with(br"\\?\");
+        if path.as_os_str().len() >= 200 && !verbatim {
+            if let Ok(absolute) = std::path::absolute(path) {
+                let bytes = absolute.as_os_str().as_encoded_bytes();
+                let mut long = OsString::new();
+                match bytes.strip_prefix(br"\\") {
+                    // \\server\share\... is \\?\UNC\server\share\...
+                    Some(_) => {
+                        long.push(r"\\?\UNC\");
+                        long.push(&absolute.as_os_str().to_string_lossy()[2..]);
+                    }
+                    None => {
+                        long.push(r"\\?\");
+                        long.push(absolute.as_os_str());
+                    }
+                }
+                return PathBuf::from(long);
+            }
+        }
+    }
+    path.to_path_buf()
+}
+
 /// True if `a` and `b` name the same existing file.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     match (fs::canonicalize(a), fs::canonicalize(b)) {
@@ -506,6 +539,26 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "old");
         // The temporary file is gone: nothing but the old file is left.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_long_path_is_handed_to_sqlite_as_a_verbatim_path() {
+        let short = Path::new(r"C:\Users\me\store\catalog.sqlite");
+        assert_eq!(long_path_for_ffi(short), short);
+        let long = Path::new(r"C:\Users\Jörg")
+            .join("x".repeat(250))
+            .join("catalog.sqlite");
+        let mut expected = std::ffi::OsString::from(r"\\?\");
+        expected.push(long.as_os_str());
+        assert_eq!(long_path_for_ffi(&long).as_os_str(), expected);
+        let unc = Path::new(r"\\server\share").join("y".repeat(250));
+        assert_eq!(
+            long_path_for_ffi(&unc).to_string_lossy(),
+            format!(r"\\?\UNC\server\share\{}", "y".repeat(250))
+        );
+        let verbatim = PathBuf::from(format!(r"\\?\C:\{}", "z".repeat(250)));
+        assert_eq!(long_path_for_ffi(&verbatim), verbatim);
     }
 
     #[cfg(unix)]
