@@ -15,9 +15,7 @@
 mod platform;
 #[cfg(unix)]
 pub use platform::FcntlLockHolder;
-pub use platform::{
-    interrupt, interruptible, link_dir, link_file, FirefoxLockHolder, StoreLockHolder,
-};
+pub use platform::{interrupt, link_dir, link_file, FirefoxLockHolder, StoreLockHolder};
 
 use serde_json::{json, Map, Value};
 

@@ -304,7 +304,8 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
 fn watch_backs_up_on_change_and_stops_on_interrupt() {
     let env = TestEnv::new();
     let profile = env.profile_with_recovery(&packed(5, 1_000));
-    let child = ffsession_gen::interruptible(&mut env.std_store_cmd_at(&profile, &env.store_dir()))
+    let mut child = env
+        .std_store_cmd_at(&profile, &env.store_dir())
         .args(["watch", "--interval", "1s"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -342,14 +343,15 @@ fn watch_backs_up_on_change_and_stops_on_interrupt() {
     wait_for(2);
     let newest = &list(&env)[0];
     assert_eq!(newest["counts"]["tabs"], 9);
-    ffsession_gen::interrupt(&child);
+    ffsession_gen::interrupt(&mut child);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.starts_with("watching ") && text.trim_end().ends_with("stopped"),
-        "{text}"
-    );
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(text.starts_with("watching "), "{text}");
+    // Ctrl-C reaches it on Unix only (see `ffsession_gen::interrupt`).
+    if cfg!(unix) {
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(text.trim_end().ends_with("stopped"), "{text}");
+    }
 }
 
 #[cfg(target_os = "linux")]

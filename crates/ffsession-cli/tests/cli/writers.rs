@@ -257,7 +257,8 @@ fn service_install_all_profiles_writes_one_unit_per_profile() {
 fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
     let env = TestEnv::new();
     let profile = env.profile_with_recovery(&packed(5, 1_000));
-    let child = ffsession_gen::interruptible(&mut env.std_store_cmd_at(&profile, &env.store_dir()))
+    let mut child = env
+        .std_store_cmd_at(&profile, &env.store_dir())
         .args(["watch", "--interval", "1s", "--keep-last", "2"])
         .args([
             "--keep-hourly",
@@ -322,9 +323,12 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
         replace(&packed(8, 2_000));
     }
     std::thread::sleep(Duration::from_millis(1_500));
-    ffsession_gen::interrupt(&child);
+    ffsession_gen::interrupt(&mut child);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // Ctrl-C reaches it on Unix only (see `ffsession_gen::interrupt`).
+    if cfg!(unix) {
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         ids(&env),
@@ -339,5 +343,7 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
     };
     assert_eq!(said(5), 1, "said once, then quiet: {text}");
     assert!(text.matches(" pruned 1 snapshot ").count() >= 2, "{text}");
-    assert!(text.trim_end().ends_with("stopped"), "{text}");
+    if cfg!(unix) {
+        assert!(text.trim_end().ends_with("stopped"), "{text}");
+    }
 }
