@@ -67,12 +67,15 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_FIREFOX_DIR")]
     pub firefox_dir: Option<PathBuf>,
 
-    /// Backup store folder
-    /// [default: `store` from the config file, else <data dir>/ffsession/<profile name>]
+    /// Backup store folder [default: `store` from the config file, else
+    /// <data dir>/<profile name>, the data dir being ~/.local/share/ffsession,
+    /// ~/Library/Application Support/ffsession or %LOCALAPPDATA%\ffsession\data]
     #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_STORE")]
     pub store: Option<PathBuf>,
 
-    /// Configuration file [default: <config dir>/ffsession/config.toml]
+    /// Configuration file [default: ~/.config/ffsession/config.toml,
+    /// ~/Library/Application Support/ffsession/config.toml or
+    /// %APPDATA%\ffsession\config\config.toml]
     #[arg(long, global = true, value_name = "FILE", env = "FFSESSION_CONFIG")]
     pub config: Option<PathBuf>,
 

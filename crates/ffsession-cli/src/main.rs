@@ -8,6 +8,7 @@ mod commands;
 mod config;
 mod error;
 mod fmt;
+mod folders;
 #[cfg(test)]
 mod hint_flags;
 mod lock_wait;

@@ -12,6 +12,11 @@
 //! form data, storage, cookies) can be scaled without changing anything else, which
 //! the allocation tests rely on.
 
+mod platform;
+#[cfg(unix)]
+pub use platform::FcntlLockHolder;
+pub use platform::{interrupt, link_dir, link_file, FirefoxLockHolder, StoreLockHolder};
+
 use serde_json::{json, Map, Value};
 
 /// What to generate.
@@ -476,86 +481,6 @@ pub fn odd_corpus() -> Vec<(String, Vec<u8>, usize)> {
         out.push((name.into(), body, tabs));
     }
     out
-}
-
-/// A child process holding an fcntl write lock on a file, as a running Firefox
-/// holds one on its profile's `.parentlock` (POSIX record locks never conflict
-/// within one process, so a test needs another process). Needs `python3`.
-/// The lock is released when this value is dropped.
-#[cfg(unix)]
-pub struct FcntlLockHolder(std::process::Child);
-
-#[cfg(unix)]
-impl FcntlLockHolder {
-    /// Lock `path` (created if missing) and return once the lock is held.
-    pub fn hold(path: &std::path::Path) -> FcntlLockHolder {
-        if !path.exists() {
-            std::fs::write(path, b"").expect("creating the lock file");
-        }
-        let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)\n";
-        FcntlLockHolder(lock_holder(script, path))
-    }
-}
-
-/// A python3 child running `script` on `path`; returns once it printed
-/// `locked`.
-#[cfg(unix)]
-fn lock_holder(script: &str, path: &std::path::Path) -> std::process::Child {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(path)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 is needed to hold a lock");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
-        .read_line(&mut line)
-        .expect("reading the lock holder's output");
-    assert_eq!(
-        line.trim(),
-        "locked",
-        "the lock holder did not take the lock"
-    );
-    child
-}
-
-#[cfg(unix)]
-impl Drop for FcntlLockHolder {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A child process holding an exclusive `flock` on a file, as a writing
-/// ffsession holds its store's `lock` (flock locks conflict between open files
-/// even within one process, but a CLI test needs the holder outside the
-/// `ffsession` it runs). Writes its process id into the file, as ffsession
-/// does. Needs `python3`. The lock is released when this value is dropped.
-#[cfg(unix)]
-pub struct FlockHolder(std::process::Child);
-
-#[cfg(unix)]
-impl FlockHolder {
-    /// Lock `path` (created if missing) and return once the lock is held.
-    pub fn hold(path: &std::path::Path) -> FlockHolder {
-        let script = "import fcntl, os, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\nf.truncate(0)\nf.write('%d\\n' % os.getpid())\nf.flush()\nprint('locked', flush=True)\ntime.sleep(120)\n";
-        FlockHolder(lock_holder(script, path))
-    }
-
-    /// The holder's process id.
-    pub fn pid(&self) -> u32 {
-        self.0.id()
-    }
-}
-
-#[cfg(unix)]
-impl Drop for FlockHolder {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Every file (not folder) under `dir`, recursively; empty if `dir` is missing.

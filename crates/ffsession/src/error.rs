@@ -7,6 +7,11 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// What to do when another program holds a file open, so that it cannot be
+/// replaced (Windows): the hint of an [`io::ErrorKind::ResourceBusy`] error.
+pub(crate) const HELD_OPEN_HINT: &str =
+    "close the program that has the file open (an editor, a sync or backup tool, an antivirus scan) and try again";
+
 /// An I/O error together with the path it happened on.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {source}", path.display())]
@@ -200,6 +205,9 @@ impl Error {
                 Some("check the file's permissions (session files are usually readable only by their owner)")
             }
             Error::Io(e) if e.source.kind() == io::ErrorKind::IsADirectory => Some(FOLDER_HINT),
+            Error::Io(e) if e.source.kind() == io::ErrorKind::ResourceBusy => {
+                Some(HELD_OPEN_HINT)
+            }
             Error::Io(_) => None,
             Error::Format { source, .. } => Some(match source {
                 FormatError::AlreadyCompressed => "it is already a session file; use `ffsession decompress` to get JSON",

@@ -92,8 +92,15 @@ pub fn stage(
 
 impl Staged {
     /// Rename the staged file over its destination and fsync the directory.
+    /// On Windows, while another program holds the destination open, the
+    /// rename is tried again for a while ([`REPLACE_DELAYS_MS`]), then fails
+    /// with [`io::ErrorKind::ResourceBusy`]; the destination keeps its old
+    /// content either way.
     pub fn commit(self) -> Result<(), PathError> {
+        #[cfg(windows)]
+        replace_retrying(self.tmp, &self.path)?;
         // On failure `persist` hands the temp file back; dropping it deletes it.
+        #[cfg(not(windows))]
         self.tmp
             .persist(&self.path)
             .map_err(|e| e.error)
@@ -101,6 +108,91 @@ impl Staged {
         sync_dir(&self.dir)?;
         kill_if_due();
         Ok(())
+    }
+}
+
+/// The waits between tries of a replace on Windows while another program
+/// holds the destination open (about 2.5 s in all): an antivirus or an
+/// indexer reading a new file, a sync tool copying it, let go within that.
+pub const REPLACE_DELAYS_MS: [u64; 9] = [10, 20, 40, 80, 160, 320, 640, 640, 640];
+
+/// Why a replace failed on Windows: another program held the destination
+/// open through every try (the error [`Staged::commit`] wraps in an
+/// [`io::Error`] of kind [`io::ErrorKind::ResourceBusy`]).
+#[derive(Debug)]
+pub struct HeldOpen {
+    /// How many times the replace was tried.
+    pub tries: usize,
+    /// How long it waited in all.
+    pub waited: Duration,
+}
+
+impl std::fmt::Display for HeldOpen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "another program holds it open, so it cannot be replaced (tried {} times over {:.1} s); its old content is unchanged",
+            self.tries,
+            self.waited.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for HeldOpen {}
+
+/// Rename `tmp` over `path` (std's rename: POSIX semantics where Windows
+/// has them, so readers that share delete access do not stand in the way),
+/// trying again while another handle holds `path` open; the temporary file
+/// is removed if it never gets there.
+#[cfg(windows)]
+fn replace_retrying(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), PathError> {
+    // Closes our handle of the temporary file; dropping `staged` deletes it.
+    let staged = tmp.into_temp_path();
+    let mut waited = Duration::ZERO;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match fs::rename(&staged, path) {
+            Ok(()) => {
+                // It is `path` now: nothing left to delete.
+                let _ = staged.keep();
+                return Ok(());
+            }
+            Err(_) if held_open(path) => match REPLACE_DELAYS_MS.get(tries - 1) {
+                Some(&ms) => {
+                    std::thread::sleep(Duration::from_millis(ms));
+                    waited += Duration::from_millis(ms);
+                }
+                None => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::ResourceBusy,
+                        HeldOpen { tries, waited },
+                    ))
+                    .with_path(path);
+                }
+            },
+            Err(e) => return Err(e).with_path(path),
+        }
+    }
+}
+
+/// Whether another handle has `path` open: opening it without sharing is a
+/// sharing violation then (`ERROR_SHARING_VIOLATION`, 32), where a file
+/// nobody holds opens (and a rename refused for another reason, a read-only
+/// file say, is not tried again).
+#[cfg(windows)]
+fn held_open(path: &Path) -> bool {
+    use std::os::windows::fs::OpenOptionsExt;
+    const ERROR_SHARING_VIOLATION: i32 = 32;
+    // DELETE access: what a rename over the file needs.
+    const DELETE: u32 = 0x0001_0000;
+    match fs::OpenOptions::new()
+        .access_mode(DELETE)
+        .share_mode(0)
+        .open(path)
+    {
+        Ok(_) => false,
+        Err(e) => e.raw_os_error() == Some(ERROR_SHARING_VIOLATION),
     }
 }
 
@@ -207,13 +299,18 @@ impl Write for HookedWriter<'_> {
     }
 }
 
-/// The error a full disk gives: `ENOSPC`.
+/// The error a full disk gives: `ENOSPC`, or `ERROR_DISK_FULL` on Windows.
 fn disk_full() -> io::Error {
     #[cfg(unix)]
     {
         io::Error::from_raw_os_error(rustix::io::Errno::NOSPC.raw_os_error())
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        const ERROR_DISK_FULL: i32 = 112;
+        io::Error::from_raw_os_error(ERROR_DISK_FULL)
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         io::Error::from(io::ErrorKind::StorageFull)
     }
@@ -320,6 +417,39 @@ pub fn sync_dir(dir: &Path) -> Result<(), PathError> {
     }
 }
 
+/// `path` as a library that passes file names to Windows as they are
+/// (SQLite) must be given it: on Windows a long path (from 200 characters,
+/// leaving room for SQLite's `-journal`, `-wal` and `-shm` names and for the
+/// files of a folder) becomes an absolute `\\?\` path, which Windows opens
+/// past MAX_PATH (260 characters), as std does for its own calls. Elsewhere,
+/// and for shorter paths, `path` itself.
+pub fn long_path_for_ffi(path: &Path) -> PathBuf {
+    #[cfg(windows)]
+    {
+        use std::ffi::OsString;
+        let verbatim = path.as_os_str().as_encoded_bytes().starts_with(br"\\?\");
+        if path.as_os_str().len() >= 200 && !verbatim {
+            if let Ok(absolute) = std::path::absolute(path) {
+                let bytes = absolute.as_os_str().as_encoded_bytes();
+                let mut long = OsString::new();
+                match bytes.strip_prefix(br"\\") {
+                    // \\server\share\... is \\?\UNC\server\share\...
+                    Some(_) => {
+                        long.push(r"\\?\UNC\");
+                        long.push(&absolute.as_os_str().to_string_lossy()[2..]);
+                    }
+                    None => {
+                        long.push(r"\\?\");
+                        long.push(absolute.as_os_str());
+                    }
+                }
+                return PathBuf::from(long);
+            }
+        }
+    }
+    path.to_path_buf()
+}
+
 /// True if `a` and `b` name the same existing file.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     match (fs::canonicalize(a), fs::canonicalize(b)) {
@@ -355,6 +485,80 @@ mod tests {
         assert!(err.to_string().contains("boom"));
         assert_eq!(fs::read_to_string(&path).unwrap(), "old");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// The destination opened by another program without `FILE_SHARE_DELETE`
+    /// (as some editors, sync tools and scanners do) cannot be replaced.
+    #[cfg(windows)]
+    fn hold_open(path: &Path) -> File {
+        use std::os::windows::fs::OpenOptionsExt;
+        const FILE_SHARE_READ: u32 = 1;
+        fs::OpenOptions::new()
+            .read(true)
+            .share_mode(FILE_SHARE_READ)
+            .open(path)
+            .unwrap()
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_file_held_open_for_a_moment_is_replaced_once_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        fs::write(&path, "old").unwrap();
+        let held = hold_open(&path);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        write_atomic(&path, |w: &mut dyn Write| w.write_all(b"new")).unwrap();
+        release.join().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_file_held_open_throughout_is_a_clear_error_and_keeps_its_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        fs::write(&path, "old").unwrap();
+        let _held = hold_open(&path);
+        let started = std::time::Instant::now();
+        let err = write_atomic(&path, |w: &mut dyn Write| w.write_all(b"new")).unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.source.kind(), io::ErrorKind::ResourceBusy, "{err}");
+        assert_eq!(err.path, path);
+        let text = err.to_string();
+        assert!(
+            text.contains("another program holds it open") && text.contains("tried 10 times"),
+            "{text}"
+        );
+        let total: u64 = REPLACE_DELAYS_MS.iter().sum();
+        assert!(took >= Duration::from_millis(total), "{took:?}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        // The temporary file is gone: nothing but the old file is left.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_long_path_is_handed_to_sqlite_as_a_verbatim_path() {
+        let short = Path::new(r"C:\Users\me\store\catalog.sqlite");
+        assert_eq!(long_path_for_ffi(short), short);
+        let long = Path::new(r"C:\Users\Jörg")
+            .join("x".repeat(250))
+            .join("catalog.sqlite");
+        let mut expected = std::ffi::OsString::from(r"\\?\");
+        expected.push(long.as_os_str());
+        assert_eq!(long_path_for_ffi(&long).as_os_str(), expected);
+        let unc = Path::new(r"\\server\share").join("y".repeat(250));
+        assert_eq!(
+            long_path_for_ffi(&unc).to_string_lossy(),
+            format!(r"\\?\UNC\server\share\{}", "y".repeat(250))
+        );
+        let verbatim = PathBuf::from(format!(r"\\?\C:\{}", "z".repeat(250)));
+        assert_eq!(long_path_for_ffi(&verbatim), verbatim);
     }
 
     #[cfg(unix)]

@@ -31,6 +31,7 @@ pub mod export;
 pub mod format;
 pub mod fs_util;
 mod legacy;
+pub mod platform;
 pub mod profile;
 pub mod prune;
 pub mod rescue;

@@ -15,14 +15,15 @@ use std::path::{Path, PathBuf};
 /// and data directories (`~/.mozilla/firefox` on Linux,
 /// `~/Library/Application Support/Firefox` on macOS, `%APPDATA%\Mozilla\Firefox`
 /// on Windows).
+/// [`crate::platform::Platform::firefox_root`] says it for every platform.
 pub fn platform_root(home: &Path, data_dir: &Path) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        data_dir.join("Firefox")
-    } else if cfg!(windows) {
-        data_dir.join("Mozilla").join("Firefox")
-    } else {
-        home.join(".mozilla").join("firefox")
-    }
+    let folders = crate::platform::Folders {
+        home: home.to_path_buf(),
+        data: data_dir.to_path_buf(),
+        data_local: data_dir.to_path_buf(),
+        config: data_dir.to_path_buf(),
+    };
+    crate::platform::Platform::CURRENT.firefox_root(&folders)
 }
 
 /// Why a profile could not be found or read.
@@ -325,9 +326,9 @@ fn parentlock_held(profile_dir: &Path) -> Option<bool> {
 /// `Ok(None)` if another process (a running Firefox) holds it. The lock is
 /// released when the file is dropped.
 pub fn take_profile_lock(dir: &Path) -> Result<Option<fs::File>, crate::error::PathError> {
-    use crate::error::IoResultExt;
     #[cfg(unix)]
     {
+        use crate::error::IoResultExt;
         use rustix::fs::{fcntl_lock, FlockOperation};
         let path = dir.join(".parentlock");
         let file = fs::File::options()
@@ -341,7 +342,22 @@ pub fn take_profile_lock(dir: &Path) -> Result<Option<fs::File>, crate::error::P
             .ok()
             .map(|()| file))
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        // As Firefox opens it: without sharing, so that no Firefox (and no
+        // other ffsession) can open it while this handle lives.
+        use std::os::windows::fs::OpenOptionsExt;
+        let path = dir.join("parent.lock");
+        Ok(fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .share_mode(0)
+            .open(&path)
+            .ok())
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let path = dir.join("parent.lock");
         Ok(fs::File::options()
@@ -415,6 +431,67 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = list(dir.path()).unwrap_err();
         assert!(err.to_string().contains("profiles.ini does not exist"));
+    }
+
+    /// Windows' `profiles.ini` as Firefox and Notepad write it: CRLF line
+    /// ends, a byte order mark, backslashes in relative paths, an absolute
+    /// `C:\` path.
+    #[test]
+    fn a_windows_profiles_ini_with_crlf_and_backslashes() {
+        let ini = "\u{feff}[Install308046B0AF4A39CB]\r\nDefault=Profiles\\xyz.default-release\r\nLocked=1\r\n\r\n\
+                   [Profile1]\r\nName=work \r\nIsRelative=0\r\nPath=C:\\Users\\Zoë\\Work Profile\r\n\r\n\
+                   [Profile0]\r\nName=default-release\r\nIsRelative=1\r\nPath=Profiles\\xyz.default-release\r\n\r\n\
+                   [General]\r\nStartWithLastProfile=1\r\nVersion=2\r\n";
+        // The default comes from the [Install...] section right after the
+        // byte order mark, and from nothing else.
+        let root = root_with(ini, None);
+        let ps = list(root.path()).unwrap();
+        assert_eq!(ps.len(), 2, "{ps:?}");
+        let default = ps.iter().find(|p| p.is_default).unwrap();
+        assert_eq!(default.name, "default-release");
+        assert_eq!(
+            default.path,
+            root.path().join("Profiles").join("xyz.default-release")
+        );
+        let work = ps.iter().find(|p| !p.is_default).unwrap();
+        assert_eq!(work.name, "work");
+        assert_eq!(work.path, PathBuf::from("C:\\Users\\Zoë\\Work Profile"));
+        assert_eq!(find(root.path(), Some("work")).unwrap().path, work.path);
+    }
+
+    /// Firefox on Windows holds `parent.lock` open without sharing while it
+    /// runs; a handle of this process stands in for it (sharing is per
+    /// handle).
+    #[cfg(windows)]
+    #[test]
+    fn parent_lock_held_without_sharing_means_running() {
+        use std::os::windows::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
+        let firefox = fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .share_mode(0)
+            .open(dir.path().join("parent.lock"))
+            .unwrap();
+        assert_eq!(lock_state(dir.path()), LockState::Running { pid: None });
+        assert!(take_profile_lock(dir.path()).unwrap().is_none());
+        drop(firefox);
+        // Left behind after Firefox quit (it deletes it; a crash may not).
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
+        // ffsession's own hold keeps a starting Firefox out the same way.
+        let ours = take_profile_lock(dir.path()).unwrap().expect("free");
+        assert_eq!(lock_state(dir.path()), LockState::Running { pid: None });
+        let firefox = fs::File::options()
+            .read(true)
+            .write(true)
+            .share_mode(0)
+            .open(dir.path().join("parent.lock"));
+        assert!(firefox.is_err(), "a starting Firefox would get the profile");
+        drop(ours);
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
     }
 
     /// A child process holds an fcntl write lock on `.parentlock`, as Firefox

@@ -77,9 +77,9 @@ pub enum RestoreError {
     UndoNeedsStore {
         /// The store folder.
         store: PathBuf,
-        /// Why it cannot be written.
+        /// Why it cannot be written (boxed: the error stays small).
         #[source]
-        source: StoreError,
+        source: Box<StoreError>,
     },
     /// The store failed.
     #[error(transparent)]
@@ -315,9 +315,9 @@ pub fn execute(
     if needs_undo && undo_store.is_none() && store.is_read_only() {
         return Err(RestoreError::UndoNeedsStore {
             store: store.dir().to_path_buf(),
-            source: StoreError::ReadOnly {
+            source: Box::new(StoreError::ReadOnly {
                 dir: store.dir().to_path_buf(),
-            },
+            }),
         });
     }
     if plan.create_dir {

@@ -152,7 +152,14 @@ fn assert_disk_full(err: &StoreError, store: &Path) {
         other => panic!("expected a full-disk I/O error, got {other:?}"),
     }
     let text = err.to_string();
+    // The system's own words for a full disk: ENOSPC, or ERROR_DISK_FULL.
+    #[cfg(unix)]
     assert!(text.contains("No space left on device"), "{text}");
+    #[cfg(windows)]
+    assert!(
+        text.contains(&io::Error::from_raw_os_error(112).to_string()),
+        "{text}"
+    );
     assert_eq!(err.hint(), Some("free some disk space and try again"));
 }
 
@@ -342,14 +349,32 @@ fn rewrite_loop(path: &Path, versions: &[Vec<u8>], in_place: bool, stop: &Atomic
             if n % 5 == 4 {
                 // Firefox keeps the previous recovery file as recovery.baklz4:
                 // for a moment there is no recovery.jsonlz4 at all.
-                fs::rename(path, &bak).unwrap();
+                rename_as_firefox(path, &bak);
             }
-            fs::rename(&tmp, path).unwrap();
+            rename_as_firefox(&tmp, path);
         }
         n += 1;
         std::thread::sleep(Duration::from_micros(200));
     }
     n
+}
+
+/// Rename `from` over `to` as Firefox does. On Windows a rename over a file
+/// another handle has open fails (Wine, and Windows without POSIX rename
+/// semantics), as it may for a moment while a backup reads the file: Firefox
+/// writes again at its next save; here, after a moment.
+fn rename_as_firefox(from: &Path, to: &Path) {
+    let mut tries = 0;
+    while let Err(e) = fs::rename(from, to) {
+        tries += 1;
+        assert!(
+            cfg!(windows) && tries < 1000,
+            "renaming {} over {}: {e}",
+            from.display(),
+            to.display()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Back up the profile `runs` times while another thread rewrites its

@@ -132,13 +132,14 @@ fn a_damaged_chunk_reused_by_a_new_content_is_healed_too() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "needs a symbolic link, which Wine 8 cannot make")]
 fn a_symlinked_chunk_is_damage_never_followed_and_is_healed() {
     let (tmp, dir, mut store, old, json) = one_snapshot();
     let victim = chunk_files(&dir)[1].clone();
     let elsewhere = tmp.path().join("elsewhere.zst");
     fs::copy(&victim, &elsewhere).unwrap();
     fs::remove_file(&victim).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &victim).unwrap();
+    ffsession_gen::link_file(&elsewhere, &victim);
     // Even a link to the right bytes is refused: a chunk is a file we wrote.
     let err = store.read_json(old.id).unwrap_err();
     assert!(err.to_string().contains("symbolic link"), "{err}");
@@ -208,15 +209,20 @@ fn check_names_truncated_and_deleted_chunks_and_their_snapshots() {
 #[test]
 fn check_reports_orphans_and_temp_files_without_calling_them_damage() {
     let (_tmp, dir, _store, _info, _json) = one_snapshot();
-    use std::os::unix::fs::PermissionsExt;
     let fan_out = dir.join(CHUNKS_DIR).join("ab");
     let orphan = fan_out.join(format!("ab{}.zst", "0".repeat(62)));
     let temp = fan_out.join(".ffsession-x1.tmp");
     fs::create_dir_all(&fan_out).unwrap();
-    fs::set_permissions(&fan_out, fs::Permissions::from_mode(0o700)).unwrap();
+    #[cfg(unix)]
+    fs::set_permissions(
+        &fan_out,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
     for (f, bytes) in [(&orphan, &b"x"[..]), (&temp, &b"partial"[..])] {
         fs::write(f, bytes).unwrap();
-        fs::set_permissions(f, fs::Permissions::from_mode(0o600)).unwrap();
+        #[cfg(unix)]
+        fs::set_permissions(f, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     }
     let report = check(&dir);
     assert_eq!(report.orphan_chunks, vec![orphan.clone()]);
@@ -251,17 +257,25 @@ fn check_reports_a_truncated_or_deleted_catalog() {
 }
 
 #[test]
-fn check_reports_a_linked_or_world_writable_store_folder() {
-    use std::os::unix::fs::PermissionsExt;
+#[cfg_attr(windows, ignore = "needs a junction, which Wine 8 cannot make")]
+fn check_reports_a_linked_store_folder() {
     let (tmp, dir, store, _info, _json) = one_snapshot();
     drop(store);
     let link = tmp.path().join("link");
-    std::os::unix::fs::symlink(&dir, &link).unwrap();
+    ffsession_gen::link_dir(&dir, &link);
     let report = check(&link);
     assert!(!report.is_whole());
     assert!(report.problems[0].what.contains("symbolic link"));
     assert_eq!(report.chunks, 0, "a linked store is not followed");
+}
 
+/// Unix modes; on Windows the store's ACL stands in for them.
+#[cfg(unix)]
+#[test]
+fn check_reports_a_world_writable_store_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_tmp, dir, store, _info, _json) = one_snapshot();
+    drop(store);
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
     let chunk = chunk_files(&dir)[0].clone();
     fs::set_permissions(&chunk, fs::Permissions::from_mode(0o644)).unwrap();

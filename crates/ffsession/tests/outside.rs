@@ -1,17 +1,23 @@
 //! The store and the backup stay inside their own folders: no symbolic link
 //! in a store is followed (to read, write, chmod or delete), and a backup
 //! takes only the profile's own session files.
-#![cfg(unix)]
+//!
+//! The link tests run on Unix only. On Windows the store refuses reparse
+//! points (symbolic links and junctions: `FILE_FLAG_OPEN_REPARSE_POINT`),
+//! but Wine 8, which runs the Windows tests in CI, makes neither
+//! (`CreateSymbolicLinkW` succeeds and makes nothing, `mklink /J` fails);
+//! and modes (0600, 0700, chmod) are Unix's.
 
 use std::fs;
+#[cfg(unix)]
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use ffsession::backup::backup_profile;
 use ffsession::sources::{SourceKind, MAX_SESSION_BYTES};
-use ffsession::store::{
-    check_store, SnapshotSource, Store, StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE,
-};
+#[cfg(unix)]
+use ffsession::store::{check_store, StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE};
+use ffsession::store::{SnapshotSource, Store};
 use ffsession_gen::{generate, mozlz4, Spec};
 
 const NOW: u64 = 1_795_400_000_000;
@@ -34,6 +40,7 @@ fn source(seed: u64) -> SnapshotSource {
 }
 
 /// A store in `dir/store` with one snapshot.
+#[cfg(unix)]
 fn store_with_a_snapshot(dir: &Path) -> PathBuf {
     let store_dir = dir.join("store");
     let mut store = Store::create_or_open(&store_dir).unwrap();
@@ -42,6 +49,7 @@ fn store_with_a_snapshot(dir: &Path) -> PathBuf {
 }
 
 /// A file outside the store, 0644, that a followed link would change.
+#[cfg(unix)]
 fn victim(dir: &Path) -> PathBuf {
     let path = dir.join("victim.txt");
     fs::write(&path, "precious\n").unwrap();
@@ -49,6 +57,7 @@ fn victim(dir: &Path) -> PathBuf {
     path
 }
 
+#[cfg(unix)]
 fn assert_untouched(victim: &Path) {
     assert_eq!(fs::read_to_string(victim).unwrap(), "precious\n");
     assert_eq!(
@@ -59,6 +68,7 @@ fn assert_untouched(victim: &Path) {
 }
 
 /// The error of `result`, which must be the refusal of the link at `link`.
+#[cfg(unix)]
 fn assert_refused<T: std::fmt::Debug>(result: Result<T, StoreError>, link: &Path) {
     match result {
         Err(e) => {
@@ -73,6 +83,7 @@ fn assert_refused<T: std::fmt::Debug>(result: Result<T, StoreError>, link: &Path
     }
 }
 
+#[cfg(unix)]
 fn problems(store_dir: &Path) -> Vec<(PathBuf, String)> {
     let report = check_store(store_dir, &mut |_, _| {}).unwrap();
     assert!(!report.is_whole() || report.problems.is_empty());
@@ -83,6 +94,7 @@ fn problems(store_dir: &Path) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+#[cfg(unix)]
 #[test]
 fn a_linked_lock_is_refused_by_every_writer_and_reported_by_check() {
     let dir = tempfile::tempdir().unwrap();
@@ -115,6 +127,7 @@ fn a_linked_lock_is_refused_by_every_writer_and_reported_by_check() {
     assert_eq!(store.snapshots().unwrap().len(), 1);
 }
 
+#[cfg(unix)]
 #[test]
 fn a_linked_catalog_is_refused_by_readers_and_writers() {
     let dir = tempfile::tempdir().unwrap();
@@ -134,6 +147,7 @@ fn a_linked_catalog_is_refused_by_readers_and_writers() {
     assert!(found.iter().any(|(p, _)| *p == catalog), "{found:?}");
 }
 
+#[cfg(unix)]
 #[test]
 fn a_linked_wal_is_refused_and_its_target_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,6 +163,7 @@ fn a_linked_wal_is_refused_and_its_target_untouched() {
     assert!(found.iter().any(|(p, _)| *p == wal), "{found:?}");
 }
 
+#[cfg(unix)]
 #[test]
 fn chunks_are_never_written_through_a_linked_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -177,6 +192,7 @@ fn chunks_are_never_written_through_a_linked_folder() {
     assert_refused(Store::open(&store_dir), &chunks);
 }
 
+#[cfg(unix)]
 #[test]
 fn garbage_collection_deletes_nothing_through_a_linked_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -192,6 +208,7 @@ fn garbage_collection_deletes_nothing_through_a_linked_folder() {
     assert!(outside.join(&name).exists(), "deleted through a link");
 }
 
+#[cfg(unix)]
 #[test]
 fn check_reports_a_link_anywhere_in_the_store() {
     let dir = tempfile::tempdir().unwrap();
@@ -253,6 +270,7 @@ fn back_up(dir: &Path, profile: &Path) -> (Vec<String>, Vec<(String, String)>) {
     (stored, skipped)
 }
 
+#[cfg(unix)]
 #[test]
 fn a_backup_follows_no_link_out_of_the_profile() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,6 +393,7 @@ fn a_file_promising_more_json_than_the_bound_is_kept_undecompressed() {
     assert_eq!(store.read_content(s.id).unwrap(), bytes);
 }
 
+#[cfg(unix)]
 #[test]
 fn an_unreadable_file_is_a_warning_not_a_failed_backup() {
     let dir = tempfile::tempdir().unwrap();
@@ -395,10 +414,12 @@ fn an_unreadable_file_is_a_warning_not_a_failed_backup() {
     assert!(skipped[0].1.contains("cannot be read"), "{skipped:?}");
 }
 
+#[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
 }
 
+#[cfg(unix)]
 fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for fan in fs::read_dir(store_dir.join(CHUNKS_DIR)).unwrap() {
@@ -410,6 +431,7 @@ fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+#[cfg(unix)]
 #[test]
 fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
     let dir = tempfile::tempdir().unwrap();
@@ -450,4 +472,29 @@ fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
     assert_untouched(&victim);
     let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
     assert_eq!(report.world_writable, 0, "{:?}", report.problems);
+}
+
+/// Windows: a session file another program holds open without sharing (a
+/// backup or sync tool, a scanner) cannot be read; the backup says so and
+/// stores the rest.
+#[cfg(windows)]
+#[test]
+fn a_file_held_open_without_sharing_is_a_warning_not_a_failed_backup() {
+    use std::os::windows::fs::OpenOptionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path());
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir(&backups).unwrap();
+    let held = backups.join("recovery.baklz4");
+    fs::write(&held, source(8).bytes).unwrap();
+    let _other_program = fs::File::options()
+        .read(true)
+        .share_mode(0)
+        .open(&held)
+        .unwrap();
+    let (stored, skipped) = back_up(dir.path(), &profile);
+    assert_eq!(stored, ["sessionstore.jsonlz4"]);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].0, "sessionstore-backups/recovery.baklz4");
+    assert!(skipped[0].1.contains("cannot be read"), "{skipped:?}");
 }

@@ -9,7 +9,7 @@ use ffsession::format::decompress;
 use ffsession::sources::SourceKind;
 use ffsession::store::{
     ChunkerParams, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus, Store, StoreError,
-    CATALOG_FILE, CHUNKS_DIR, LOCK_FILE,
+    CATALOG_FILE, CHUNKS_DIR,
 };
 use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
@@ -247,7 +247,11 @@ fn folders_are_0700_and_files_0600() {
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&tmp.path().join("nested")), 0o700);
         assert_eq!(mode(&dir.join(CHUNKS_DIR)), 0o700);
-        for name in [CATALOG_FILE, "catalog.sqlite-wal", LOCK_FILE] {
+        for name in [
+            CATALOG_FILE,
+            "catalog.sqlite-wal",
+            ffsession::store::LOCK_FILE,
+        ] {
             assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
         }
         let chunks = chunk_files(&dir);
@@ -1114,4 +1118,56 @@ fn chunks_record_their_frame_and_a_version_3_catalog_gets_frames_as_it_is_writte
         NOW + 2,
     );
     assert!(frames(&dir).iter().any(|(_, f)| f.is_some()));
+}
+
+/// The access control entries of an SDDL access list (`D:P(A;...)(A;...)`).
+#[cfg(windows)]
+fn aces(sddl: &str) -> Vec<String> {
+    let body = &sddl[sddl.find('(').unwrap_or(sddl.len())..];
+    body.split_terminator(')')
+        .map(|ace| ace.trim_start_matches('(').to_owned())
+        .collect()
+}
+
+/// What stands in for 0700 on Windows: a store folder ffsession creates gets
+/// an access list of its own, for the user, SYSTEM and the Administrators
+/// only (where the temporary folder it is made in lets Everyone read, under
+/// Wine). A folder that exists already keeps its own.
+///
+/// Wine keeps access lists as Unix modes: the protection bit and what files
+/// inside inherit on Windows are not seen here (see `store/acl.rs`).
+#[cfg(windows)]
+#[test]
+fn the_store_folder_is_private_to_its_user() {
+    use ffsession::store::{current_user_sid, dacl_sddl};
+    let user = current_user_sid().unwrap();
+    assert!(user.starts_with("S-1-"), "{user}");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("nested").join("store");
+    let mut store = Store::create_or_open(&dir).unwrap();
+    add_recovery(&mut store, mozlz4(session(6).as_bytes()), NOW);
+    drop(store);
+    for folder in [&dir, &tmp.path().join("nested")] {
+        let sddl = dacl_sddl(folder).unwrap();
+        let found = aces(&sddl);
+        assert!(
+            found.contains(&format!("A;OICI;FA;;;{user}")),
+            "{}: {sddl}",
+            folder.display()
+        );
+        for ace in &found {
+            let who = ace.rsplit(';').next().unwrap();
+            assert!(
+                [user.as_str(), "SY", "BA"].contains(&who),
+                "{}: {who} may open it: {sddl}",
+                folder.display()
+            );
+        }
+    }
+    // A folder the user made keeps the list the user gave it.
+    let mine = tmp.path().join("mine");
+    fs::create_dir(&mine).unwrap();
+    let before = dacl_sddl(&mine).unwrap();
+    drop(Store::create_or_open(&mine).unwrap());
+    assert_eq!(dacl_sddl(&mine).unwrap(), before);
 }

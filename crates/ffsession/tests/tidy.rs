@@ -393,7 +393,7 @@ fn apply_refuses_while_firefox_holds_the_profile() {
         ..rules()
     };
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
-    let _firefox = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
+    let _firefox = ffsession_gen::FirefoxLockHolder::hold(&profile);
     let e = tidy::apply(
         &plan,
         &s,

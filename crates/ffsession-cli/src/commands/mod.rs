@@ -32,6 +32,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use ffsession::platform::Platform;
 use ffsession::profile::{self, Profile};
 use ffsession::{sources, SessionData};
 
@@ -78,13 +79,13 @@ impl GlobalArgs {
         if let Some(dir) = &self.firefox_dir {
             return Ok(dir.clone());
         }
-        let base = directories::BaseDirs::new().ok_or_else(|| {
+        let folders = crate::folders::folders().ok_or_else(|| {
             UserError::with_hint(
                 "cannot find the home directory",
                 "set HOME, or pass --firefox-dir DIR or --profile PATH",
             )
         })?;
-        Ok(profile::platform_root(base.home_dir(), base.data_dir()))
+        Ok(Platform::CURRENT.firefox_root(&folders))
     }
 
     /// The profile `--profile` names, or the default profile.
@@ -99,8 +100,8 @@ impl GlobalArgs {
     pub fn config(&self) -> Result<Config> {
         match &self.config {
             Some(path) => Config::load(path, true),
-            None => match directories::ProjectDirs::from("", "", "ffsession") {
-                Some(dirs) => Config::load(&dirs.config_dir().join("config.toml"), false),
+            None => match crate::folders::folders() {
+                Some(folders) => Config::load(&Platform::CURRENT.config_file(&folders), false),
                 None => Ok(Config::default()),
             },
         }
@@ -145,13 +146,13 @@ impl GlobalArgs {
 
     /// The data directory's folder of stores (`<data dir>/ffsession`).
     pub fn stores_root(&self) -> Result<PathBuf> {
-        let dirs = directories::ProjectDirs::from("", "", "ffsession").ok_or_else(|| {
+        let folders = crate::folders::folders().ok_or_else(|| {
             UserError::with_hint(
                 "cannot find the data directory for the backup stores",
                 "pass --store DIR, or set `store` in the config file",
             )
         })?;
-        Ok(dirs.data_dir().to_path_buf())
+        Ok(Platform::CURRENT.stores_root(&folders))
     }
 }
 

@@ -139,7 +139,7 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
                 Ok(e @ ffsession::store::StoreError::NotWritable { .. }) => {
                     anyhow::Error::from(restore::RestoreError::UndoNeedsStore {
                         store: dir.clone(),
-                        source: e,
+                        source: Box::new(e),
                     })
                 }
                 Ok(e) => e.into(),

@@ -1,4 +1,5 @@
-//! `ffsession service install|uninstall`: run `watch` in the background at login.
+//! `ffsession service install|status|uninstall`: run `watch` in the
+//! background at login.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use ffsession::fs_util::write_atomic;
+use ffsession::platform::Platform;
 use ffsession::profile::Profile;
 use ffsession::service::ServiceSpec;
 
@@ -14,7 +16,9 @@ use crate::cli::GlobalArgs;
 use crate::error::UserError;
 
 /// Install or remove a background service that runs `ffsession watch` for the
-/// profile: a systemd user unit on Linux, a launchd agent on macOS.
+/// profile: a systemd user unit on Linux, a launchd agent on macOS, a Task
+/// Scheduler task on Windows (at your logon, with no console window, run by
+/// ffsessionw.exe, which runs ffsession again 30 s after it fails).
 ///
 /// With --all-profiles, one service per profile of profiles.ini, each with its
 /// own store: a profile whose watch fails is restarted on its own and never
@@ -23,7 +27,8 @@ use crate::error::UserError;
 #[command(after_help = "Examples:
   ffsession service install                 watch the default profile from now on
   ffsession service install --all-profiles  one service per profile
-  ffsession service install --no-enable     only write the unit file
+  ffsession service install --no-enable     only write the unit (or task) file
+  ffsession service status                  is it installed and running?
   ffsession service uninstall")]
 pub struct ServiceArgs {
     #[command(subcommand)]
@@ -33,18 +38,27 @@ pub struct ServiceArgs {
 /// What to do with the service.
 #[derive(Debug, Subcommand)]
 pub enum ServiceAction {
-    /// Write the unit (or agent) file and start it now and at every login
+    /// Write the unit (agent, task) file and start it now and at every login
     Install {
-        /// Only write the file; do not ask systemctl/launchctl to start it
+        /// Only write the file; do not ask systemctl/launchctl/schtasks to
+        /// start it
         #[arg(long)]
         no_enable: bool,
         /// One service per profile of profiles.ini, each into its own store
         #[arg(long)]
         all_profiles: bool,
     },
+    /// Whether the service is installed, and what systemctl/launchctl/schtasks
+    /// says of it
+    Status {
+        /// The service of every profile of profiles.ini
+        #[arg(long)]
+        all_profiles: bool,
+    },
     /// Stop the service and remove its file
     Uninstall {
-        /// Only remove the file; do not ask systemctl/launchctl to stop it
+        /// Only remove the file; do not ask systemctl/launchctl/schtasks to
+        /// stop it
         #[arg(long)]
         no_enable: bool,
         /// The service of every profile of profiles.ini
@@ -53,28 +67,50 @@ pub enum ServiceAction {
     },
 }
 
-/// The service file's path and text for this platform.
-fn service_file(spec: &ServiceSpec) -> Result<(PathBuf, String)> {
-    let base = directories::BaseDirs::new()
+/// The service file's path and bytes for this platform.
+fn service_file(spec: &ServiceSpec) -> Result<(PathBuf, Vec<u8>)> {
+    let folders = crate::folders::folders()
         .ok_or_else(|| UserError::with_hint("cannot find the home directory", "set HOME"))?;
-    if cfg!(target_os = "macos") {
-        let path = base
-            .home_dir()
-            .join("Library/LaunchAgents")
-            .join(format!("{}.plist", spec.launchd_label()));
-        Ok((path, spec.launchd_plist()))
-    } else if cfg!(target_os = "linux") {
-        let path = base
-            .config_dir()
-            .join("systemd/user")
-            .join(format!("{}.service", spec.unit_name()));
-        Ok((path, spec.systemd_unit()))
-    } else {
-        Err(UserError::with_hint(
-            "background services are supported on Linux (systemd) and macOS (launchd) only",
-            "run `ffsession watch` from your system's startup programs instead",
-        ))
+    let path = Platform::CURRENT.service_file(&folders, spec);
+    let bytes = match Platform::CURRENT {
+        Platform::Linux => spec.systemd_unit().into_bytes(),
+        Platform::MacOs => spec.launchd_plist().into_bytes(),
+        Platform::Windows => spec.task_xml_utf16(&windows_user()?),
+    };
+    Ok((path, bytes))
+}
+
+/// The user the Windows task runs as, and at whose logon: `DOMAIN\name`.
+fn windows_user() -> Result<String> {
+    let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+    match (var("USERDOMAIN"), var("USERNAME")) {
+        (Some(domain), Some(name)) => Ok(format!("{domain}\\{name}")),
+        (None, Some(name)) => Ok(name),
+        (_, None) => Err(UserError::with_hint(
+            "cannot tell who you are: USERNAME is not set",
+            "run `ffsession service install` from your own session",
+        )),
     }
+}
+
+/// The program the service runs: this `ffsession`, or on Windows the
+/// windowless launcher beside it.
+fn service_program() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("finding the ffsession binary")?;
+    if Platform::CURRENT != Platform::Windows {
+        return Ok(exe);
+    }
+    let launcher = exe.with_file_name("ffsessionw.exe");
+    if !launcher.is_file() {
+        return Err(UserError::with_hint(
+            format!(
+                "{} is missing: the Windows service runs ffsession through it, with no console window",
+                launcher.display()
+            ),
+            "install ffsession and ffsessionw.exe together (both come in the Windows .zip and with `cargo install`)",
+        ));
+    }
+    Ok(launcher)
 }
 
 /// Run a service manager command; its failure is an error with a hint.
@@ -98,8 +134,22 @@ fn manager(program: &str, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// Show what a service manager command says; a non-zero exit (a service
+/// that is not running) is part of the answer, not an error.
+fn ask_manager(out: &mut dyn Write, program: &str, args: &[&str]) -> Result<()> {
+    match Command::new(program).args(args).output() {
+        Ok(answer) => {
+            out.write_all(&answer.stdout)?;
+            out.write_all(&answer.stderr)?;
+        }
+        Err(e) => writeln!(out, "cannot run {program}: {e}")?,
+    }
+    Ok(())
+}
+
 pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
     let (ServiceAction::Install { all_profiles, .. }
+    | ServiceAction::Status { all_profiles }
     | ServiceAction::Uninstall { all_profiles, .. }) = args.action;
     let profiles = if all_profiles {
         let config = global.config()?;
@@ -133,7 +183,7 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
 
 /// Install or uninstall the service of one profile.
 fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result<()> {
-    let program = std::env::current_exe().context("finding the ffsession binary")?;
+    let program = service_program()?;
     // The service runs from another working directory: absolute paths only.
     let absolute = |p: &std::path::Path| {
         std::path::absolute(p)
@@ -162,37 +212,90 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result
         program: program.display().to_string(),
         args: watch_args,
     };
-    let (path, text) = service_file(&spec)?;
+    let (path, bytes) = service_file(&spec)?;
     let mut out = io::stdout().lock();
-    let linux = cfg!(target_os = "linux");
+    let platform = Platform::CURRENT;
     let unit = format!("{}.service", spec.unit_name());
+    let task = spec.unit_name();
+    let file = path.display().to_string();
     match *action {
         ServiceAction::Install { no_enable, .. } => {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
             }
-            write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+            write_atomic(&path, |w| w.write_all(&bytes))?;
+            let text = match platform {
+                Platform::Windows => spec.task_xml(&windows_user()?),
+                _ => String::from_utf8_lossy(&bytes).into_owned(),
+            };
             writeln!(out, "wrote {}:\n{text}", path.display())?;
             if !no_enable {
-                if linux {
-                    manager("systemctl", &["--user", "daemon-reload"])?;
-                    manager("systemctl", &["--user", "enable", "--now", &unit])?;
-                    writeln!(
-                        out,
-                        "enabled and started {unit} (status: systemctl --user status {unit})"
-                    )?;
-                } else {
-                    manager("launchctl", &["load", "-w", &path.display().to_string()])?;
-                    writeln!(out, "loaded {}", spec.launchd_label())?;
+                match platform {
+                    Platform::Linux => {
+                        manager("systemctl", &["--user", "daemon-reload"])?;
+                        manager("systemctl", &["--user", "enable", "--now", &unit])?;
+                        writeln!(
+                            out,
+                            "enabled and started {unit} (status: systemctl --user status {unit})"
+                        )?;
+                    }
+                    Platform::MacOs => {
+                        manager("launchctl", &["load", "-w", &file])?;
+                        writeln!(out, "loaded {}", spec.launchd_label())?;
+                    }
+                    Platform::Windows => {
+                        manager("schtasks", &["/create", "/tn", &task, "/xml", &file, "/f"])?;
+                        manager("schtasks", &["/run", "/tn", &task])?;
+                        writeln!(
+                            out,
+                            "registered and started the task {task}, and at every logon (status: ffsession service status)"
+                        )?;
+                    }
                 }
+            }
+        }
+        ServiceAction::Status { .. } => {
+            if path.exists() {
+                writeln!(out, "{}: installed ({})", spec.profile_name, path.display())?;
+            } else {
+                writeln!(
+                    out,
+                    "{}: not installed (no {})",
+                    spec.profile_name,
+                    path.display()
+                )?;
+            }
+            match platform {
+                Platform::Linux => ask_manager(
+                    &mut out,
+                    "systemctl",
+                    &["--user", "status", "--no-pager", &unit],
+                )?,
+                Platform::MacOs => {
+                    ask_manager(&mut out, "launchctl", &["list", &spec.launchd_label()])?
+                }
+                Platform::Windows => ask_manager(
+                    &mut out,
+                    "schtasks",
+                    &["/query", "/tn", &task, "/v", "/fo", "list"],
+                )?,
             }
         }
         ServiceAction::Uninstall { no_enable, .. } => {
             if !no_enable && path.exists() {
-                if linux {
-                    manager("systemctl", &["--user", "disable", "--now", &unit])?;
-                } else {
-                    manager("launchctl", &["unload", "-w", &path.display().to_string()])?;
+                match platform {
+                    Platform::Linux => {
+                        manager("systemctl", &["--user", "disable", "--now", &unit])?
+                    }
+                    Platform::MacOs => manager("launchctl", &["unload", "-w", &file])?,
+                    Platform::Windows => {
+                        // Stop the running watch (not running: nothing to
+                        // end), then remove the task.
+                        let _ = Command::new("schtasks")
+                            .args(["/end", "/tn", &task])
+                            .output();
+                        manager("schtasks", &["/delete", "/tn", &task, "/f"])?;
+                    }
                 }
             }
             match std::fs::remove_file(&path) {
@@ -204,7 +307,7 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result
                 )?,
                 Err(e) => return Err(e).with_context(|| path.display().to_string()),
             }
-            if !no_enable && linux {
+            if !no_enable && platform == Platform::Linux {
                 manager("systemctl", &["--user", "daemon-reload"])?;
             }
         }

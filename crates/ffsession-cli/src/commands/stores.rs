@@ -23,7 +23,8 @@ use crate::fmt;
   ffsession stores /mnt/backup             stores copied to another folder
   ffsession --store /mnt/backup/default-release list")]
 pub struct StoresArgs {
-    /// Folder holding stores [default: <data dir>/ffsession]
+    /// Folder holding stores [default: ~/.local/share/ffsession,
+    /// ~/Library/Application Support/ffsession or %LOCALAPPDATA%\ffsession\data]
     pub dir: Option<PathBuf>,
 
     /// Print JSON instead of text

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use ffsession::platform::{Folders, Platform};
 use ffsession_gen::{generate, mozlz4, Spec};
 
 pub struct TestEnv {
@@ -27,8 +28,46 @@ impl TestEnv {
         self.path().join("home")
     }
 
+    /// The user's folders in the sealed environment, as the platform lays
+    /// them out under the home folder (`HOME`, or on Windows `USERPROFILE`,
+    /// `APPDATA` and `LOCALAPPDATA`).
+    pub fn folders(&self) -> Folders {
+        let home = self.home();
+        let (data, data_local, config) = match Platform::CURRENT {
+            Platform::Linux => (
+                home.join(".local").join("share"),
+                home.join(".local").join("share"),
+                home.join(".config"),
+            ),
+            Platform::MacOs => {
+                let support = home.join("Library").join("Application Support");
+                (support.clone(), support.clone(), support)
+            }
+            Platform::Windows => {
+                let app_data = home.join("AppData");
+                (
+                    app_data.join("Roaming"),
+                    app_data.join("Local"),
+                    app_data.join("Roaming"),
+                )
+            }
+        };
+        Folders {
+            home,
+            data,
+            data_local,
+            config,
+        }
+    }
+
+    /// Where the sealed `ffsession` looks for profiles.ini.
     pub fn firefox_root(&self) -> PathBuf {
-        self.home().join(".mozilla/firefox")
+        Platform::CURRENT.firefox_root(&self.folders())
+    }
+
+    /// Where the sealed `ffsession` keeps a profile's store by default.
+    pub fn stores_root(&self) -> PathBuf {
+        Platform::CURRENT.stores_root(&self.folders())
     }
 
     /// `ffsession` with a cleared environment.
@@ -51,6 +90,26 @@ impl TestEnv {
             .env("TZ", "UTC")
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .current_dir(self.path());
+        if cfg!(windows) {
+            let folders = self.folders();
+            cmd.env("USERPROFILE", &folders.home)
+                .env("APPDATA", &folders.data)
+                .env("LOCALAPPDATA", &folders.data_local);
+            // What every Windows program expects to find, and the user's
+            // name (the service's task runs as that user).
+            for name in [
+                "SystemRoot",
+                "windir",
+                "TEMP",
+                "TMP",
+                "USERNAME",
+                "USERDOMAIN",
+            ] {
+                if let Some(value) = std::env::var_os(name) {
+                    cmd.env(name, value);
+                }
+            }
+        }
         cmd
     }
 
@@ -231,5 +290,32 @@ pub fn copy_tree(from: &Path, to: &Path) {
         } else {
             fs::copy(entry.path(), &target).unwrap();
         }
+    }
+}
+
+/// Where `service install` writes the service of the profile named `name`
+/// in the sealed environment.
+pub fn service_file(env: &TestEnv, name: &str) -> PathBuf {
+    let spec = ffsession::service::ServiceSpec {
+        profile_name: name.to_owned(),
+        program: String::new(),
+        args: Vec::new(),
+    };
+    Platform::CURRENT.service_file(&env.folders(), &spec)
+}
+
+/// The text of a service file: UTF-8, or UTF-16 after a byte order mark (a
+/// Windows task).
+pub fn read_service_file(path: &Path) -> String {
+    let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    match bytes.strip_prefix(&[0xFF, 0xFE]) {
+        Some(utf16) => {
+            let units: Vec<u16> = utf16
+                .chunks(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            String::from_utf16(&units).unwrap()
+        }
+        None => String::from_utf8(bytes).unwrap(),
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::Path;
+#[cfg(target_os = "linux")]
 use std::process::Output;
 
 use crate::common::*;
@@ -13,6 +14,7 @@ const DAY: u64 = 86_400_000;
 
 /// Run `script` with sh in a new user and mount namespace (`unshare -rm`),
 /// where it may mount a file system of its own; `$BIN` is ffsession.
+#[cfg(target_os = "linux")]
 fn in_namespace(env: &TestEnv, script: &str) -> Output {
     let out = env
         .sealed_cmd("unshare")
@@ -31,6 +33,7 @@ fn in_namespace(env: &TestEnv, script: &str) -> Output {
 }
 
 /// The exit status `name=N` lines of a script's stdout give.
+#[cfg(target_os = "linux")]
 fn status(out: &Output, name: &str) -> i32 {
     let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
@@ -44,6 +47,7 @@ fn status(out: &Output, name: &str) -> i32 {
 /// Two snapshots in the test store, the second with a WAL the catalog file
 /// does not have yet (the restore that took it was killed right after
 /// writing the session, before the catalog was checkpointed).
+#[cfg(target_os = "linux")]
 fn store_with_a_live_wal(env: &TestEnv) -> std::path::PathBuf {
     let profile = env.back_up_recovery(&packed(30, NOW));
     // Renames: the undo snapshot's manifest (its content and chunks are
@@ -63,6 +67,9 @@ fn store_with_a_live_wal(env: &TestEnv) -> std::path::PathBuf {
     profile
 }
 
+/// Linux only: a small or read-only file system mounted in a user namespace
+/// (`unshare`, `mount`, `sh`).
+#[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_still_lists_checks_and_restores() {
     let env = TestEnv::new();
@@ -126,6 +133,9 @@ fn a_full_disk_still_lists_checks_and_restores() {
     }
 }
 
+/// Linux only: a small or read-only file system mounted in a user namespace
+/// (`unshare`, `mount`, `sh`).
+#[cfg(target_os = "linux")]
 #[test]
 fn a_read_only_store_restores_into_a_new_profile_and_asks_where_an_undo_goes() {
     let env = TestEnv::new();

@@ -194,7 +194,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
         "{err}"
     );
 
-    let firefox = ffsession_gen::FcntlLockHolder::hold(&p.join(".parentlock"));
+    let firefox = ffsession_gen::FirefoxLockHolder::hold(&p);
     let err = expect_error(
         env.store_cmd(&p)
             .args(["tidy", "--archive-older-than", "30d"]),

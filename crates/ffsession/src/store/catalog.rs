@@ -221,7 +221,8 @@ pub(super) fn open_rw(
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
+    let mut conn = Connection::open_with_flags(crate::fs_util::long_path_for_ffi(path), flags)
+        .map_err(|e| sql_error(path, e))?;
     let err = |e| sql_error(path, e);
     // WAL with synchronous=FULL: a commit returns only after the WAL is fsynced,
     // so a committed snapshot row survives a power cut.

@@ -232,6 +232,7 @@ fn io_hint(kind: io::ErrorKind) -> Option<&'static str> {
             Some("check the permissions of the store folder, and that its disk is writable")
         }
         io::ErrorKind::StorageFull => Some("free some disk space and try again"),
+        io::ErrorKind::ResourceBusy => Some(crate::error::HELD_OPEN_HINT),
         _ => None,
     }
 }

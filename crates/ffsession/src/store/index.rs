@@ -116,6 +116,7 @@ pub(super) fn delete(dir: &Path) -> Result<(), crate::error::PathError> {
 /// `file:<path>` with the characters URIs reserve escaped, and `query`.
 pub(super) fn uri(path: &Path, query: &str) -> String {
     let mut uri = String::from("file:");
+    let path = crate::fs_util::long_path_for_ffi(path);
     for c in path.to_string_lossy().chars() {
         match c {
             '%' => uri.push_str("%25"),
@@ -147,7 +148,7 @@ fn create_or_check(path: &Path) -> rusqlite::Result<Result<(), String>> {
     if let Err(why) = made {
         return Ok(Err(why));
     }
-    let mut conn = Connection::open(path)?;
+    let mut conn = Connection::open(crate::fs_util::long_path_for_ffi(path))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Ok(Err(format!("cannot use WAL journal mode (got {mode})")));

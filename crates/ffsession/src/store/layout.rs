@@ -120,8 +120,9 @@ pub(super) fn not_writable(dir: &Path, e: PathError) -> StoreError {
     }
 }
 
-/// Create `dir` and any missing parents, each 0700, fsyncing each new entry
-/// into its parent.
+/// Create `dir` and any missing parents, each 0700 (on Windows, each with the
+/// private access list of `acl.rs`), fsyncing each new entry into its
+/// parent.
 pub(super) fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
     let mut missing = Vec::new();
     let mut cur = dir;
@@ -160,13 +161,35 @@ pub(super) fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
             StoreError::Io(p) => not_writable(dir, p),
             other => other,
         })?;
+        #[cfg(windows)]
+        make_private(d).map_err(|e| not_writable(dir, e))?;
     }
     Ok(())
+}
+
+/// Give the new folder `dir` the private access list of `acl.rs`; a file
+/// system without access lists (FAT on a USB stick) keeps none.
+#[cfg(windows)]
+fn make_private(dir: &Path) -> Result<(), PathError> {
+    const ERROR_INVALID_FUNCTION: i32 = 1;
+    const ERROR_NOT_SUPPORTED: i32 = 50;
+    match super::acl::make_private(dir) {
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(ERROR_INVALID_FUNCTION | ERROR_NOT_SUPPORTED)
+            ) =>
+        {
+            Ok(())
+        }
+        other => other.with_path(dir),
+    }
 }
 
 /// Create folder `dir` (0700) inside `parent` if it is missing, and fsync
 /// `parent` so the new entry survives a crash.
 pub(super) fn make_dir(dir: &Path, parent: &Path) -> Result<(), StoreError> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut builder = fs::DirBuilder::new();
     #[cfg(unix)]
     {

@@ -79,6 +79,8 @@
 //! SQLite isolates the catalog reads (a reader racing the garbage collection
 //! of the very snapshot it reads gets [`StoreError::MissingChunk`]).
 
+#[cfg(windows)]
+mod acl;
 mod add;
 mod archive;
 mod catalog;
@@ -105,6 +107,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+#[cfg(windows)]
+pub use acl::{current_user_sid, dacl_sddl};
 pub use archive::{ArchiveMark, ArchivedTab};
 pub use check::{
     check_store, CheckProgress, CheckReport, ChunkProblem, DamagedSnapshot, StoreProblem,

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CI for Windows and macOS, run by .ci/run after the Linux steps:
+# - Windows (x86_64-pc-windows-gnu, mingw): clippy with warnings denied, then
+#   every test, library and CLI, under Wine (the CLI tests run ffsession.exe);
+# - macOS (aarch64-apple-darwin, through cargo-zigbuild): clippy with warnings
+#   denied. Linking needs Apple's SDK, which CI cannot have: macOS is checked by
+#   compiling, and its platform text and paths by unit tests that run on Linux.
+# Installs what it needs itself; keeps nothing outside the clone but what
+# rustup, apt, pip and cargo keep anyway (the Wine prefix is in target/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+# Run a step and say how long it took.
+timed() {
+    local start=$SECONDS
+    "$@"
+    printf '== took %ds\n' $((SECONDS - start))
+}
+
+WINDOWS=x86_64-pc-windows-gnu
+MACOS=aarch64-apple-darwin
+ZIGBUILD_VERSION=0.24.1
+
+install_tools() {
+    rustup target add "$WINDOWS" "$MACOS"
+    local need=()
+    command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64)
+    command -v wine >/dev/null 2>&1 || need+=(wine wine64)
+    if ((${#need[@]})); then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends "${need[@]}"
+    fi
+    python3 -m ziglang version >/dev/null 2>&1 || python3 -m pip install -q ziglang
+    if [[ "$(cargo-zigbuild --version 2>/dev/null)" != *"$ZIGBUILD_VERSION"* ]]; then
+        cargo install --locked --quiet cargo-zigbuild --version "$ZIGBUILD_VERSION"
+    fi
+}
+
+# Wine, in a prefix of its own under target/: quiet, without the Mono and
+# Gecko installers, and with the bcryptprimitives.dll Wine 8 lacks (Rust's
+# std draws random numbers from its ProcessPrng; .ci/wine/ says more).
+export WINEPREFIX="$PWD/target/wine"
+export WINEDEBUG=-all
+export WINEDLLOVERRIDES="mscoree,mshtml="
+wine_prefix() {
+    local dll=target/wine-dll/bcryptprimitives.dll
+    mkdir -p "$(dirname "$dll")"
+    x86_64-w64-mingw32-gcc -O2 -shared -s -o "$dll" .ci/wine/bcryptprimitives.c -ladvapi32
+    wineboot -i
+    wineserver -w
+    cp "$dll" "$WINEPREFIX/drive_c/windows/system32/"
+}
+
+windows_tests() {
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
+        cargo test --workspace --locked --target "$WINDOWS"
+}
+
+step "platform tools: the Windows and macOS targets, mingw, Wine, zig, cargo-zigbuild"
+timed install_tools
+
+step "Windows: cargo clippy --target $WINDOWS (deny warnings)"
+timed cargo clippy --workspace --all-targets --locked --target "$WINDOWS" -- -D warnings
+
+step "Windows: a Wine prefix with bcryptprimitives.dll"
+timed wine_prefix
+
+step "Windows: cargo test --workspace under Wine"
+timed windows_tests
+wineserver -k || true
+
+step "macOS: cargo-zigbuild clippy --target $MACOS (deny warnings)"
+timed cargo-zigbuild clippy --workspace --all-targets --locked --target "$MACOS" -- -D warnings
