@@ -33,6 +33,7 @@ pub mod fs_util;
 mod legacy;
 pub mod profile;
 pub mod prune;
+pub mod remote;
 pub mod rescue;
 pub mod restore;
 pub mod retention;

@@ -95,8 +95,9 @@ mod queries;
 mod read;
 mod rebuild;
 mod search;
-mod snapshot;
+pub(crate) mod snapshot;
 mod tabs;
+mod transfer;
 mod upgrade;
 mod verify;
 
@@ -121,6 +122,7 @@ pub use snapshot::{
     SnapshotSource, SnapshotStatus, StoreStats, UnreferencedChunk,
 };
 pub use tabs::ReindexReport;
+pub use transfer::ImportedSnapshot;
 pub use verify::SnapshotDamage;
 
 use crate::fs_util::write_atomic;
