@@ -86,6 +86,19 @@ pub trait Backend: Send + Sync {
     /// object of that name or the one that was there.
     fn write(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), RemoteError>;
 
+    /// Write object `name` of `kind` only if there is none of that name yet:
+    /// `Ok(false)` if there was (it is left as it was). Exclusive where the
+    /// service can say so atomically (a folder: a hard link; S3: a
+    /// conditional put; SFTP: a rename, which does not replace); elsewhere a
+    /// look then a write.
+    fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {
+        if self.read(kind, name)?.is_some() {
+            return Ok(false);
+        }
+        self.write(kind, name, bytes)?;
+        Ok(true)
+    }
+
     /// Remove object `name` of `kind` (no error if it is gone).
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError>;
 

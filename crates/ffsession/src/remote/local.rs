@@ -116,6 +116,27 @@ impl Backend for LocalBackend {
             .map_err(|e| self.err("write", &path, e.source))
     }
 
+    fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {
+        let path = self.root.join(kind.path(name));
+        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
+        self.make_dirs(&dir)?;
+        // Staged (written, fsynced) under a temporary name, then linked to
+        // its name: link(2) fails if the name exists.
+        let tmp = dir.join(format!(".tmp-{:016x}-{name}", super::opendal::random_u64()));
+        write_atomic(&tmp, |w: &mut dyn Write| w.write_all(bytes))
+            .map_err(|e| self.err("write", &tmp, e.source))?;
+        let linked = fs::hard_link(&tmp, &path);
+        let _ = fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => {
+                crate::fs_util::sync_dir(&dir).map_err(|e| self.err("write", &dir, e.source))?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(self.err("write", &path, e)),
+        }
+    }
+
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = self.root.join(kind.path(name));
         match fs::remove_file(&path) {

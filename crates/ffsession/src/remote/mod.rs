@@ -179,14 +179,13 @@ impl Remote {
                     object: "keys/".into(),
                     reason,
                 })?;
-        let name = format!("{:016x}", opendal::random_u64());
-        backend.write(Kind::Keys, &name, &file)?;
-        // Another machine may have created this remote at the same time:
-        // the key that sorts first wins, and ours goes if it is not that one.
-        let remote = Self::open(backend, password)?;
-        if !remote.keys.same(&keys) {
-            remote.backend.remove(Kind::Keys, &name)?;
+        // The first key has a fixed name, written only if there is none:
+        // of two machines creating this remote at once, one key wins and
+        // the other machine opens the remote with it.
+        if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
+            return Self::open(backend, password);
         }
+        let remote = Self::open(backend, password)?;
         write_marker(remote.backend.as_ref())?;
         Ok(remote)
     }
@@ -244,6 +243,9 @@ impl Remote {
         self.keys.open(bytes)
     }
 }
+
+/// The name of a remote's first key.
+const FIRST_KEY: &str = "0000000000000000";
 
 fn write_marker(backend: &dyn Backend) -> Result<(), RemoteError> {
     let mut bytes = serde_json::to_vec_pretty(&Marker::new()).unwrap_or_default();

@@ -191,6 +191,11 @@ impl RemoteSnapshot {
         keys.name("snapshot", blake3::hash(&bytes).as_bytes())
     }
 
+    /// Its object name on `remote`.
+    pub fn name_for(&self, remote: &super::Remote) -> String {
+        self.name(&remote.keys)
+    }
+
     /// Parse a decrypted snapshot object, checking it is the one `name` says.
     pub fn parse(plain: &[u8], keys: &Keys, name: &str) -> Result<RemoteSnapshot, String> {
         let s: RemoteSnapshot =

@@ -188,6 +188,52 @@ impl Backend for OpendalBackend {
         ))
     }
 
+    fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {
+        let path = kind.path(name);
+        let cap = self.op.info().full_capability();
+        self.rt.block_on(async {
+            if self.rename {
+                if self.op.exists(&path).await.unwrap_or(false) {
+                    return Ok(false);
+                }
+                // SFTP's rename does not replace an existing name.
+                let (dir, file) = path.rsplit_once('/').unwrap_or(("", &path));
+                let tmp = format!("{dir}/.tmp-{:016x}-{file}", random_u64());
+                self.op
+                    .write(&tmp, bytes.to_vec())
+                    .await
+                    .map_err(|e| Self::err(&self.location, "write", &tmp, e))?;
+                let renamed = self.op.rename(&tmp, &path).await;
+                let _ = self.op.delete(&tmp).await;
+                return match renamed {
+                    Ok(()) => Ok(true),
+                    Err(e) => match self.op.exists(&path).await {
+                        Ok(true) => Ok(false),
+                        _ => Err(Self::err(&self.location, "write", &path, e)),
+                    },
+                };
+            }
+            if cap.write_with_if_not_exists {
+                return match self
+                    .op
+                    .write_with(&path, bytes.to_vec())
+                    .if_not_exists(true)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.kind() == ErrorKind::ConditionNotMatch => Ok(false),
+                    Err(e) => Err(Self::err(&self.location, "write", &path, e)),
+                };
+            }
+            if self.op.exists(&path).await.unwrap_or(false) {
+                return Ok(false);
+            }
+            write_one(&self.op, &self.location, false, path, bytes.to_vec())
+                .await
+                .map(|()| true)
+        })
+    }
+
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = kind.path(name);
         match self.rt.block_on(self.op.delete(&path)) {
