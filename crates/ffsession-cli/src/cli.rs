@@ -56,10 +56,26 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_FIREFOX_DIR")]
     pub firefox_dir: Option<PathBuf>,
 
-    /// Backup store folder
+    /// Backup store folder, or a remote store (sftp://, s3://, webdav[s]://,
+    /// a remote's name from the config file), read through a local copy
     /// [default: `store` from the config file, else <data dir>/ffsession/<profile name>]
-    #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_STORE")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR|LOCATION",
+        env = "FFSESSION_STORE"
+    )]
     pub store: Option<PathBuf>,
+
+    /// File whose first line is the password of a remote store (else
+    /// FFSESSION_PASSWORD, else a prompt)
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "FFSESSION_PASSWORD_FILE"
+    )]
+    pub password_file: Option<PathBuf>,
 
     /// Configuration file [default: <config dir>/ffsession/config.toml]
     #[arg(long, global = true, value_name = "FILE", env = "FFSESSION_CONFIG")]
@@ -76,6 +92,7 @@ pub struct GlobalArgs {
 pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
     Backup(commands::backup::BackupArgs),
+    Copy(commands::copy::CopyArgs),
     Check(commands::check::CheckArgs),
     List(commands::list::ListArgs),
     Stores(commands::stores::StoresArgs),

@@ -9,6 +9,7 @@ mod config;
 mod error;
 mod fmt;
 mod lock_wait;
+mod remote;
 
 use std::process::ExitCode;
 

@@ -5,6 +5,7 @@
 pub mod backup;
 pub mod check;
 pub mod compress;
+pub mod copy;
 pub mod decompress;
 pub mod diff;
 pub mod extract;
@@ -16,6 +17,7 @@ mod output;
 pub mod profiles;
 pub mod prune;
 pub mod reindex;
+mod remote_ops;
 pub mod rescue;
 pub mod restore;
 pub mod search;
@@ -43,6 +45,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Profiles(args) => profiles::run(g, args),
         Command::Backup(args) => backup::run(g, args),
+        Command::Copy(args) => copy::run(g, args),
         Command::Check(args) => check::run(g, args),
         Command::List(args) => list::run(g, args),
         Command::Prune(args) => prune::run(g, args),
@@ -129,6 +132,10 @@ impl GlobalArgs {
     /// machine works without Firefox; else the chosen profile's store.
     pub fn chosen_store_dir(&self, config: &Config) -> Result<PathBuf> {
         if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
+            // A remote is read through a local copy, brought up to date now.
+            if crate::remote::is_remote(&dir, config) {
+                return crate::remote::synced_cache(self, config, &dir.to_string_lossy());
+            }
             return Ok(dir);
         }
         let profile = self.profile().map_err(|e| {
@@ -136,6 +143,13 @@ impl GlobalArgs {
             UserError::with_hint(format!("{e:#}"), hint)
         })?;
         self.store_dir(config, &profile)
+    }
+
+    /// The remote store `--store` or the config's `store` names, if it is
+    /// one (a URL, a config remote's name, a folder holding a remote store).
+    pub fn remote_store(&self, config: &Config) -> Option<String> {
+        let value = self.store.clone().or_else(|| config.store.clone())?;
+        crate::remote::is_remote(&value, config).then(|| value.to_string_lossy().into_owned())
     }
 
     /// The data directory's folder of stores (`<data dir>/ffsession`).
