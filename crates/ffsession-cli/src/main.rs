@@ -28,6 +28,7 @@ fn main() -> ExitCode {
 /// write, or kill the process after a number of them (`ffsession::fs_util::TestHook`).
 /// Unset, nothing changes.
 fn install_test_hook() {
+    remote::install_test_hook();
     let num = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     let delay = num("FFSESSION_TEST_WRITE_DELAY_MS");
     let enospc = num("FFSESSION_TEST_ENOSPC_AFTER_BYTES");

@@ -463,3 +463,15 @@ impl WatchCopies {
         }
     }
 }
+
+/// TEST HOOK, for the fault tests only: FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES
+/// (die after that many remote objects written) and
+/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS. Unset, nothing changes.
+pub fn install_test_hook() {
+    let num = |name| env(name).and_then(|v| v.parse::<u64>().ok());
+    let kill = num("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES");
+    let delay = num("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS");
+    if kill.is_some() || delay.is_some() {
+        ffsession::remote::set_test_hook(kill, delay.unwrap_or(0));
+    }
+}

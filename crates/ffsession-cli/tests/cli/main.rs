@@ -11,6 +11,7 @@ mod heal_durability;
 mod outside;
 mod profiles;
 mod read;
+mod remote;
 mod rescue;
 mod safety;
 mod search;

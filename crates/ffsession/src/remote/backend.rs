@@ -11,6 +11,39 @@
 
 use super::RemoteError;
 
+/// TEST HOOK, for the fault tests only: after this many objects written to
+/// any remote, the process dies at once (as under SIGKILL); and each write
+/// waits this long first. Unset (0), nothing changes.
+static KILL_AFTER_WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WRITE_DELAY_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Set the test hook: die after `kill_after_writes` object writes (counting
+/// from 1; `None` never), and wait `delay_ms` before each.
+#[doc(hidden)]
+pub fn set_test_hook(kill_after_writes: Option<u64>, delay_ms: u64) {
+    use std::sync::atomic::Ordering;
+    KILL_AFTER_WRITES.store(kill_after_writes.map_or(0, |n| n + 1), Ordering::SeqCst);
+    WRITE_DELAY_MS.store(delay_ms, Ordering::SeqCst);
+}
+
+/// Called by backends before each object write.
+pub(super) fn before_write() {
+    let ms = WRITE_DELAY_MS.load(std::sync::atomic::Ordering::SeqCst);
+    if ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Called by backends after each object written whole.
+pub(super) fn after_write() {
+    use std::sync::atomic::Ordering;
+    let limit = KILL_AFTER_WRITES.load(Ordering::SeqCst);
+    if limit > 0 && WRITES.fetch_add(1, Ordering::SeqCst) + 2 >= limit {
+        std::process::abort();
+    }
+}
+
 /// The kinds of object a remote store holds, each in its own folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {

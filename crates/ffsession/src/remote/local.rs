@@ -108,12 +108,15 @@ impl Backend for LocalBackend {
     }
 
     fn write(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        super::backend::before_write();
         let path = self.root.join(kind.path(name));
         if let Some(dir) = path.parent() {
             self.make_dirs(dir)?;
         }
         write_atomic(&path, |w: &mut dyn Write| w.write_all(bytes))
-            .map_err(|e| self.err("write", &path, e.source))
+            .map_err(|e| self.err("write", &path, e.source))?;
+        super::backend::after_write();
+        Ok(())
     }
 
     fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {

@@ -39,7 +39,7 @@ mod prune;
 mod services;
 mod sync;
 
-pub use backend::{Backend, Entry, Kind};
+pub use backend::{set_test_hook, Backend, Entry, Kind};
 pub use check::{check_remote, DamagedObject, RemoteCheckProgress, RemoteCheckReport};
 pub use copy::{copy_to_remote, CopyProgress, CopyReport};
 pub use error::RemoteError;

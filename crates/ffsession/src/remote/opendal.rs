@@ -83,6 +83,21 @@ async fn write_one(
     path: String,
     bytes: Vec<u8>,
 ) -> Result<(), RemoteError> {
+    super::backend::before_write();
+    let done = write_one_inner(op, location, rename, path, bytes).await;
+    if done.is_ok() {
+        super::backend::after_write();
+    }
+    done
+}
+
+async fn write_one_inner(
+    op: &Operator,
+    location: &str,
+    rename: bool,
+    path: String,
+    bytes: Vec<u8>,
+) -> Result<(), RemoteError> {
     if !rename {
         return op
             .write(&path, bytes)
