@@ -237,8 +237,9 @@ fn remote_wrong_password_is_one_error_and_nothing_is_written() {
     copy(&env, &profile, &loc);
     let dir = sftp_dir(&loc);
     let before = ffsession_gen::files_under(&dir);
+    let store = env.store_dir().to_string_lossy().into_owned();
     for args in [
-        vec!["copy", "--to", loc.as_str()],
+        vec!["--store", store.as_str(), "copy", "--to", loc.as_str()],
         vec!["--store", loc.as_str(), "list"],
     ] {
         let mut c = cmd(&env);
@@ -377,14 +378,14 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
     let Some(_) = servers() else { return };
     let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
-    let (profile, jsons) = backed_up(&env, 2, 300_000);
+    let (profile, _) = backed_up(&env, 1, 100_000);
     let loc = location(Kind::Sftp, &env);
-    let sshd: u32 = fs::read_to_string(var("FFSESSION_TEST_SSHD_PID"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    for round in 0..3 {
+    copy(&env, &profile, &loc);
+    let (_, _) = backed_up(&env, 3, 300_000);
+    let jsons = backed_up_jsons(&env);
+    let mut interrupted = 0;
+    let servers = PathBuf::from(var("FFSESSION_TEST_SERVERS"));
+    for round in 0..3u64 {
         let mut c = std_cmd(&env);
         c.arg("--profile")
             .arg(&profile)
@@ -395,13 +396,31 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
         let child = c.spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(400 + round * 300));
-        // The connection's server side dies (sshd's per-connection processes).
-        for p in children(sshd) {
+        std::thread::sleep(std::time::Duration::from_millis(500 + round * 400));
+        // sshd dies: the listener and every connection's processes.
+        let sshd: u32 = fs::read_to_string(var("FFSESSION_TEST_SSHD_PID"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let mut doomed = children(sshd);
+        doomed.push(sshd);
+        for p in doomed {
             let _ = StdCommand::new("kill").arg("-9").arg(p.to_string()).status();
         }
         let out = child.wait_with_output().unwrap();
+        // The server comes back.
+        let _ = fs::remove_file(var("FFSESSION_TEST_SSHD_PID"));
+        let started = StdCommand::new("/usr/sbin/sshd")
+            .arg("-f")
+            .arg(servers.join("sshd_config"))
+            .arg("-E")
+            .arg(servers.join("sshd.log"))
+            .status()
+            .unwrap();
+        assert!(started.success());
         if !out.status.success() {
+            interrupted += 1;
             let err = stderr(&out);
             assert_eq!(err.lines().count(), 1, "{err}");
             assert!(err.contains("sftp://"), "{err}");
@@ -409,6 +428,7 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
         let fresh = TestEnv::new();
         ok_stdout(cmd(&fresh).args(["--store", &loc, "list"]));
     }
+    assert!(interrupted >= 1, "no copy was cut short by the server's death");
     copy(&env, &profile, &loc);
     assert_remote_restores(&loc, &jsons);
 }
