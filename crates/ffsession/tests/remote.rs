@@ -316,10 +316,10 @@ fn prune_removes_what_no_record_names_and_waits_for_writers() {
         .backend()
         .list(ffsession::remote::Kind::Snapshots)
         .unwrap();
+    let mut cache = Store::create_or_open(tmp.path().join("c")).unwrap();
+    sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
     let oldest = {
-        let mut fresh = Store::create_or_open(tmp.path().join("c")).unwrap();
-        sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
-        let infos = fresh.snapshots().unwrap();
+        let infos = cache.snapshots().unwrap();
         let o = infos.iter().min_by_key(|s| s.taken_at_ms).unwrap();
         ffsession::remote::RemoteSnapshot::of(o, "").name_for(&remote)
     };
@@ -337,4 +337,8 @@ fn prune_removes_what_no_record_names_and_waits_for_writers() {
             .snapshots_new,
         1
     );
+    // A local copy made before the prune follows it.
+    let r = sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
+    assert_eq!((r.snapshots_gone, r.snapshots_known), (1, 1), "{r:?}");
+    assert_eq!(contents(&cache), contents(&fresh));
 }

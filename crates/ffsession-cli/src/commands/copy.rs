@@ -94,9 +94,7 @@ fn local_store_dir(global: &GlobalArgs, config: &Config) -> Result<std::path::Pa
         }
     }
     let profile = global.profile()?;
-    let mut local = Config::default();
-    local.store = None;
-    global.store_dir(&local, &profile)
+    global.store_dir(&Config::default(), &profile)
 }
 
 /// Copy `store` to the remote `to` names; `interactive` false never prompts.

@@ -57,9 +57,17 @@ enum Source {
     File(PathBuf),
 }
 
-pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
+pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     let config = global.config()?;
     let profile = target_profile(global)?;
+    // A remote is read through a local copy that mirrors it: the undo
+    // snapshot of a profile with something to undo goes to its own store.
+    if args.undo_store.is_none() && global.remote_store(&config).is_some() {
+        let changes = restore::profile_changes(&profile.path)?;
+        if !changes.back_up.is_empty() || profile.path.join("prefs.js").exists() {
+            args.undo_store = Some(global.store_dir(&crate::config::Config::default(), &profile)?);
+        }
+    }
     let dir = global.chosen_store_dir(&config)?;
     let source = if Path::new(&args.snapshot).is_file() {
         Source::File(PathBuf::from(&args.snapshot))

@@ -154,7 +154,10 @@ fn assert_remote_restores(loc: &str, expected: &[String]) {
     got.sort();
     let mut want = expected.to_vec();
     want.sort();
-    assert!(got == want, "a restored session differs from the one backed up");
+    assert!(
+        got == want,
+        "a restored session differs from the one backed up"
+    );
 }
 
 fn round_trip(kind: Kind) {
@@ -196,7 +199,10 @@ fn round_trip(kind: Kind) {
     );
     assert!(text.contains("firefox -profile"), "{text}");
     let bytes = fs::read(target.join("sessionstore.jsonlz4")).unwrap();
-    assert_eq!(ffsession::format::decompress(&bytes).unwrap(), g.json.as_bytes());
+    assert_eq!(
+        ffsession::format::decompress(&bytes).unwrap(),
+        g.json.as_bytes()
+    );
     // search and history work on the remote too.
     let hits = ok_json(cmd(&fresh).args(["--store", &loc, "search", "example", "--json"]));
     assert!(!hits.as_array().unwrap().is_empty(), "{hits}");
@@ -309,7 +315,10 @@ fn remote_object_deleted_or_flipped_is_named_by_check_and_healed_by_copy() {
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("damaged snapshot"), "{text}");
-    assert!(text.contains("default-release") || text.contains("profile"), "{text}");
+    assert!(
+        text.contains("default-release") || text.contains("profile"),
+        "{text}"
+    );
 
     let healed = copy(&env, &profile, &loc);
     assert_eq!(healed["healed"], 2, "{healed}");
@@ -355,7 +364,11 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
                 .args(["--store", &loc, "list", "--json"])
                 .output()
                 .unwrap();
-            assert!(list.status.success(), "{kind:?} after {p}: {}", stderr(&list));
+            assert!(
+                list.status.success(),
+                "{kind:?} after {p}: {}",
+                stderr(&list)
+            );
         }
         assert!(killed >= 25, "{kind:?}: only {killed} runs were killed");
         let last = copy(&env, &profile, &loc);
@@ -406,7 +419,10 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
         let mut doomed = children(sshd);
         doomed.push(sshd);
         for p in doomed {
-            let _ = StdCommand::new("kill").arg("-9").arg(p.to_string()).status();
+            let _ = StdCommand::new("kill")
+                .arg("-9")
+                .arg(p.to_string())
+                .status();
         }
         let out = child.wait_with_output().unwrap();
         // The server comes back.
@@ -428,7 +444,10 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
         let fresh = TestEnv::new();
         ok_stdout(cmd(&fresh).args(["--store", &loc, "list"]));
     }
-    assert!(interrupted >= 1, "no copy was cut short by the server's death");
+    assert!(
+        interrupted >= 1,
+        "no copy was cut short by the server's death"
+    );
     copy(&env, &profile, &loc);
     assert_remote_restores(&loc, &jsons);
 }

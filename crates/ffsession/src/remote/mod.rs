@@ -238,8 +238,8 @@ impl Remote {
     }
 
     /// Decrypt object `name` of `kind`.
-    fn open_object(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
-        let _ = (kind, name);
+    /// (The kind and name say which object failed, in the caller's error.)
+    fn open_object(&self, _kind: Kind, _name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
         self.keys.open(bytes)
     }
 }

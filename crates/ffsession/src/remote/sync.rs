@@ -22,6 +22,9 @@ pub struct SyncReport {
     pub snapshots_new: u64,
     /// Snapshots it had already.
     pub snapshots_known: u64,
+    /// Snapshots it had that the remote no longer holds (pruned there):
+    /// removed from the local store, which mirrors the remote.
+    pub snapshots_gone: u64,
     /// Chunks fetched.
     pub chunks_fetched: u64,
     /// Bytes fetched.
@@ -50,19 +53,31 @@ pub enum SyncProgress {
 
 const BATCH: usize = 256;
 
-/// Bring every snapshot of `remote` that `store` lacks into it.
+/// Make `store` hold what `remote` holds: bring in every snapshot it lacks,
+/// remove the ones the remote no longer has.
 pub fn sync_from_remote(
     remote: &Remote,
     store: &mut Store,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<SyncReport, RemoteError> {
     let mut report = SyncReport::default();
-    let known: HashSet<String> = store
+    let local: Vec<(SnapshotId, String)> = store
         .snapshots()?
         .iter()
-        .map(|info| RemoteSnapshot::of(info, "").name(&remote.keys))
+        .map(|info| (info.id, RemoteSnapshot::of(info, "").name(&remote.keys)))
         .collect();
+    let known: HashSet<String> = local.iter().map(|(_, n)| n.clone()).collect();
     let listed = remote.backend.list(Kind::Snapshots)?;
+    let on_remote: HashSet<&str> = listed.iter().map(|e| e.name.as_str()).collect();
+    for (id, name) in &local {
+        if !on_remote.contains(name.as_str()) {
+            store.remove_snapshot(*id)?;
+            report.snapshots_gone += 1;
+        }
+    }
+    if report.snapshots_gone > 0 {
+        store.collect_garbage()?;
+    }
     let wanted: Vec<String> = listed
         .into_iter()
         .map(|e| e.name)
