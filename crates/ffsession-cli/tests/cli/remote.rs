@@ -501,3 +501,79 @@ fn backed_up_jsons(env: &TestEnv) -> Vec<String> {
         .map(|s| String::from_utf8(store.read_json(s.id).unwrap()).unwrap())
         .collect()
 }
+
+/// Files in `dir` (none if it is not there).
+fn count_files(dir: &Path) -> usize {
+    fs::read_dir(dir).map_or(0, |d| d.count())
+}
+
+#[test]
+fn watch_copies_after_each_cycle_and_says_once_when_a_remote_is_away() {
+    let env = TestEnv::new();
+    let pw = env.write("pw", b"watch password\n");
+    let usb = env.path().join("usb");
+    let config = env.write(
+        "config.toml",
+        format!(
+            "[remotes.usb]\nlocation = {:?}\npassword_file = {:?}\nwatch = true\n\n\
+             [remotes.away]\nlocation = \"sftp://127.0.0.1:9/nowhere\"\npassword_file = {:?}\nwatch = true\n",
+            usb.to_string_lossy(),
+            pw.to_string_lossy(),
+            pw.to_string_lossy()
+        )
+        .as_bytes(),
+    );
+    let g = |tabs: usize| {
+        session(Spec {
+            tabs,
+            last_update: 1_795_300_000_000 + tabs as u64,
+            ..Spec::default()
+        })
+    };
+    let profile = env.profile_with_recovery(&g(5).packed);
+    let mut c = env.std_store_cmd_at(&profile, &env.store_dir());
+    c.env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
+        .arg("--config")
+        .arg(&config)
+        .args(["watch", "--interval", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let wait_for = |n: usize| {
+        for _ in 0..300 {
+            if count_files(&usb.join("snapshots")) >= n {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the remote did not get {n} snapshots within 15 s");
+    };
+    wait_for(1);
+    let backups = profile.join("sessionstore-backups");
+    for tabs in [6, 7] {
+        fs::write(backups.join("r.tmp"), g(tabs).packed).unwrap();
+        fs::rename(backups.join("r.tmp"), backups.join("recovery.jsonlz4")).unwrap();
+        wait_for(tabs - 4);
+    }
+    StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("copy to away failed").count(),
+        1,
+        "said once, then quiet: {err}"
+    );
+    assert!(err.contains("copied 1 snapshot to usb"), "{err}");
+    // What watch copied reads back from the remote.
+    let fresh = TestEnv::new();
+    let mut l = fresh.cmd();
+    l.env("FFSESSION_PASSWORD", "watch password")
+        .arg("--store")
+        .arg(&usb)
+        .args(["list", "--json"]);
+    assert_eq!(ok_json(&mut l).as_array().unwrap().len(), 3);
+}
