@@ -45,7 +45,7 @@ pub enum Location {
         tls: bool,
         /// The login name, if given.
         user: Option<String>,
-        /// host[:port]
+        /// `host[:port]`
         host: String,
         /// The folder on the server.
         path: String,

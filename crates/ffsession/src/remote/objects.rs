@@ -61,7 +61,7 @@ impl Default for Marker {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemoteSnapshot {
-    /// [`SNAPSHOT_FORMAT`].
+    /// `ffsession-remote-snapshot/1`.
     pub format: String,
     /// The machine it was taken on.
     pub host: String,
@@ -217,7 +217,7 @@ impl RemoteSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemoteContent {
-    /// [`CONTENT_FORMAT`].
+    /// `ffsession-remote-content/1`.
     pub format: String,
     /// The content's BLAKE3 (hex).
     pub content: String,
