@@ -132,6 +132,12 @@ pub trait Backend: Send + Sync {
         Ok(true)
     }
 
+    /// True if [`Backend::write_new`] is atomic on this service (a folder,
+    /// SFTP): two writers of one name cannot both succeed.
+    fn atomic_create(&self) -> bool {
+        false
+    }
+
     /// Remove object `name` of `kind` (no error if it is gone).
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError>;
 

@@ -140,6 +140,10 @@ impl Backend for LocalBackend {
         }
     }
 
+    fn atomic_create(&self) -> bool {
+        true
+    }
+
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = self.root.join(kind.path(name));
         match fs::remove_file(&path) {

@@ -179,13 +179,31 @@ impl Remote {
                     object: "keys/".into(),
                     reason,
                 })?;
-        // The first key has a fixed name, written only if there is none:
-        // of two machines creating this remote at once, one key wins and
-        // the other machine opens the remote with it.
-        if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
-            return Self::open(backend, password);
+        // Of two machines creating this remote at once, one key must win,
+        // and both must use it. Where the service can create a name
+        // exclusively (a folder, SFTP), the first key has a fixed name,
+        // written only if there is none. Elsewhere (S3 servers that ignore
+        // conditional puts, WebDAV) each writes a key named by its clock,
+        // waits, and uses the earliest key the password opens: a machine
+        // that saw only its own key wrote first.
+        if backend.atomic_create() {
+            if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
+                return Self::open(backend, password);
+            }
+            let remote = Self::open(backend, password)?;
+            write_marker(remote.backend.as_ref())?;
+            return Ok(remote);
         }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let name = format!("{now:016}-{:016x}", opendal::random_u64());
+        backend.write(Kind::Keys, &name, &file)?;
+        std::thread::sleep(CREATE_SETTLE);
         let remote = Self::open(backend, password)?;
+        if !remote.keys.same(&keys) {
+            remote.backend.remove(Kind::Keys, &name)?;
+        }
         write_marker(remote.backend.as_ref())?;
         Ok(remote)
     }
@@ -244,8 +262,13 @@ impl Remote {
     }
 }
 
-/// The name of a remote's first key.
+/// The name of a remote's first key, where names can be created
+/// exclusively.
 const FIRST_KEY: &str = "0000000000000000";
+
+/// How long a new remote's creator waits for another creator's key (see
+/// `Remote::create`).
+const CREATE_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn write_marker(backend: &dyn Backend) -> Result<(), RemoteError> {
     let mut bytes = serde_json::to_vec_pretty(&Marker::new()).unwrap_or_default();

@@ -22,11 +22,19 @@ pub struct OpendalBackend {
     /// Write under a temporary name, then rename (services whose writes are
     /// not atomic: SFTP, WebDAV).
     rename: bool,
+    /// A rename never replaces an existing name (SFTP), so `write_new` is
+    /// atomic.
+    exclusive_rename: bool,
 }
 
 impl OpendalBackend {
     /// A backend on `op`, named `location` in messages; `rename` as above.
-    pub(super) fn new(op: Operator, location: String, rename: bool) -> Result<Self, RemoteError> {
+    pub(super) fn new(
+        op: Operator,
+        location: String,
+        rename: bool,
+        exclusive_rename: bool,
+    ) -> Result<Self, RemoteError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -55,6 +63,7 @@ impl OpendalBackend {
             rt,
             location,
             rename,
+            exclusive_rename,
         })
     }
 
@@ -247,6 +256,10 @@ impl Backend for OpendalBackend {
                 .await
                 .map(|()| true)
         })
+    }
+
+    fn atomic_create(&self) -> bool {
+        self.exclusive_rename
     }
 
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {

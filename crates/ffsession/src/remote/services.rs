@@ -60,7 +60,7 @@ pub fn open_backend(
                 b = b.session_token(t);
             }
             let op = opendal::Operator::new(b).map_err(build_err)?.finish();
-            Ok(Box::new(OpendalBackend::new(op, name, false)?))
+            Ok(Box::new(OpendalBackend::new(op, name, false, false)?))
         }
         Location::WebDav {
             tls,
@@ -78,7 +78,7 @@ pub fn open_backend(
                 b = b.password(p);
             }
             let op = opendal::Operator::new(b).map_err(build_err)?.finish();
-            Ok(Box::new(OpendalBackend::new(op, name, true)?))
+            Ok(Box::new(OpendalBackend::new(op, name, true, false)?))
         }
         Location::Sftp { .. } => sftp(location, options),
     }
@@ -119,7 +119,7 @@ fn sftp(location: &Location, options: &RemoteOptions) -> Result<Box<dyn Backend>
             reason: e.to_string(),
         })?
         .finish();
-    Ok(Box::new(OpendalBackend::new(op, name, true)?))
+    Ok(Box::new(OpendalBackend::new(op, name, true, true)?))
 }
 
 #[cfg(not(unix))]
