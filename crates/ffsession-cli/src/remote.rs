@@ -335,8 +335,26 @@ pub fn bar(template: &str) -> ProgressBar {
 /// unchanged. Says on stderr what it fetched.
 pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result<PathBuf> {
     let t = target(value, config)?;
-    let (remote, _) = open(global, &t, false, true)?;
     let dir = cache_dir(&t.location)?.join("store");
+    // Offline, a local copy made before is used as it is, and said so.
+    let offline = |e: &RemoteError| -> bool {
+        e.is_offline() && dir.join(ffsession::store::CATALOG_FILE).is_file()
+    };
+    let backend = open_backend(&t.location, &options(&t)?).map_err(remote_error)?;
+    let remote = match backend.list(ffsession::remote::Kind::Keys) {
+        Err(e) if offline(&e) => {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "ffsession: warning: {e}; reading the local copy of {} made before",
+                t.location
+            );
+            return Ok(dir);
+        }
+        _ => {
+            let pw = password(global, &t, false, true)?;
+            Remote::open(backend, &pw).map_err(remote_error)?
+        }
+    };
     if let Some(parent) = dir.parent() {
         create_private_dirs(parent)?;
     }

@@ -397,7 +397,6 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
     let (_, _) = backed_up(&env, 3, 300_000);
     let jsons = backed_up_jsons(&env);
     let mut interrupted = 0;
-    let servers = PathBuf::from(var("FFSESSION_TEST_SERVERS"));
     for round in 0..3u64 {
         let mut c = std_cmd(&env);
         c.arg("--profile")
@@ -410,31 +409,9 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
             .stderr(std::process::Stdio::piped());
         let child = c.spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(500 + round * 400));
-        // sshd dies: the listener and every connection's processes.
-        let sshd: u32 = fs::read_to_string(var("FFSESSION_TEST_SSHD_PID"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let mut doomed = children(sshd);
-        doomed.push(sshd);
-        for p in doomed {
-            let _ = StdCommand::new("kill")
-                .arg("-9")
-                .arg(p.to_string())
-                .status();
-        }
+        kill_sshd();
         let out = child.wait_with_output().unwrap();
-        // The server comes back.
-        let _ = fs::remove_file(var("FFSESSION_TEST_SSHD_PID"));
-        let started = StdCommand::new("/usr/sbin/sshd")
-            .arg("-f")
-            .arg(servers.join("sshd_config"))
-            .arg("-E")
-            .arg(servers.join("sshd.log"))
-            .status()
-            .unwrap();
-        assert!(started.success());
+        start_sshd();
         if !out.status.success() {
             interrupted += 1;
             let err = stderr(&out);
@@ -450,6 +427,64 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
     );
     copy(&env, &profile, &loc);
     assert_remote_restores(&loc, &jsons);
+
+    // Offline, a machine that read the remote before reads its local copy.
+    let laptop = TestEnv::new();
+    ok_stdout(cmd(&laptop).args(["--store", &loc, "list"]));
+    kill_sshd();
+    let out = cmd(&laptop)
+        .args(["--store", &loc, "list", "--json"])
+        .output()
+        .unwrap();
+    start_sshd();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reading the local copy"),
+        "{}",
+        stderr(&out)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), jsons.len());
+    // A machine that never read it has nothing to show: one clear error.
+    kill_sshd();
+    let out = cmd(&TestEnv::new())
+        .args(["--store", &loc, "list"])
+        .output()
+        .unwrap();
+    start_sshd();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("sftp://"), "{}", stderr(&out));
+}
+
+/// Kill the test sshd: its listener and every connection's processes.
+fn kill_sshd() {
+    let sshd: u32 = fs::read_to_string(var("FFSESSION_TEST_SSHD_PID"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut doomed = children(sshd);
+    doomed.push(sshd);
+    for p in doomed {
+        let _ = StdCommand::new("kill")
+            .arg("-9")
+            .arg(p.to_string())
+            .status();
+    }
+    let _ = fs::remove_file(var("FFSESSION_TEST_SSHD_PID"));
+}
+
+/// Start the test sshd again, with the config `.ci/servers.sh` wrote.
+fn start_sshd() {
+    let servers = PathBuf::from(var("FFSESSION_TEST_SERVERS"));
+    let started = StdCommand::new("/usr/sbin/sshd")
+        .arg("-f")
+        .arg(servers.join("sshd_config"))
+        .arg("-E")
+        .arg(servers.join("sshd.log"))
+        .status()
+        .unwrap();
+    assert!(started.success());
 }
 
 #[test]
