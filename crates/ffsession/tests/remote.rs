@@ -324,7 +324,18 @@ fn prune_removes_what_no_record_names_and_waits_for_writers() {
         ffsession::remote::RemoteSnapshot::of(o, "").name_for(&remote)
     };
     assert!(first.iter().any(|e| e.name == oldest));
+    // What an interrupted copy left: a temporary file, never listed.
+    let fan = fs::read_dir(remote_dir.join("chunks"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let leftover = fan.join(".tmp-0123456789abcdef-leftover");
+    fs::write(&leftover, b"torn").unwrap();
     let r = prune_remote(&remote, &[oldest], "h", NOW).unwrap();
+    assert_eq!(r.temporary_removed, 1);
+    assert!(!leftover.exists());
     drop(stale);
     assert_eq!(r.snapshots_removed, 1);
     assert!(r.chunks_removed > 5, "{r:?}");

@@ -180,6 +180,17 @@ pub fn prune(
         fmt::size(report.bytes_freed),
         t.location
     )?;
+    if report.temporary_removed > 0 {
+        writeln!(
+            err,
+            "ffsession: removed {} left by interrupted copies",
+            fmt::count(
+                report.temporary_removed as usize,
+                "temporary file",
+                "temporary files"
+            )
+        )?;
+    }
     if let Some(why) = &report.kept_because {
         writeln!(err, "ffsession: warning: {why}")?;
     }

@@ -374,6 +374,22 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
         let last = copy(&env, &profile, &loc);
         assert_eq!(last["skipped"].as_array().unwrap().len(), 0, "{last}");
         assert_remote_restores(&loc, &jsons);
+        // prune clears what the kills left (temporary files on SFTP) and
+        // keeps every snapshot.
+        ok_stdout(cmd(&env).args(["--store", &loc, "prune", "--keep-last", "100"]));
+        if kind == Kind::Sftp {
+            let left: Vec<_> = ffsession_gen::files_under(&sftp_dir(&loc))
+                .into_iter()
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(".tmp-")
+                })
+                .collect();
+            assert!(left.is_empty(), "{left:?}");
+        }
+        assert_remote_restores(&loc, &jsons);
     }
 }
 

@@ -83,6 +83,11 @@ impl Kind {
         }
     }
 
+    /// True for the name of a temporary file a write left.
+    pub fn is_temporary(name: &str) -> bool {
+        name.starts_with(".tmp-") || crate::fs_util::is_temp_file_name(name)
+    }
+
     /// True for a name a backend may hold as an object of this kind (not a
     /// temporary file, no path separator).
     pub fn valid_name(name: &str) -> bool {
@@ -131,6 +136,11 @@ pub trait Backend: Send + Sync {
         self.write(kind, name, bytes)?;
         Ok(true)
     }
+
+    /// Remove every temporary file an interrupted write left (only safe
+    /// when no writer runs: `prune`, under its exclusive lock); returns how
+    /// many.
+    fn remove_temporary(&self) -> Result<u64, RemoteError>;
 
     /// True if [`Backend::write_new`] is atomic on this service (a folder,
     /// SFTP): two writers of one name cannot both succeed.

@@ -140,6 +140,30 @@ impl Backend for LocalBackend {
         }
     }
 
+    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+        let mut removed = 0;
+        let mut dirs = vec![self.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            let rd = match fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(self.err("list", &dir, e)),
+            };
+            for e in rd {
+                let e = e.map_err(|e| self.err("list", &dir, e))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                if is_dir {
+                    dirs.push(e.path());
+                } else if Kind::is_temporary(&name) {
+                    fs::remove_file(e.path()).map_err(|err| self.err("remove", &e.path(), err))?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     fn atomic_create(&self) -> bool {
         true
     }

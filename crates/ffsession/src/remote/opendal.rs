@@ -258,6 +258,30 @@ impl Backend for OpendalBackend {
         })
     }
 
+    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+        if !self.rename {
+            return Ok(0);
+        }
+        self.rt.block_on(async {
+            let entries = match self.op.list_with("/").recursive(true).await {
+                Ok(e) => e,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+                Err(e) => return Err(Self::err(&self.location, "list", "/", e)),
+            };
+            let mut removed = 0;
+            for e in entries {
+                if !e.path().ends_with('/') && Kind::is_temporary(e.name()) {
+                    self.op
+                        .delete(e.path())
+                        .await
+                        .map_err(|err| Self::err(&self.location, "remove", e.path(), err))?;
+                    removed += 1;
+                }
+            }
+            Ok(removed)
+        })
+    }
+
     fn atomic_create(&self) -> bool {
         self.exclusive_rename
     }

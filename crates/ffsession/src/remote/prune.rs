@@ -30,6 +30,8 @@ pub struct RemotePruneReport {
     pub bytes_freed: u64,
     /// Why chunks were kept that may be unused (a record did not read).
     pub kept_because: Option<String>,
+    /// Temporary files interrupted copies left, removed.
+    pub temporary_removed: u64,
 }
 
 /// Remove the snapshot records named `remove`, then collect garbage.
@@ -41,6 +43,9 @@ pub fn prune_remote(
 ) -> Result<RemotePruneReport, RemoteError> {
     let _lock = remote.lock(true, host, now_ms)?;
     let mut report = RemotePruneReport::default();
+    // No copy runs while this lock is held: every temporary file is a
+    // leftover.
+    report.temporary_removed = remote.backend.remove_temporary()?;
     let listed = remote.backend.list(Kind::Snapshots)?;
     let doomed: HashSet<&String> = remove.iter().collect();
     for e in &listed {
