@@ -4,7 +4,9 @@
 //! one conflicts, write ours, list again, and if a conflicting one appeared
 //! meanwhile, remove ours and refuse: two that race both back off, never both
 //! go on. A lock older than [`LOCK_STALE_MS`] is stale (its holder died) and
-//! ignored; a holder that works longer refreshes its lock.
+//! ignored; a holder that works longer refreshes its lock. As restic does, a
+//! lock of this host whose process is gone is stale at once, and removed: a
+//! copy killed on this machine does not keep `prune` out for half an hour.
 
 use serde::{Deserialize, Serialize};
 
@@ -57,8 +59,14 @@ impl Drop for RemoteLock<'_> {
 }
 
 impl Remote {
-    /// The locks of others that are not stale at `now_ms` (name, record).
-    fn live_locks(&self, now_ms: u64, mine: Option<&str>) -> Result<Vec<LockRecord>, RemoteError> {
+    /// The locks of others that are not stale at `now_ms`; a lock of
+    /// `host` whose process is gone is removed.
+    fn live_locks(
+        &self,
+        now_ms: u64,
+        host: &str,
+        mine: Option<&str>,
+    ) -> Result<Vec<LockRecord>, RemoteError> {
         let mut out = Vec::new();
         for entry in self.backend.list(Kind::Locks)? {
             if Some(entry.name.as_str()) == mine {
@@ -75,6 +83,10 @@ impl Remote {
             let Ok(record) = serde_json::from_slice::<LockRecord>(&plain) else {
                 continue;
             };
+            if record.host == host && record.pid != std::process::id() && !pid_alive(record.pid) {
+                self.backend.remove(Kind::Locks, &entry.name)?;
+                continue;
+            }
             if now_ms.saturating_sub(record.time) < LOCK_STALE_MS {
                 out.push(record);
             }
@@ -94,15 +106,21 @@ impl Remote {
         let locked = |l: &LockRecord| RemoteError::Locked {
             location: self.location(),
             holder: format!(
-                "{} {} on {} (pid {}) since {} ms after the epoch",
-                if l.exclusive { "an exclusive" } else { "a" },
-                "lock",
+                "{} on {} (pid {}), since {}",
+                if l.exclusive { "a prune" } else { "a copy" },
                 l.host,
                 l.pid,
-                l.time
+                i64::try_from(l.time)
+                    .ok()
+                    .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+                    .map_or_else(|| "an unknown time".to_owned(), |t| t.to_string())
             ),
         };
-        if let Some(l) = self.live_locks(now_ms, None)?.iter().find(|l| conflict(l)) {
+        if let Some(l) = self
+            .live_locks(now_ms, host, None)?
+            .iter()
+            .find(|l| conflict(l))
+        {
             return Err(locked(l));
         }
         let record = LockRecord {
@@ -121,7 +139,7 @@ impl Remote {
             record,
         };
         if let Some(l) = self
-            .live_locks(now_ms, Some(&lock.name))?
+            .live_locks(now_ms, host, Some(&lock.name))?
             .iter()
             .find(|l| conflict(l))
         {
@@ -129,4 +147,36 @@ impl Remote {
         }
         Ok(lock)
     }
+}
+
+/// Whether process `pid` of this machine is still there (a zombie is not).
+#[cfg(unix)]
+fn pid_alive(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        if matches!(state, Some('Z' | 'X')) {
+            return false;
+        }
+    }
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .filter(|&p| p > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
+    }
+}
+
+/// Elsewhere a lock's process cannot be looked up: it is taken as alive
+/// (the lock goes stale after [`LOCK_STALE_MS`]).
+#[cfg(not(unix))]
+fn pid_alive(_pid: u32) -> bool {
+    true
 }
