@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use assert_cmd::Command;
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_stdout, session, stderr, TestEnv};
+use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
 
 /// Tests that stop or fill a server run one at a time.
 static SERVERS: Mutex<()> = Mutex::new(());
@@ -211,6 +211,36 @@ fn round_trip(kind: Kind) {
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
+
+    // prune on the remote: the newest session stays, the others go, and
+    // with them the chunks only they used; a machine's local copy follows.
+    if kind == Kind::S3 {
+        let keep_one = [
+            "prune",
+            "--keep-last",
+            "1",
+            "--keep-hourly",
+            "0",
+            "--keep-daily",
+            "0",
+            "--keep-weekly",
+            "0",
+            "--keep-monthly",
+            "0",
+            "--keep-yearly",
+            "0",
+        ];
+        let out = ok_output(cmd(&fresh).args(["--store", &loc]).args(keep_one));
+        assert!(
+            stderr(&out).contains("removed 2 snapshot records"),
+            "{}",
+            stderr(&out)
+        );
+        assert_remote_restores(&loc, &[g.json.clone()]);
+        let list = ok_json(cmd(&fresh).args(["--store", &loc, "list", "--json"]));
+        assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+        ok_stdout(cmd(&fresh).args(["--store", &loc, "check", "--read-data"]));
+    }
 }
 
 #[test]
@@ -344,6 +374,7 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
         let mut killed = 0;
         let points: Vec<usize> = (1..=30).map(|i| i * objects / 30).collect();
         let mut done_before = 0usize;
+        let reader = TestEnv::new();
         for &p in &points {
             let n = p.saturating_sub(done_before).max(1);
             let mut c = std_cmd(&env);
@@ -358,9 +389,9 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
                 killed += 1;
                 done_before += n;
             }
-            // After each kill the remote reads: every snapshot it lists is whole.
-            let fresh = TestEnv::new();
-            let list = cmd(&fresh)
+            // After each kill the remote reads: every snapshot it lists is
+            // whole (fetched and verified by one reader, as it grows).
+            let list = cmd(&reader)
                 .args(["--store", &loc, "list", "--json"])
                 .output()
                 .unwrap();
