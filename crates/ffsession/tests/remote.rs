@@ -353,3 +353,47 @@ fn prune_removes_what_no_record_names_and_waits_for_writers() {
     assert_eq!((r.snapshots_gone, r.snapshots_known), (1, 1), "{r:?}");
     assert_eq!(contents(&cache), contents(&fresh));
 }
+
+#[test]
+fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local_dir = tmp.path().join("local");
+    let mut local = Store::create_or_open(&local_dir).unwrap();
+    add(&mut local, &session(11, 200_000), NOW);
+    add(&mut local, &session(12, 200_000), NOW + 1);
+    let snaps = local.snapshots().unwrap();
+    let victim = snaps.iter().find(|s| s.taken_at_ms == NOW).unwrap().clone();
+    // A chunk only the first snapshot uses, flipped on disk.
+    let other: HashSet<_> = local
+        .snapshot_chunks(snaps.iter().find(|s| s.taken_at_ms == NOW + 1).unwrap().id)
+        .unwrap()
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    let (d, _) = local
+        .snapshot_chunks(victim.id)
+        .unwrap()
+        .into_iter()
+        .find(|(d, _)| !other.contains(d))
+        .unwrap();
+    let hex = d.to_hex();
+    let path = local_dir
+        .join("chunks")
+        .join(&hex[..2])
+        .join(format!("{hex}.zst"));
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[10] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    let r = copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!(r.snapshots_sent, 1, "{r:?}");
+    assert_eq!(r.skipped.len(), 1, "{r:?}");
+    assert_eq!(r.skipped[0].0, victim.id);
+    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    let s = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(s.snapshots_new, 1);
+    assert!(s.damaged.is_empty());
+}
