@@ -10,7 +10,7 @@
 # that is in every time below, as it is for a user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/servers.sh
+if [ -z "${FFSESSION_TEST_SERVERS:-}" ]; then . .ci/servers.sh; fi
 bin=target/release/ffsession
 gen=target/release/ffsession-gen
 work=$(mktemp -d)

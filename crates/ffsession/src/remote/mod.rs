@@ -200,10 +200,26 @@ impl Remote {
         let name = format!("{now:016}-{:016x}", opendal::random_u64());
         backend.write(Kind::Keys, &name, &file)?;
         std::thread::sleep(CREATE_SETTLE);
-        let remote = Self::open(backend, password)?;
-        if !remote.keys.same(&keys) {
-            remote.backend.remove(Kind::Keys, &name)?;
+        // Only keys older than ours are tried (each try is a slow KDF).
+        let mut earlier: Vec<String> = backend
+            .list(Kind::Keys)?
+            .into_iter()
+            .map(|e| e.name)
+            .filter(|n| *n < name)
+            .collect();
+        earlier.sort();
+        let mut keys = keys;
+        for other in earlier {
+            let Some(bytes) = backend.read(Kind::Keys, &other)? else {
+                continue;
+            };
+            if let Ok(theirs) = Keys::unwrap(&bytes, password) {
+                backend.remove(Kind::Keys, &name)?;
+                keys = theirs;
+                break;
+            }
         }
+        let remote = Remote { backend, keys };
         write_marker(remote.backend.as_ref())?;
         Ok(remote)
     }

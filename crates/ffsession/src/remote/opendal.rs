@@ -166,12 +166,72 @@ pub(super) fn random_u64() -> u64 {
     u64::from_le_bytes(d.as_bytes()[..8].try_into().unwrap_or([0; 8]))
 }
 
+impl OpendalBackend {
+    /// The chunks, on services that list one folder per request (SFTP,
+    /// WebDAV): the fan-out folders, then several of them at once.
+    fn list_fanned_out(&self) -> Result<Vec<Entry>, RemoteError> {
+        let top = "chunks/";
+        self.rt.block_on(async {
+            let fans = match self.op.list(top).await {
+                Ok(e) => e,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(Self::err(&self.location, "list", top, e)),
+            };
+            let mut dirs = fans
+                .into_iter()
+                .filter(|e| e.path().ends_with('/') && e.path() != top)
+                .map(|e| e.path().to_owned());
+            let mut out = Vec::new();
+            let mut set = tokio::task::JoinSet::new();
+            loop {
+                while set.len() < IN_FLIGHT {
+                    let Some(dir) = dirs.next() else { break };
+                    let op = self.op.clone();
+                    set.spawn(async move {
+                        let got = op.list(&dir).await;
+                        (dir, got)
+                    });
+                }
+                let Some(joined) = set.join_next().await else {
+                    break;
+                };
+                let (dir, got) = joined.map_err(|e| RemoteError::Backend {
+                    location: self.location.clone(),
+                    op: "list",
+                    path: top.to_owned(),
+                    reason: e.to_string(),
+                    full: false,
+                })?;
+                let entries = match got {
+                    Ok(e) => e,
+                    Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                    Err(e) => return Err(Self::err(&self.location, "list", &dir, e)),
+                };
+                out.extend(
+                    entries
+                        .into_iter()
+                        .filter(|e| !e.path().ends_with('/') && Kind::valid_name(e.name()))
+                        .map(|e| Entry {
+                            name: e.name().to_owned(),
+                            size: e.metadata().content_length(),
+                        }),
+                );
+            }
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        })
+    }
+}
+
 impl Backend for OpendalBackend {
     fn location(&self) -> String {
         self.location.clone()
     }
 
     fn list(&self, kind: Kind) -> Result<Vec<Entry>, RemoteError> {
+        if kind == Kind::Chunks && self.rename {
+            return self.list_fanned_out();
+        }
         let dir = format!("{}/", kind.dir());
         let listed = self.rt.block_on(async {
             self.op
