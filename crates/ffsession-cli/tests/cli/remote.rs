@@ -236,7 +236,7 @@ fn round_trip(kind: Kind) {
             "{}",
             stderr(&out)
         );
-        assert_remote_restores(&loc, &[g.json.clone()]);
+        assert_remote_restores(&loc, std::slice::from_ref(&g.json));
         let list = ok_json(cmd(&fresh).args(["--store", &loc, "list", "--json"]));
         assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
         ok_stdout(cmd(&fresh).args(["--store", &loc, "check", "--read-data"]));

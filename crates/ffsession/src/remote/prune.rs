@@ -42,10 +42,12 @@ pub fn prune_remote(
     now_ms: u64,
 ) -> Result<RemotePruneReport, RemoteError> {
     let _lock = remote.lock(true, host, now_ms)?;
-    let mut report = RemotePruneReport::default();
     // No copy runs while this lock is held: every temporary file is a
     // leftover.
-    report.temporary_removed = remote.backend.remove_temporary()?;
+    let mut report = RemotePruneReport {
+        temporary_removed: remote.backend.remove_temporary()?,
+        ..RemotePruneReport::default()
+    };
     let listed = remote.backend.list(Kind::Snapshots)?;
     let doomed: HashSet<&String> = remove.iter().collect();
     for e in &listed {
