@@ -94,7 +94,7 @@ fn local_store_dir(global: &GlobalArgs, config: &Config) -> Result<std::path::Pa
         }
     }
     let profile = global.profile()?;
-    global.store_dir(&Config::default(), &profile)
+    global.data_store_dir(&profile)
 }
 
 /// Copy `store` to the remote `to` names; `interactive` false never prompts.

@@ -110,6 +110,12 @@ impl GlobalArgs {
         if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
             return Ok(dir);
         }
+        self.data_store_dir(profile)
+    }
+
+    /// `<data dir>/ffsession/<profile name>`: the profile's own store when
+    /// neither `--store` nor the config names one.
+    pub fn data_store_dir(&self, profile: &Profile) -> Result<PathBuf> {
         let name: String = profile
             .name
             .chars()

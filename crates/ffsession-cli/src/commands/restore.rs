@@ -65,7 +65,7 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     if args.undo_store.is_none() && global.remote_store(&config).is_some() {
         let changes = restore::profile_changes(&profile.path)?;
         if !changes.back_up.is_empty() || profile.path.join("prefs.js").exists() {
-            args.undo_store = Some(global.store_dir(&crate::config::Config::default(), &profile)?);
+            args.undo_store = Some(global.data_store_dir(&profile)?);
         }
     }
     let dir = global.chosen_store_dir(&config)?;

@@ -659,3 +659,64 @@ fn watch_copies_after_each_cycle_and_says_once_when_a_remote_is_away() {
         .args(["list", "--json"]);
     assert_eq!(ok_json(&mut l).as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn restore_from_a_remote_keeps_the_undo_in_the_profiles_own_store() {
+    let env = TestEnv::new();
+    let old = session(Spec {
+        tabs: 4,
+        last_update: 1_795_300_000_000,
+        ..Spec::default()
+    });
+    let profile = env.back_up_recovery(&old.packed);
+    let usb = env.path().join("usb");
+    let mut c = env.store_cmd(&profile);
+    c.env("FFSESSION_PASSWORD", "pw")
+        .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
+        .args(["copy", "--to"])
+        .arg(&usb);
+    ok_stdout(&mut c);
+    // The profile moves on; then the remote's session is restored into it.
+    let newer = session(Spec {
+        tabs: 9,
+        last_update: 1_795_400_000_000,
+        ..Spec::default()
+    });
+    env.profile_with_recovery(&newer.packed);
+    let mut r = env.cmd();
+    r.env("FFSESSION_PASSWORD", "pw")
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--store")
+        .arg(&usb)
+        .args(["restore", "latest"]);
+    let text = ok_stdout(&mut r);
+    let undo = text
+        .lines()
+        .find(|l| l.starts_with("to undo: "))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_owned();
+    assert!(undo.contains(".local/share/ffsession/profile"), "{text}");
+    let restored = fs::read(profile.join("sessionstore.jsonlz4")).unwrap();
+    assert_eq!(
+        ffsession::format::decompress(&restored).unwrap(),
+        old.json.as_bytes()
+    );
+    // The undo snapshot holds the newer session, in the profile's own store.
+    let own = env.home().join(".local/share/ffsession/profile");
+    let store = ffsession::store::Store::open_read_only(&own).unwrap();
+    let held: Vec<Vec<u8>> = store
+        .snapshots()
+        .unwrap()
+        .iter()
+        .filter_map(|s| store.read_json(s.id).ok())
+        .collect();
+    assert!(held.contains(&newer.json.clone().into_bytes()), "{undo}");
+    // The remote's local copy still mirrors the remote: one snapshot.
+    let mut l = env.cmd();
+    l.env("FFSESSION_PASSWORD", "pw")
+        .arg("--store")
+        .arg(&usb)
+        .args(["list", "--json"]);
+    assert_eq!(ok_json(&mut l).as_array().unwrap().len(), 1);
+}
