@@ -190,7 +190,7 @@ impl Remote {
             if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
                 return Self::open(backend, password);
             }
-            let remote = Self::open(backend, password)?;
+            let remote = Remote { backend, keys };
             write_marker(remote.backend.as_ref())?;
             return Ok(remote);
         }
