@@ -5,7 +5,10 @@
 # run. Not part of CI; run by hand:
 #   cargo build --release -p ffsession-cli -p ffsession-gen
 #   bash .ci/bench-remote.sh            (starts the servers itself)
-# Prints a Markdown table (docs/guide/remote.md keeps the latest). Both tools
+# Prints a Markdown table (docs/guide/remote.md keeps the latest). Bytes: on
+# SFTP, what the repository holds on the server's disk (its growth for the
+# second copy), for both tools; on S3, what each tool reports (ffsession: the
+# encrypted objects sent; restic 0.14: `data_added`, before its compression). Both tools
 # derive their key from the password once per run (scrypt), and the first
 # copy includes making the repository (ffsession's first copy makes it;
 # restic's `init` is timed with its first backup), as a user meets them.
@@ -25,7 +28,7 @@ run=$(date +%s)
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-du_b() { du -sb "$1" 2>/dev/null | cut -f1; }
+du_b() { find "$1" -type f -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }'; }
 mb() { awk -v n="$1" 'BEGIN { printf "%.2f MB", n / 1e6 }'; }
 
 echo "| session | server | tool | first copy | bytes | after one new snapshot | bytes |"
@@ -60,6 +63,7 @@ EOF
         t0=$(now)
         first=$("$bin" --store "$store" --profile "$prof" copy --to "$loc" --json)
         t1=$(now)
+        [ "$server" = sftp ] && s1=$(du_b "$sftp_root/ffs-$size-$run")
         cp "$work/edited$size.jsonlz4" "$f"
         "$bin" --profile "$prof" --store "$store" backup >/dev/null
         t2=$(now)
@@ -67,6 +71,11 @@ EOF
         t3=$(now)
         b1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["bytes_sent"])' "$first")
         b2=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["bytes_sent"])' "$second")
+        if [ "$server" = sftp ]; then
+            # What the server holds: the repository's growth on its disk.
+            b1=$s1
+            b2=$(($(du_b "$sftp_root/ffs-$size-$run") - s1))
+        fi
         echo "| $size MB | $server | ffsession copy | $(secs "$t0" "$t1") s | $(mb "$b1") | $(secs "$t2" "$t3") s | $(mb "$b2") |"
 
         # restic backup of the same file straight to the server.
@@ -75,12 +84,17 @@ EOF
         restic -q -r "$rrepo" init >/dev/null
         r1=$(restic -r "$rrepo" backup --json "$f" | tail -1)
         t1=$(now)
+        [ "$server" = sftp ] && s1=$(du_b "$sftp_root/restic-$size-$run")
         cp "$work/edited$size.jsonlz4" "$f"
         t2=$(now)
         r2=$(restic -r "$rrepo" backup --json "$f" | tail -1)
         t3=$(now)
         rb1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["data_added"])' "$r1")
         rb2=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["data_added"])' "$r2")
+        if [ "$server" = sftp ]; then
+            rb1=$s1
+            rb2=$(($(du_b "$sftp_root/restic-$size-$run") - s1))
+        fi
         echo "| $size MB | $server | restic backup | $(secs "$t0" "$t1") s | $(mb "$rb1") | $(secs "$t2" "$t3") s | $(mb "$rb2") |"
     done
 done
