@@ -67,11 +67,28 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_FIREFOX_DIR")]
     pub firefox_dir: Option<PathBuf>,
 
-    /// Backup store folder [default: `store` from the config file, else
-    /// <data dir>/<profile name>, the data dir being ~/.local/share/ffsession,
-    /// ~/Library/Application Support/ffsession or %LOCALAPPDATA%\ffsession\data]
-    #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_STORE")]
+    /// Backup store folder, or a remote store (sftp://, s3://, webdav[s]://,
+    /// a remote's name from the config file), read through a local copy
+    /// [default: `store` from the config file, else <data dir>/<profile name>,
+    /// the data dir being ~/.local/share/ffsession, ~/Library/Application
+    /// Support/ffsession or %LOCALAPPDATA%\ffsession\data]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR|LOCATION",
+        env = "FFSESSION_STORE"
+    )]
     pub store: Option<PathBuf>,
+
+    /// File whose first line is the password of a remote store (else
+    /// FFSESSION_PASSWORD, else a prompt)
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "FFSESSION_PASSWORD_FILE"
+    )]
+    pub password_file: Option<PathBuf>,
 
     /// Configuration file [default: ~/.config/ffsession/config.toml,
     /// ~/Library/Application Support/ffsession/config.toml or
@@ -235,6 +252,7 @@ pub fn parse() -> Cli {
 pub enum Command {
     Profiles(commands::profiles::ProfilesArgs),
     Backup(commands::backup::BackupArgs),
+    Copy(commands::copy::CopyArgs),
     Check(commands::check::CheckArgs),
     List(commands::list::ListArgs),
     Stores(commands::stores::StoresArgs),

@@ -39,6 +39,13 @@ pub struct Config {
     /// `[watch]` settings.
     #[serde(default)]
     pub watch: WatchConfig,
+    /// How this machine's snapshots are tagged on remotes (default: its
+    /// host name).
+    pub host: Option<String>,
+    /// `[remotes.NAME]`: remote stores `copy --to NAME` and `--store NAME`
+    /// name (see `remote.rs`).
+    #[serde(default)]
+    pub remotes: std::collections::BTreeMap<String, crate::remote::RemoteConfig>,
 }
 
 /// `[watch]` settings.

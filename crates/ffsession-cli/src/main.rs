@@ -12,6 +12,7 @@ mod folders;
 #[cfg(test)]
 mod hint_flags;
 mod lock_wait;
+mod remote;
 mod ui;
 
 use std::process::ExitCode;
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
 /// write, or kill the process after a number of them (`ffsession::fs_util::TestHook`).
 /// Unset, nothing changes.
 fn install_test_hook() {
+    remote::install_test_hook();
     let num = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     let delay = num("FFSESSION_TEST_WRITE_DELAY_MS");
     let enospc = num("FFSESSION_TEST_ENOSPC_AFTER_BYTES");

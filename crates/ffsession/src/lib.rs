@@ -34,6 +34,7 @@ mod legacy;
 pub mod platform;
 pub mod profile;
 pub mod prune;
+pub mod remote;
 pub mod rescue;
 pub mod restore;
 pub mod retention;

@@ -41,10 +41,18 @@ pub struct CheckArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+
+    /// On a remote store: download and verify every chunk too (a local
+    /// store's chunks are always read)
+    #[arg(long)]
+    pub read_data: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     let config = global.config()?;
+    if let Some(value) = global.remote_store(&config) {
+        return super::remote_ops::check(global, &config, &value, args.read_data, args.json);
+    }
     let dir = global.chosen_store_dir(&config)?;
     super::check_store_path(&dir)?;
     if !args.json {

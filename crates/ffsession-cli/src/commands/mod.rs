@@ -6,6 +6,7 @@ pub mod backup;
 pub mod check;
 pub mod completions;
 pub mod compress;
+pub mod copy;
 pub mod decompress;
 pub mod diff;
 pub mod extract;
@@ -18,6 +19,7 @@ mod output;
 pub mod profiles;
 pub mod prune;
 pub mod reindex;
+mod remote_ops;
 pub mod rescue;
 pub mod restore;
 pub mod search;
@@ -47,6 +49,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Profiles(args) => profiles::run(g, args),
         Command::Backup(args) => backup::run(g, args),
+        Command::Copy(args) => copy::run(g, args),
         Command::Check(args) => check::run(g, args),
         Command::List(args) => list::run(g, args),
         Command::Prune(args) => prune::run(g, args),
@@ -113,6 +116,12 @@ impl GlobalArgs {
         if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
             return Ok(dir);
         }
+        self.data_store_dir(profile)
+    }
+
+    /// `<data dir>/ffsession/<profile name>`: the profile's own store when
+    /// neither `--store` nor the config names one.
+    pub fn data_store_dir(&self, profile: &Profile) -> Result<PathBuf> {
         let name: String = profile
             .name
             .chars()
@@ -135,6 +144,10 @@ impl GlobalArgs {
     /// machine works without Firefox; else the chosen profile's store.
     pub fn chosen_store_dir(&self, config: &Config) -> Result<PathBuf> {
         if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
+            // A remote is read through a local copy, brought up to date now.
+            if crate::remote::is_remote(&dir, config) {
+                return crate::remote::synced_cache(self, config, &dir.to_string_lossy());
+            }
             return Ok(dir);
         }
         let profile = self.profile().map_err(|e| {
@@ -142,6 +155,13 @@ impl GlobalArgs {
             UserError::with_hint(format!("{e:#}"), hint)
         })?;
         self.store_dir(config, &profile)
+    }
+
+    /// The remote store `--store` or the config's `store` names, if it is
+    /// one (a URL, a config remote's name, a folder holding a remote store).
+    pub fn remote_store(&self, config: &Config) -> Option<String> {
+        let value = self.store.clone().or_else(|| config.store.clone())?;
+        crate::remote::is_remote(&value, config).then(|| value.to_string_lossy().into_owned())
     }
 
     /// The data directory's folder of stores (`<data dir>/ffsession`).

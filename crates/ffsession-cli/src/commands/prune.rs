@@ -76,6 +76,10 @@ impl KeepArgs {
 
 pub fn run(global: &GlobalArgs, args: PruneArgs) -> Result<()> {
     let config = global.config()?;
+    if let Some(value) = global.remote_store(&config) {
+        let policy = args.keep.policy(&config.prune);
+        return super::remote_ops::prune(global, &config, &value, &policy, args.dry_run, args.json);
+    }
     let dir = global.chosen_store_dir(&config)?;
     let policy = args.keep.policy(&config.prune);
     let mut store = if args.dry_run {

@@ -62,13 +62,26 @@ enum Source {
     File(PathBuf),
 }
 
-pub fn run(global: &GlobalArgs, args: RestoreArgs) -> Result<()> {
+pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     let config = global.config()?;
     let profile = target_profile(global)?;
+    // A remote is read through a local copy that mirrors it: the undo
+    // snapshot of a profile with something to undo goes to its own store.
+    let remote = global.remote_store(&config).is_some();
+    if args.undo_store.is_none() && remote {
+        let changes = restore::profile_changes(&profile.path)?;
+        if !changes.back_up.is_empty() || profile.path.join("prefs.js").exists() {
+            args.undo_store = Some(global.data_store_dir(&profile)?);
+        }
+    }
     // The store of the profile restored into (--store or the config file's
     // `store` when set): a file restored into a new profile is kept there,
     // not in the default profile's store.
-    let dir = global.store_dir(&config, &profile)?;
+    let dir = if remote {
+        global.chosen_store_dir(&config)?
+    } else {
+        global.store_dir(&config, &profile)?
+    };
     let is_file = Path::new(&args.snapshot).is_file();
     let own_store = global.store.is_none() && config.store.is_none();
     if !is_file && own_store && !profile.path.exists() && !dir.exists() {

@@ -162,6 +162,7 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let mut retry_at: Option<Duration> = None;
     let mut running = lock_state(&profile.path).is_running();
     let mut last_verify: Option<Duration> = None;
+    let mut copies = crate::remote::WatchCopies::new(&config);
     loop {
         if last_verify.is_some_and(|at| start.elapsed() >= at + VERIFY_INTERVAL) {
             debouncer.changed();
@@ -245,6 +246,7 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                 crate::ui::warning(fmt::escape(&alarm.to_string()));
             }
             out.flush()?;
+            copies.after_cycle(global, &config, &store_dir, !stored.is_empty());
         }
         // Wake for the next due snapshot, and every 2 s to notice Firefox exit.
         let wait = debouncer.due_at().map_or(Duration::from_secs(2), |at| {

@@ -15,6 +15,7 @@ mod outside;
 mod platforms;
 mod profiles;
 mod read;
+mod remote;
 mod rescue;
 mod safety;
 mod search;

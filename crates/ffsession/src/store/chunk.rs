@@ -193,6 +193,11 @@ impl Reader {
         })
     }
 
+    /// The compressed bytes of the last chunk read.
+    pub(super) fn packed_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.packed
+    }
+
     /// Read, decompress and verify one chunk of `raw_size` bytes into
     /// `self.raw`. A symbolic link in the chunk's place is not followed: a
     /// chunk is a plain file the store wrote.

@@ -97,8 +97,9 @@ mod queries;
 mod read;
 mod rebuild;
 mod search;
-mod snapshot;
+pub(crate) mod snapshot;
 mod tabs;
+mod transfer;
 mod upgrade;
 mod verify;
 
@@ -125,6 +126,7 @@ pub use snapshot::{
     SnapshotSource, SnapshotStatus, StoreStats, UnreferencedChunk,
 };
 pub use tabs::ReindexReport;
+pub use transfer::ImportedSnapshot;
 pub use verify::SnapshotDamage;
 
 use crate::fs_util::write_atomic;

@@ -290,7 +290,7 @@ fn mozlz4_promise(bytes: &[u8]) -> Option<u64> {
     Some(u64::from(u32::from_le_bytes(size.try_into().ok()?)))
 }
 
-pub(super) fn kind_name(kind: &SourceKind) -> &'static str {
+pub(crate) fn kind_name(kind: &SourceKind) -> &'static str {
     match kind {
         SourceKind::SessionStore => "session-store",
         SourceKind::Recovery => "recovery",
@@ -302,7 +302,7 @@ pub(super) fn kind_name(kind: &SourceKind) -> &'static str {
     }
 }
 
-pub(super) fn kind_from_name(name: &str) -> SourceKind {
+pub(crate) fn kind_from_name(name: &str) -> SourceKind {
     match name {
         "session-store" => SourceKind::SessionStore,
         "recovery" => SourceKind::Recovery,

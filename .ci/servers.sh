@@ -1,0 +1,154 @@
+# Real servers on 127.0.0.1 for the remote-store tests (issue 23): OpenSSH's
+# sshd (SFTP), Garage (S3) and rclone's WebDAV server. Sourced by .ci/run
+# (`. .ci/servers.sh`), so the FFSESSION_TEST_* variables it exports reach
+# `cargo test`; the servers stop when the shell that sourced it exits.
+# Also usable by hand: `bash .ci/servers.sh` starts them and prints the
+# variables (then `kill $(cat $FFS_SERVERS/*.pid)` stops them).
+#
+# Nothing here touches ~/.ssh: the tests reach sshd through a wrapper `ssh`
+# (first on PATH) that reads its own config, key and known_hosts.
+
+ffs_servers_main() {
+    set -eu
+    local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
+    export FFS_SERVERS="$root"
+    local ssh_port=42022 s3_port=42900 webdav_port=42080
+    rm -rf "$root"
+    mkdir -p "$root/bin" "$root/sftp" "$root/webdav" "$root/garage"
+    chmod 700 "$root"
+
+    local need=()
+    command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+    command -v rclone >/dev/null 2>&1 || need+=(rclone)
+    command -v restic >/dev/null 2>&1 || need+=(restic)
+    command -v age >/dev/null 2>&1 || need+=(age)
+    command -v zstd >/dev/null 2>&1 || need+=(zstd)
+    if [ "${#need[@]}" -gt 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+    fi
+    # Garage from the Rust registry, without the features the tests do not
+    # use (LMDB, metrics, K2V): measured 9-14 min on 2 cores with all of them.
+    if ! command -v garage >/dev/null 2>&1; then
+        local t0=$SECONDS
+        cargo install --locked --quiet garage --version 2.5.0 --no-default-features \
+            --features bundled-libs,sqlite
+        echo "servers: garage built in $((SECONDS - t0)) s"
+    fi
+
+    # --- sshd: its own host key, a user key, a config of its own.
+    ssh-keygen -q -t ed25519 -N '' -f "$root/host_key"
+    ssh-keygen -q -t ed25519 -N '' -f "$root/user_key"
+    cp "$root/user_key.pub" "$root/authorized_keys"
+    chmod 600 "$root/authorized_keys"
+    mkdir -p /run/sshd
+    cat >"$root/sshd_config" <<EOF
+Port $ssh_port
+ListenAddress 127.0.0.1
+HostKey $root/host_key
+PidFile $root/sshd.pid
+AuthorizedKeysFile $root/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+Subsystem sftp internal-sftp
+MaxSessions 64
+MaxStartups 64
+EOF
+    /usr/sbin/sshd -f "$root/sshd_config" -E "$root/sshd.log"
+    echo "[127.0.0.1]:$ssh_port $(cut -d' ' -f1,2 "$root/host_key.pub")" >"$root/known_hosts"
+    cat >"$root/ssh_config" <<EOF
+Host 127.0.0.1
+    Port $ssh_port
+    User $(id -un)
+    IdentityFile $root/user_key
+    IdentitiesOnly yes
+    UserKnownHostsFile $root/known_hosts
+    StrictHostKeyChecking yes
+    BatchMode yes
+EOF
+    printf '#!/bin/sh\nexec /usr/bin/ssh -F %s "$@"\n' "$root/ssh_config" >"$root/bin/ssh"
+    chmod 755 "$root/bin/ssh"
+
+    # --- rclone's WebDAV server.
+    rclone serve webdav "$root/webdav" --addr "127.0.0.1:$webdav_port" \
+        --user ffs --pass ffs-webdav-secret >"$root/webdav.log" 2>&1 &
+    echo $! >"$root/webdav.pid"
+
+    # --- Garage, one node.
+    local secret
+    secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    cat >"$root/garage.toml" <<EOF
+metadata_dir = "$root/garage/meta"
+data_dir = "$root/garage/data"
+db_engine = "sqlite"
+replication_factor = 1
+rpc_bind_addr = "127.0.0.1:42901"
+rpc_public_addr = "127.0.0.1:42901"
+rpc_secret = "$secret"
+
+[s3_api]
+s3_region = "garage"
+api_bind_addr = "127.0.0.1:$s3_port"
+root_domain = ".s3.garage.localhost"
+
+[admin]
+api_bind_addr = "127.0.0.1:42903"
+EOF
+    local g="garage -c $root/garage.toml"
+    garage -c "$root/garage.toml" server >"$root/garage.log" 2>&1 &
+    echo $! >"$root/garage.pid"
+    local node=""
+    for _ in $(seq 1 100); do
+        node=$($g node id -q 2>/dev/null | cut -d@ -f1) && [ -n "$node" ] && break
+        sleep 0.2
+    done
+    $g layout assign -z dc1 -c 1G "$node" >/dev/null
+    $g layout apply --version 1 >/dev/null
+    $g key create ffs-key >"$root/key.txt"
+    local key_id key_secret
+    key_id=$(grep -i 'key id' "$root/key.txt" | head -1 | awk '{print $NF}')
+    key_secret=$(grep -i 'secret key' "$root/key.txt" | head -1 | awk '{print $NF}')
+    for b in ffs ffs-small ffs-bench; do
+        $g bucket create "$b" >/dev/null
+        $g bucket allow --read --write --owner "$b" --key ffs-key >/dev/null
+    done
+    # A bucket that fills up: the full-remote test.
+    $g bucket set-quotas ffs-small --max-size 300KB >/dev/null
+
+    for _ in $(seq 1 50); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$webdav_port") 2>/dev/null && break
+        sleep 0.2
+    done
+
+    export FFSESSION_TEST_SERVERS="$root"
+    export FFSESSION_TEST_SSH_BIN="$root/bin"
+    export FFSESSION_TEST_SFTP="sftp://127.0.0.1/$root/sftp"
+    export FFSESSION_TEST_SSHD_PID="$root/sshd.pid"
+    export FFSESSION_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
+    export FFSESSION_TEST_S3_KEY_ID="$key_id"
+    export FFSESSION_TEST_S3_SECRET="$key_secret"
+    export FFSESSION_TEST_S3_REGION=garage
+    export FFSESSION_TEST_GARAGE_CONFIG="$root/garage.toml"
+    export FFSESSION_TEST_WEBDAV="webdav://ffs@127.0.0.1:$webdav_port/store"
+    export FFSESSION_TEST_WEBDAV_PASSWORD=ffs-webdav-secret
+    env | grep '^FFSESSION_TEST_' | sed 's/^/export /' >"$root/servers.env"
+    echo "servers: sshd on 127.0.0.1:$ssh_port, Garage S3 on :$s3_port, WebDAV on :$webdav_port"
+}
+
+ffs_servers_stop() {
+    local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
+    for p in "$root"/*.pid; do
+        [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+    done
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    ffs_servers_main
+    cat "$FFS_SERVERS/servers.env"
+else
+    ffs_servers_main
+    trap ffs_servers_stop EXIT
+fi

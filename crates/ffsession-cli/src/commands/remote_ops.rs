@@ -1,0 +1,198 @@
+//! `check` and `prune` when `--store` names a remote store.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+
+use anyhow::Result;
+use ffsession::remote::{check_remote, prune_remote, RemoteCheckProgress, RemoteSnapshot};
+use ffsession::retention::RetentionPolicy;
+use jiff::tz::TimeZone;
+
+use crate::cli::GlobalArgs;
+use crate::config::Config;
+use crate::error::StoreDamaged;
+use crate::fmt;
+use crate::remote;
+
+/// `check --store LOCATION [--read-data]`.
+pub fn check(
+    global: &GlobalArgs,
+    config: &Config,
+    value: &str,
+    read_data: bool,
+    json: bool,
+) -> Result<()> {
+    let t = remote::target(value, config)?;
+    let (r, _) = remote::open(global, &t, false, true)?;
+    if !json {
+        writeln!(
+            io::stdout().lock(),
+            "checking remote store {}{}",
+            t.location,
+            if read_data {
+                " (reading every chunk)"
+            } else {
+                ""
+            }
+        )?;
+    }
+    let bar = remote::bar("reading {bar:40} {pos}/{len} objects {msg}");
+    let mut bytes = 0u64;
+    let report = check_remote(&r, read_data, &mut |p| match p {
+        RemoteCheckProgress::Planned { objects } => bar.set_length(objects),
+        RemoteCheckProgress::Read { bytes: b } => {
+            bytes += b;
+            bar.set_message(fmt::size(bytes));
+            bar.inc(1);
+        }
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(remote::remote_error)?;
+    // Remembered for the next copy, which sends these objects again.
+    let damaged: HashSet<String> = report
+        .damaged_objects
+        .iter()
+        .map(|o| o.name.clone())
+        .collect();
+    remote::set_damaged_names(&t.location, &damaged)?;
+    if json {
+        super::print_json(&report)?;
+    } else {
+        let mut out = io::stdout().lock();
+        for o in &report.damaged_objects {
+            writeln!(
+                out,
+                "error: {}/{}: {}",
+                o.kind,
+                o.name,
+                fmt::escape(&o.reason)
+            )?;
+        }
+        for d in &report.damaged_snapshots {
+            match &d.record {
+                Some(rec) => writeln!(
+                    out,
+                    "damaged snapshot {} of {} on {} ({}, taken {}): {}",
+                    &d.name[..12],
+                    fmt::escape(&rec.profile),
+                    fmt::escape(&rec.host),
+                    fmt::escape(&rec.source_name),
+                    fmt::local_time_or_unknown(Some(rec.taken_at)),
+                    fmt::escape(&d.reason)
+                )?,
+                None => writeln!(
+                    out,
+                    "damaged snapshot {}: {}",
+                    &d.name[..12],
+                    fmt::escape(&d.reason)
+                )?,
+            }
+        }
+        writeln!(
+            out,
+            "read {} snapshot records, {} content records{} ({} downloaded); {} unreferenced",
+            report.snapshots,
+            report.contents,
+            if read_data {
+                format!(", {} chunks", report.chunks_read)
+            } else {
+                format!("; {} chunks listed", report.chunks)
+            },
+            fmt::size(report.bytes_read),
+            report.unreferenced
+        )?;
+        if report.is_clean() {
+            writeln!(out, "no damage found")?;
+        }
+        out.flush()?;
+    }
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(StoreDamaged(format!(
+            "{}: {} damaged or missing, {} damaged; the next `ffsession copy --to {}` from a machine that has them sends them again",
+            t.location,
+            fmt::count(report.damaged_objects.len(), "object", "objects"),
+            fmt::count(report.damaged_snapshots.len(), "snapshot", "snapshots"),
+            t.label
+        ))
+        .into())
+    }
+}
+
+/// `prune --store LOCATION`: the policy planned over the remote's snapshots
+/// (read through the local copy), then those records removed from the
+/// remote under its exclusive lock, then what no record names.
+pub fn prune(
+    global: &GlobalArgs,
+    config: &Config,
+    value: &str,
+    policy: &RetentionPolicy,
+    dry_run: bool,
+    json: bool,
+) -> Result<()> {
+    let dir = remote::synced_cache(global, config, value)?;
+    let t = remote::target(value, config)?;
+    let (r, _) = remote::open(global, &t, false, true)?;
+    let mut store = super::open_existing_store_waiting(global, &dir)?;
+    let (snapshots, plan) = ffsession::prune::plan_store(&store, policy, &TimeZone::system())?;
+    let removed: Vec<&ffsession::store::SnapshotInfo> = plan
+        .removed()
+        .filter_map(|id| snapshots.iter().find(|s| s.id.0 == id))
+        .collect();
+    if json && dry_run {
+        return super::print_json(&plan);
+    }
+    if !json {
+        let mut out = io::stdout().lock();
+        for s in &removed {
+            writeln!(out, "remove  {}", fmt::snapshot_line(s))?;
+        }
+        writeln!(
+            out,
+            "{} {} of {} on {}",
+            if dry_run { "would remove" } else { "removing" },
+            fmt::count(removed.len(), "snapshot", "snapshots"),
+            snapshots.len(),
+            t.location
+        )?;
+    }
+    if dry_run {
+        return Ok(());
+    }
+    let names: Vec<String> = removed
+        .iter()
+        .map(|s| RemoteSnapshot::of(s, "").name_for(&r))
+        .collect();
+    let report = prune_remote(&r, &names, &remote::host_name(config), super::now_ms())
+        .map_err(remote::remote_error)?;
+    ffsession::prune::carry_out(&mut store, &plan)?;
+    if json {
+        return super::print_json(&report);
+    }
+    let mut err = io::stderr().lock();
+    writeln!(
+        err,
+        "ffsession: removed {} snapshot records, {} content records and {} chunks ({}) from {}",
+        report.snapshots_removed,
+        report.contents_removed,
+        report.chunks_removed,
+        fmt::size(report.bytes_freed),
+        t.location
+    )?;
+    if report.temporary_removed > 0 {
+        writeln!(
+            err,
+            "ffsession: removed {} left by interrupted copies",
+            fmt::count(
+                report.temporary_removed as usize,
+                "temporary file",
+                "temporary files"
+            )
+        )?;
+    }
+    if let Some(why) = &report.kept_because {
+        writeln!(err, "ffsession: warning: {why}")?;
+    }
+    Ok(())
+}

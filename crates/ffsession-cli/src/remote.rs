@@ -1,0 +1,495 @@
+//! Remote stores in the CLI: reading a location (a URL, a folder holding a
+//! remote store, or the name of a remote in the config file), its settings
+//! from the usual environment variables and the config, the password, the
+//! local cache a remote is read through, and the copy `watch` makes after
+//! each cycle.
+//!
+//! ```toml
+//! host = "laptop"                  # how this machine's snapshots are tagged (default: its host name)
+//!
+//! [remotes.nas]
+//! location = "sftp://me@nas.local/backups/ffsession"
+//! password_file = "~/.config/ffsession/nas.password"
+//! watch = true                     # `watch` copies to it after each cycle
+//!
+//! [remotes.b2]
+//! location = "s3://my-bucket/ffsession"
+//! endpoint = "https://s3.eu-central-003.backblazeb2.com"
+//! region = "eu-central-003"        # keys: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use ffsession::remote::{
+    open_backend, sync_from_remote, KeyParams, Location, Remote, RemoteError, RemoteOptions,
+    SyncProgress,
+};
+use ffsession::store::Store;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Deserialize;
+
+use crate::cli::GlobalArgs;
+use crate::config::Config;
+use crate::error::UserError;
+
+/// A `[remotes.NAME]` table of the config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteConfig {
+    /// The location: a URL or a folder.
+    pub location: String,
+    /// A file holding the password (first line).
+    pub password_file: Option<PathBuf>,
+    /// `watch` copies to this remote after each cycle.
+    #[serde(default)]
+    pub watch: bool,
+    /// S3: the endpoint URL.
+    pub endpoint: Option<String>,
+    /// S3: the region.
+    pub region: Option<String>,
+    /// SFTP: a private key file (else the SSH set-up's choice).
+    pub ssh_key: Option<PathBuf>,
+    /// WebDAV: a file holding the password.
+    pub webdav_password_file: Option<PathBuf>,
+}
+
+/// A remote location with everything needed to open it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// What the user called it (a config name or the location).
+    pub label: String,
+    /// Where it is.
+    pub location: Location,
+    /// Its settings.
+    pub config: RemoteConfig,
+}
+
+/// True if `value` names a remote store: a URL, a config remote's name, or a
+/// folder holding `ffsession-remote.json`.
+pub fn is_remote(value: &Path, config: &Config) -> bool {
+    let text = value.to_string_lossy();
+    Location::is_url(&text)
+        || config.remotes.contains_key(text.as_ref())
+        || value.join("ffsession-remote.json").is_file()
+}
+
+/// The remote `value` names (a config remote's name, or a location).
+pub fn target(value: &str, config: &Config) -> Result<Target> {
+    if let Some(rc) = config.remotes.get(value) {
+        return Ok(Target {
+            label: value.to_owned(),
+            location: Location::parse(&rc.location).map_err(remote_error)?,
+            config: rc.clone(),
+        });
+    }
+    // A location also named in the config takes that remote's settings.
+    let location = Location::parse(value).map_err(remote_error)?;
+    let config = config
+        .remotes
+        .values()
+        .find(|rc| Location::parse(&rc.location).ok().as_ref() == Some(&location))
+        .cloned()
+        .unwrap_or_default();
+    Ok(Target {
+        label: value.to_owned(),
+        location,
+        config,
+    })
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn first_line(path: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the password file", path.display()))?;
+    Ok(text.lines().next().unwrap_or("").to_owned())
+}
+
+/// The settings the URL cannot carry: the config's, else the usual
+/// environment variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+/// AWS_SESSION_TOKEN, AWS_ENDPOINT_URL, AWS_REGION/AWS_DEFAULT_REGION;
+/// FFSESSION_WEBDAV_PASSWORD).
+pub fn options(t: &Target) -> Result<RemoteOptions> {
+    let webdav_password = match &t.config.webdav_password_file {
+        Some(f) => Some(first_line(f)?),
+        None => env("FFSESSION_WEBDAV_PASSWORD"),
+    };
+    Ok(RemoteOptions {
+        s3_endpoint: t
+            .config
+            .endpoint
+            .clone()
+            .or_else(|| env("AWS_ENDPOINT_URL_S3"))
+            .or_else(|| env("AWS_ENDPOINT_URL")),
+        s3_region: t
+            .config
+            .region
+            .clone()
+            .or_else(|| env("AWS_REGION"))
+            .or_else(|| env("AWS_DEFAULT_REGION")),
+        s3_access_key_id: env("AWS_ACCESS_KEY_ID"),
+        s3_secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
+        s3_session_token: env("AWS_SESSION_TOKEN"),
+        webdav_password,
+        sftp_key: t
+            .config
+            .ssh_key
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+    })
+}
+
+/// The password: FFSESSION_PASSWORD, `--password-file`, the remote's
+/// `password_file`, else a prompt on the terminal (asked twice for a new
+/// remote). `interactive` false never prompts (the watch service).
+pub fn password(global: &GlobalArgs, t: &Target, new: bool, interactive: bool) -> Result<String> {
+    if let Some(p) = env("FFSESSION_PASSWORD") {
+        return Ok(p);
+    }
+    if let Some(f) = global
+        .password_file
+        .as_ref()
+        .or(t.config.password_file.as_ref())
+    {
+        let p = first_line(f)?;
+        if p.is_empty() {
+            return Err(UserError::with_hint(
+                format!("{}: the password file is empty", f.display()),
+                "write the password on its first line",
+            ));
+        }
+        return Ok(p);
+    }
+    if !interactive || !io::stdin().is_terminal() {
+        return Err(UserError::with_hint(
+            format!("{}: a password is needed and there is no terminal to ask it on", t.label),
+            "set FFSESSION_PASSWORD, or pass --password-file FILE (or password_file in the remote's config)",
+        ));
+    }
+    let p = rpassword::prompt_password(format!("password for {}: ", t.location))
+        .context("reading the password")?;
+    if p.is_empty() {
+        return Err(UserError::with_hint(
+            "the password is empty",
+            "type a password",
+        ));
+    }
+    if new {
+        let again = rpassword::prompt_password("the same password again: ")
+            .context("reading the password")?;
+        if again != p {
+            return Err(UserError::with_hint(
+                "the two passwords differ; nothing was written",
+                "run the command again",
+            ));
+        }
+    }
+    Ok(p)
+}
+
+/// An error of the library as the CLI shows it: one line, with its hint.
+pub fn remote_error(e: RemoteError) -> anyhow::Error {
+    match e {
+        RemoteError::Store(e) => anyhow::Error::new(e),
+        e => match e.hint() {
+            Some(h) => UserError::with_hint(e.to_string(), h),
+            None => anyhow::Error::new(e),
+        },
+    }
+}
+
+/// scrypt's work factor for new keys (tests make it cheap).
+fn key_params() -> KeyParams {
+    KeyParams {
+        log_n: env("FFSESSION_TEST_SCRYPT_LOG_N").and_then(|v| v.parse().ok()),
+    }
+}
+
+/// Open the remote; with `create`, make it if the location is empty.
+/// Returns it and whether it was created.
+pub fn open(
+    global: &GlobalArgs,
+    t: &Target,
+    create: bool,
+    interactive: bool,
+) -> Result<(Remote, bool)> {
+    let backend = open_backend(&t.location, &options(t)?).map_err(remote_error)?;
+    if !create {
+        let pw = password(global, t, false, interactive)?;
+        return Ok((Remote::open(backend, &pw).map_err(remote_error)?, false));
+    }
+    // Asked twice only when the location is new.
+    let fresh = backend
+        .read(ffsession::remote::Kind::Marker, "ffsession-remote.json")
+        .map_err(remote_error)?
+        .is_none()
+        && backend
+            .list(ffsession::remote::Kind::Keys)
+            .map_err(remote_error)?
+            .is_empty();
+    let pw = password(global, t, fresh, interactive)?;
+    let note = format!("made on {}", host_name(&global.config()?));
+    Remote::open_or_create(backend, &pw, key_params(), &note).map_err(remote_error)
+}
+
+/// This machine's name, as snapshot records carry it: the config's `host`,
+/// else the system's host name.
+pub fn host_name(config: &Config) -> String {
+    if let Some(h) = &config.host {
+        return h.clone();
+    }
+    let from_file = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    from_file
+        .or_else(|| env("COMPUTERNAME"))
+        .or_else(|| env("HOSTNAME"))
+        .or_else(|| {
+            std::process::Command::new("hostname")
+                .output()
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The local folder a remote is read through: `<cache dir>/ffsession/remotes/<name>`.
+pub fn cache_dir(location: &Location) -> Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "ffsession").ok_or_else(|| {
+        UserError::with_hint(
+            "cannot find the cache directory for the remote's local copy",
+            "set HOME (or XDG_CACHE_HOME)",
+        )
+    })?;
+    let key = location.key();
+    let readable: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    let hash = ffsession::store::Digest::of(key.as_bytes()).to_hex();
+    Ok(dirs
+        .cache_dir()
+        .join("remotes")
+        .join(format!("{readable}-{}", &hash[..12])))
+}
+
+/// The objects `check --read-data` found damaged on a remote, kept for the
+/// next copy to replace (`damaged.json` in the remote's cache folder).
+pub fn damaged_names(location: &Location) -> HashSet<String> {
+    cache_dir(location)
+        .ok()
+        .and_then(|d| std::fs::read(d.join("damaged.json")).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Remember (or, empty, forget) the damaged objects of a remote.
+pub fn set_damaged_names(location: &Location, names: &HashSet<String>) -> Result<()> {
+    let dir = cache_dir(location)?;
+    let path = dir.join("damaged.json");
+    if names.is_empty() {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| path.display().to_string())
+            }
+            _ => return Ok(()),
+        }
+    }
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    let bytes = serde_json::to_vec(names)?;
+    ffsession::fs_util::write_atomic(&path, |w: &mut dyn Write| w.write_all(&bytes))?;
+    Ok(())
+}
+
+/// A progress bar on stderr (hidden unless stderr is a terminal).
+pub fn bar(template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    if io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+    } else {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
+/// Bring the remote `value` names into its local cache store and return
+/// that store's folder: every read command and `restore` then work on it
+/// unchanged. Says on stderr what it fetched.
+pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result<PathBuf> {
+    let t = target(value, config)?;
+    let dir = cache_dir(&t.location)?.join("store");
+    // Offline, a local copy made before is used as it is, and said so.
+    let offline = |e: &RemoteError| -> bool {
+        e.is_offline() && dir.join(ffsession::store::CATALOG_FILE).is_file()
+    };
+    let backend = open_backend(&t.location, &options(&t)?).map_err(remote_error)?;
+    let remote = match backend.list(ffsession::remote::Kind::Keys) {
+        Err(e) if offline(&e) => {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "ffsession: warning: {e}; reading the local copy of {} made before",
+                t.location
+            );
+            return Ok(dir);
+        }
+        _ => {
+            let pw = password(global, &t, false, true)?;
+            Remote::open(backend, &pw).map_err(remote_error)?
+        }
+    };
+    if let Some(parent) = dir.parent() {
+        create_private_dirs(parent)?;
+    }
+    let wait = global.lock_wait;
+    let mut store = crate::lock_wait::with_lock_wait(&dir, wait, || Store::create_or_open(&dir))?;
+    let bar = bar("fetching {bar:40} {pos}/{len} objects");
+    let report = sync_from_remote(&remote, &mut store, &mut |p| match p {
+        SyncProgress::Planned { objects } => bar.inc_length(objects),
+        SyncProgress::Fetched { .. } => {
+            if bar.position() >= bar.length().unwrap_or(0) {
+                bar.inc_length(1);
+            }
+            bar.inc(1)
+        }
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(remote_error)?;
+    let mut err = io::stderr().lock();
+    if report.snapshots_new > 0 {
+        let hosts: BTreeMap<&str, usize> =
+            report.hosts.values().fold(BTreeMap::new(), |mut m, h| {
+                *m.entry(h.as_str()).or_default() += 1;
+                m
+            });
+        let from: Vec<String> = hosts.iter().map(|(h, n)| format!("{n} from {h}")).collect();
+        let _ = writeln!(
+            err,
+            "ffsession: fetched {} new snapshot{} from {} ({}, {})",
+            report.snapshots_new,
+            if report.snapshots_new == 1 { "" } else { "s" },
+            t.location,
+            from.join(", "),
+            crate::fmt::size(report.bytes_fetched)
+        );
+    }
+    for (object, why) in &report.damaged {
+        let _ = writeln!(
+            err,
+            "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; `ffsession check --read-data --store {}` says which)",
+            t.location, t.label
+        );
+    }
+    Ok(dir)
+}
+
+fn create_private_dirs(dir: &Path) -> Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir).with_context(|| dir.display().to_string())
+}
+
+/// The copies `watch` makes after each cycle to the remotes whose config
+/// says `watch = true`. A remote that cannot be reached (offline, asleep)
+/// is said once, then tried again quietly after each later cycle until a
+/// copy works.
+pub struct WatchCopies {
+    /// (remote name, the last failure said, a copy is owed).
+    remotes: Vec<(String, Option<String>, bool)>,
+}
+
+impl WatchCopies {
+    /// The remotes `config` names for `watch`.
+    pub fn new(config: &Config) -> WatchCopies {
+        WatchCopies {
+            remotes: config
+                .remotes
+                .iter()
+                .filter(|(_, rc)| rc.watch)
+                .map(|(name, _)| (name.clone(), None, true))
+                .collect(),
+        }
+    }
+
+    /// After a cycle (`stored`: it stored something): copy where a copy is
+    /// owed. Never prompts, never fails the watch.
+    pub fn after_cycle(
+        &mut self,
+        global: &GlobalArgs,
+        config: &Config,
+        store_dir: &Path,
+        stored: bool,
+    ) {
+        for (name, said, owed) in &mut self.remotes {
+            *owed |= stored;
+            if !*owed {
+                continue;
+            }
+            let result = Store::open_read_only(store_dir)
+                .map_err(anyhow::Error::new)
+                .and_then(|store| crate::commands::copy::copy(global, config, &store, name, false));
+            let mut err = io::stderr().lock();
+            match result {
+                Ok(report) => {
+                    *owed = false;
+                    if said.take().is_some() {
+                        let _ = writeln!(err, "ffsession: copy to {name} works again");
+                    }
+                    if report.snapshots_sent > 0 {
+                        let _ = writeln!(
+                            err,
+                            "ffsession: copied {} to {name} ({})",
+                            crate::fmt::count(
+                                report.snapshots_sent as usize,
+                                "snapshot",
+                                "snapshots"
+                            ),
+                            crate::fmt::size(report.bytes_sent)
+                        );
+                    }
+                }
+                Err(e) => {
+                    let what = format!("{e:#}");
+                    if said.as_deref() != Some(what.as_str()) {
+                        let _ = writeln!(
+                            err,
+                            "ffsession: warning: copy to {name} failed: {what}; trying again after the next cycles"
+                        );
+                        *said = Some(what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// TEST HOOK, for the fault tests only: FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES
+/// (die after that many remote objects written) and
+/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS. Unset, nothing changes.
+pub fn install_test_hook() {
+    let num = |name| env(name).and_then(|v| v.parse::<u64>().ok());
+    let kill = num("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES");
+    let delay = num("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS");
+    if kill.is_some() || delay.is_some() {
+        ffsession::remote::set_test_hook(kill, delay.unwrap_or(0));
+    }
+}

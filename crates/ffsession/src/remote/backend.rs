@@ -1,0 +1,189 @@
+//! The storage behind a remote store: one small trait (list, read, write,
+//! remove, by kind and name), as rustic_core's `ReadBackend`/`WriteBackend`;
+//! the store logic never knows which backend it talks to.
+//!
+//! Objects are immutable and named by what they hold, so a write never
+//! replaces a different object: backends that can rename write under a
+//! temporary name first (`.tmp-*`, never listed), so an object that is
+//! listed is whole; S3 puts are atomic. Every object is encrypted and
+//! authenticated, and checked against its name when read, so even a torn
+//! object could never be taken for a whole one.
+
+use super::RemoteError;
+
+/// TEST HOOK, for the fault tests only: after this many objects written to
+/// any remote, the process dies at once (as under SIGKILL); and each write
+/// waits this long first. Unset (0), nothing changes.
+static KILL_AFTER_WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WRITE_DELAY_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Set the test hook: die after `kill_after_writes` object writes (counting
+/// from 1; `None` never), and wait `delay_ms` before each.
+#[doc(hidden)]
+pub fn set_test_hook(kill_after_writes: Option<u64>, delay_ms: u64) {
+    use std::sync::atomic::Ordering;
+    KILL_AFTER_WRITES.store(kill_after_writes.map_or(0, |n| n + 1), Ordering::SeqCst);
+    WRITE_DELAY_MS.store(delay_ms, Ordering::SeqCst);
+}
+
+/// Called by backends before each object write.
+pub(super) fn before_write() {
+    let ms = WRITE_DELAY_MS.load(std::sync::atomic::Ordering::SeqCst);
+    if ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Called by backends after each object written whole.
+pub(super) fn after_write() {
+    use std::sync::atomic::Ordering;
+    let limit = KILL_AFTER_WRITES.load(Ordering::SeqCst);
+    if limit > 0 && WRITES.fetch_add(1, Ordering::SeqCst) + 2 >= limit {
+        std::process::abort();
+    }
+}
+
+/// The kinds of object a remote store holds, each in its own folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// `ffsession-remote.json` at the top: what this location is (no secret).
+    Marker,
+    /// `keys/<name>`: the remote's identity, wrapped with a password.
+    Keys,
+    /// `locks/<name>`: who is copying or pruning.
+    Locks,
+    /// `snapshots/<name>`: one per snapshot, written last.
+    Snapshots,
+    /// `contents/<name>`: one per distinct content: its chunks in order.
+    Contents,
+    /// `chunks/<2 hex>/<name>`: one zstd frame each.
+    Chunks,
+}
+
+impl Kind {
+    /// The folder of this kind of object.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Kind::Marker => "",
+            Kind::Keys => "keys",
+            Kind::Locks => "locks",
+            Kind::Snapshots => "snapshots",
+            Kind::Contents => "contents",
+            Kind::Chunks => "chunks",
+        }
+    }
+
+    /// The path of object `name` of this kind, relative to the store's top.
+    pub fn path(self, name: &str) -> String {
+        match self {
+            Kind::Marker => name.to_owned(),
+            Kind::Chunks if name.len() > 2 => format!("chunks/{}/{name}", &name[..2]),
+            _ => format!("{}/{name}", self.dir()),
+        }
+    }
+
+    /// True for the name of a temporary file a write left.
+    pub fn is_temporary(name: &str) -> bool {
+        name.starts_with(".tmp-") || crate::fs_util::is_temp_file_name(name)
+    }
+
+    /// True for a name a backend may hold as an object of this kind (not a
+    /// temporary file, no path separator).
+    pub fn valid_name(name: &str) -> bool {
+        !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    }
+}
+
+/// One object a listing found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Its name (without folder).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A place objects are kept.
+pub trait Backend: Send + Sync {
+    /// The location, for messages.
+    fn location(&self) -> String;
+
+    /// Every object of `kind` (temporary files left out).
+    fn list(&self, kind: Kind) -> Result<Vec<Entry>, RemoteError>;
+
+    /// Object `name` of `kind`; `None` if there is none.
+    fn read(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, RemoteError>;
+
+    /// Write object `name` of `kind` whole: after this returns, a listing
+    /// shows it and a read gives exactly `bytes`; a failure leaves either no
+    /// object of that name or the one that was there.
+    fn write(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), RemoteError>;
+
+    /// Write object `name` of `kind` only if there is none of that name yet:
+    /// `Ok(false)` if there was (it is left as it was). Exclusive where the
+    /// service can say so atomically (a folder: a hard link; S3: a
+    /// conditional put; SFTP: a rename, which does not replace); elsewhere a
+    /// look then a write.
+    fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {
+        if self.read(kind, name)?.is_some() {
+            return Ok(false);
+        }
+        self.write(kind, name, bytes)?;
+        Ok(true)
+    }
+
+    /// Remove every temporary file an interrupted write left (only safe
+    /// when no writer runs: `prune`, under its exclusive lock); returns how
+    /// many.
+    fn remove_temporary(&self) -> Result<u64, RemoteError>;
+
+    /// True if [`Backend::write_new`] is atomic on this service (a folder,
+    /// SFTP): two writers of one name cannot both succeed.
+    fn atomic_create(&self) -> bool {
+        false
+    }
+
+    /// Remove object `name` of `kind` (no error if it is gone).
+    fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError>;
+
+    /// True if the location holds nothing at all yet.
+    fn is_empty(&self) -> Result<bool, RemoteError>;
+
+    /// Write several objects, as many at once as the backend does well;
+    /// `done` is told the bytes of each one written. Stops at the first
+    /// failure (objects written before it stay: each is whole).
+    fn write_many(
+        &self,
+        items: Vec<(Kind, String, Vec<u8>)>,
+        done: &mut dyn FnMut(u64),
+    ) -> Result<(), RemoteError> {
+        for (kind, name, bytes) in items {
+            self.write(kind, &name, &bytes)?;
+            done(bytes.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Read several objects, as many at once as the backend does well, in
+    /// the order given; `done` is told the bytes of each one read.
+    #[allow(clippy::type_complexity)]
+    fn read_many(
+        &self,
+        items: Vec<(Kind, String)>,
+        done: &mut dyn FnMut(u64),
+    ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
+        items
+            .into_iter()
+            .map(|(kind, name)| {
+                let got = self.read(kind, &name)?;
+                done(got.as_ref().map_or(0, |b| b.len() as u64));
+                Ok(got)
+            })
+            .collect()
+    }
+}

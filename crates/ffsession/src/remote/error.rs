@@ -1,0 +1,121 @@
+//! Errors of remote stores: each names the location (never a password) and
+//! says what to do.
+
+use crate::store::StoreError;
+
+/// What went wrong with a remote store.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// A `--store`/`--to` value that is not a location ffsession knows.
+    #[error("{location}: {reason}")]
+    Location {
+        /// The value as given.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// This kind of location cannot be used on this system.
+    #[error("{location}: {reason}")]
+    Unsupported {
+        /// The location.
+        location: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The server could not be reached, or refused an operation.
+    #[error("{location}: {op} {path}: {reason}")]
+    Backend {
+        /// The location.
+        location: String,
+        /// What was being done (`list`, `read`, `write`, `remove`).
+        op: &'static str,
+        /// The object's path inside the location.
+        path: String,
+        /// What the server or the connection said.
+        reason: String,
+        /// True when the server says it is out of space.
+        full: bool,
+    },
+    /// The location holds files but is not an ffsession remote store.
+    #[error("{location}: not an ffsession remote store (it holds other files and no ffsession-remote.json)")]
+    NotARemote {
+        /// The location.
+        location: String,
+    },
+    /// No remote store at this location yet.
+    #[error("{location}: no remote store here yet")]
+    Missing {
+        /// The location.
+        location: String,
+    },
+    /// The password opens none of the remote's keys.
+    #[error("{location}: wrong password: it opens none of the {keys} key(s) in keys/")]
+    WrongPassword {
+        /// The location.
+        location: String,
+        /// How many keys were tried.
+        keys: usize,
+    },
+    /// An object on the remote does not decrypt or does not match its name.
+    #[error("{location}: {object}: {reason}")]
+    Damaged {
+        /// The location.
+        location: String,
+        /// The object's path.
+        object: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Another ffsession holds a lock that forbids this.
+    #[error("{location}: locked by {holder}")]
+    Locked {
+        /// The location.
+        location: String,
+        /// Who holds it (host, pid, since when).
+        holder: String,
+    },
+    /// The local store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl RemoteError {
+    /// What to do about it.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            RemoteError::Location { .. } => Some(
+                "a store location is a folder path, sftp://[user@]host[:port]/path, s3://bucket/prefix, webdav://host/path or webdavs://host/path",
+            ),
+            RemoteError::Unsupported { .. } => Some(
+                "mount the server as a folder (SSHFS, rclone mount) and give its path, or use s3:// or webdavs://",
+            ),
+            RemoteError::Backend { full: true, .. } => Some(
+                "the server is out of space: free some (`ffsession prune --store LOCATION`), then copy again; what was sent is kept",
+            ),
+            RemoteError::Backend { .. } => Some(
+                "check the connection and the credentials, then run the command again: a copy cut short resumes where it stopped",
+            ),
+            RemoteError::NotARemote { .. } => {
+                Some("give an empty folder or bucket prefix, or the location of an existing remote store")
+            }
+            RemoteError::Missing { .. } => {
+                Some("create it with `ffsession copy --to LOCATION`, which sends the local snapshots")
+            }
+            RemoteError::WrongPassword { .. } => Some(
+                "give the password this remote was created with (FFSESSION_PASSWORD, --password-file, or the prompt); nothing was written",
+            ),
+            RemoteError::Damaged { .. } => Some(
+                "run `ffsession check --read-data --store LOCATION`, then `ffsession copy --to LOCATION` from a machine that has these snapshots to send them again",
+            ),
+            RemoteError::Locked { .. } => Some(
+                "another ffsession is pruning or copying to this remote: try again later; a lock older than 30 minutes is stale and ignored",
+            ),
+            RemoteError::Store(e) => e.hint(),
+        }
+    }
+
+    /// True for a failure to reach the server (the next run may succeed).
+    pub fn is_offline(&self) -> bool {
+        matches!(self, RemoteError::Backend { full: false, .. })
+    }
+}

@@ -1,0 +1,293 @@
+//! Remote stores: encrypted copies of a store off the machine (issue 23).
+//!
+//! A remote store keeps the same kinds of objects as a local store (chunks,
+//! content manifests, snapshot records), each encrypted and authenticated
+//! on the client with age, in a folder, on an SFTP server, in an S3 bucket
+//! or on a WebDAV server. It holds no database: every object is immutable
+//! and named by a keyed digest of what it holds (`objects.rs`), so several
+//! machines write into one remote without ever writing the same name with
+//! different contents.
+//!
+//! - `backend.rs`: the [`Backend`] trait (list, read, write, remove by kind
+//!   and name); `local.rs` a folder, `opendal.rs` + `services.rs` SFTP, S3
+//!   and WebDAV through Apache OpenDAL.
+//! - `crypto.rs`: the identity, its password-wrapped key files, sealing and
+//!   opening objects, object names.
+//! - `copy.rs`: sending the local snapshots a remote lacks.
+//! - `sync.rs`: bringing a remote's snapshots into a local store (a cache).
+//! - `check.rs`: reading a remote back (`--read-data`: every chunk).
+//! - `prune.rs`: removing what no snapshot record names, under the lock.
+//! - `lock.rs`: the lock objects that keep `prune` away from writers.
+//!
+//! Order of writes, so that a crash or a lost connection at any moment
+//! leaves the remote readable and the next run finishes the job: chunks,
+//! then content records, then snapshot records; an object is listed only
+//! once it is whole (a temporary name and a rename where the service can,
+//! an atomic put on S3), and a reader checks every object against its name.
+
+mod backend;
+mod check;
+mod copy;
+mod crypto;
+mod error;
+mod local;
+mod location;
+mod lock;
+mod objects;
+mod opendal;
+mod prune;
+mod services;
+mod sync;
+
+pub use backend::{set_test_hook, Backend, Entry, Kind};
+pub use check::{check_remote, DamagedObject, RemoteCheckProgress, RemoteCheckReport};
+pub use copy::{copy_to_remote, CopyProgress, CopyReport};
+pub use error::RemoteError;
+pub use location::Location;
+pub use lock::LOCK_STALE_MS;
+pub use objects::RemoteSnapshot;
+pub use prune::{prune_remote, RemotePruneReport};
+pub use services::{open_backend, RemoteOptions};
+pub use sync::{sync_from_remote, SyncProgress, SyncReport};
+
+use crypto::{Keys, Unwrap};
+use objects::{Marker, MARKER};
+
+/// An open remote store: its backend and its unlocked keys.
+pub struct Remote {
+    backend: Box<dyn Backend>,
+    keys: Keys,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Remote({})", self.backend.location())
+    }
+}
+
+/// How a new remote's key is made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeyParams {
+    /// scrypt's work factor (log2 N); age's calibration (about a second on
+    /// this machine) when `None`.
+    pub log_n: Option<u8>,
+}
+
+impl Remote {
+    /// The location, for messages.
+    pub fn location(&self) -> String {
+        self.backend.location()
+    }
+
+    /// The backend (for tests and tools that look at the raw objects).
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// Open the remote store behind `backend` with `password`. Writes
+    /// nothing unless the password opens a key (then only the marker, if a
+    /// crash lost it).
+    pub fn open(backend: Box<dyn Backend>, password: &str) -> Result<Remote, RemoteError> {
+        let location = backend.location();
+        let marker = backend.read(Kind::Marker, MARKER)?;
+        let key_files = backend.list(Kind::Keys)?;
+        if key_files.is_empty() {
+            return Err(if marker.is_none() && !backend.is_empty()? {
+                RemoteError::NotARemote { location }
+            } else if marker.is_some() {
+                RemoteError::Damaged {
+                    location,
+                    object: "keys/".into(),
+                    reason: "the remote has no key: its keys/ folder is empty".into(),
+                }
+            } else {
+                RemoteError::Missing { location }
+            });
+        }
+        if let Some(m) = &marker {
+            let parsed: Result<Marker, _> = serde_json::from_slice(m);
+            match parsed {
+                Ok(m) if m.format == objects::REMOTE_FORMAT => {}
+                Ok(m) => {
+                    return Err(RemoteError::Damaged {
+                        location,
+                        object: MARKER.into(),
+                        reason: format!("unknown format {:?} (a newer ffsession?)", m.format),
+                    })
+                }
+                Err(e) => {
+                    return Err(RemoteError::Damaged {
+                        location,
+                        object: MARKER.into(),
+                        reason: e.to_string(),
+                    })
+                }
+            }
+        }
+        // The first key (by name) the password opens: two machines that
+        // created the remote at once agree on it (see `create`).
+        let mut damaged = None;
+        for entry in &key_files {
+            let Some(bytes) = backend.read(Kind::Keys, &entry.name)? else {
+                continue;
+            };
+            match Keys::unwrap(&bytes, password) {
+                Ok(keys) => {
+                    if marker.is_none() {
+                        write_marker(backend.as_ref())?;
+                    }
+                    return Ok(Remote { backend, keys });
+                }
+                Err(Unwrap::WrongPassword) => {}
+                Err(Unwrap::Damaged(why)) => damaged = Some((entry.name.clone(), why)),
+            }
+        }
+        if let (Some((name, reason)), 1) = (damaged, key_files.len()) {
+            return Err(RemoteError::Damaged {
+                location,
+                object: Kind::Keys.path(&name),
+                reason,
+            });
+        }
+        Err(RemoteError::WrongPassword {
+            location,
+            keys: key_files.len(),
+        })
+    }
+
+    /// Create a remote store behind `backend` (an empty location), its key
+    /// wrapped with `password`; `note` goes into the key's comment line. A
+    /// location that already holds a remote store is opened instead.
+    pub fn create(
+        backend: Box<dyn Backend>,
+        password: &str,
+        params: KeyParams,
+        note: &str,
+    ) -> Result<Remote, RemoteError> {
+        let location = backend.location();
+        if backend.read(Kind::Marker, MARKER)?.is_some() || !backend.list(Kind::Keys)?.is_empty() {
+            return Self::open(backend, password);
+        }
+        if !backend.is_empty()? {
+            return Err(RemoteError::NotARemote { location });
+        }
+        let keys = Keys::generate();
+        let file =
+            keys.wrap(password, params.log_n, note)
+                .map_err(|reason| RemoteError::Damaged {
+                    location: location.clone(),
+                    object: "keys/".into(),
+                    reason,
+                })?;
+        // Of two machines creating this remote at once, one key must win,
+        // and both must use it. Where the service can create a name
+        // exclusively (a folder, SFTP), the first key has a fixed name,
+        // written only if there is none. Elsewhere (S3 servers that ignore
+        // conditional puts, WebDAV) each writes a key named by its clock,
+        // waits, and uses the earliest key the password opens: a machine
+        // that saw only its own key wrote first.
+        if backend.atomic_create() {
+            if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
+                return Self::open(backend, password);
+            }
+            let remote = Remote { backend, keys };
+            write_marker(remote.backend.as_ref())?;
+            return Ok(remote);
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let name = format!("{now:016}-{:016x}", opendal::random_u64());
+        backend.write(Kind::Keys, &name, &file)?;
+        std::thread::sleep(CREATE_SETTLE);
+        // Only keys older than ours are tried (each try is a slow KDF).
+        let mut earlier: Vec<String> = backend
+            .list(Kind::Keys)?
+            .into_iter()
+            .map(|e| e.name)
+            .filter(|n| *n < name)
+            .collect();
+        earlier.sort();
+        let mut keys = keys;
+        for other in earlier {
+            let Some(bytes) = backend.read(Kind::Keys, &other)? else {
+                continue;
+            };
+            if let Ok(theirs) = Keys::unwrap(&bytes, password) {
+                backend.remove(Kind::Keys, &name)?;
+                keys = theirs;
+                break;
+            }
+        }
+        let remote = Remote { backend, keys };
+        write_marker(remote.backend.as_ref())?;
+        Ok(remote)
+    }
+
+    /// Open the remote store, or create it if the location is empty.
+    /// Returns it and whether it was created.
+    pub fn open_or_create(
+        backend: Box<dyn Backend>,
+        password: &str,
+        params: KeyParams,
+        note: &str,
+    ) -> Result<(Remote, bool), RemoteError> {
+        let fresh =
+            backend.read(Kind::Marker, MARKER)?.is_none() && backend.list(Kind::Keys)?.is_empty();
+        if fresh {
+            Ok((Self::create(backend, password, params, note)?, true))
+        } else {
+            Ok((Self::open(backend, password)?, false))
+        }
+    }
+
+    /// Add a key (another password) to this remote.
+    pub fn add_key(
+        &self,
+        password: &str,
+        params: KeyParams,
+        note: &str,
+    ) -> Result<(), RemoteError> {
+        let file = self
+            .keys
+            .wrap(password, params.log_n, note)
+            .map_err(|reason| self.damaged("keys/", reason))?;
+        let name = format!("{:016x}", opendal::random_u64());
+        self.backend.write(Kind::Keys, &name, &file)
+    }
+
+    fn damaged(&self, object: impl Into<String>, reason: impl Into<String>) -> RemoteError {
+        RemoteError::Damaged {
+            location: self.location(),
+            object: object.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Encrypt `plain` for this remote.
+    fn seal(&self, plain: &[u8]) -> Result<Vec<u8>, RemoteError> {
+        self.keys
+            .seal(plain)
+            .map_err(|e| self.damaged("(encrypting)", e))
+    }
+
+    /// Decrypt object `name` of `kind`.
+    /// (The kind and name say which object failed, in the caller's error.)
+    fn open_object(&self, _kind: Kind, _name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        self.keys.open(bytes)
+    }
+}
+
+/// The name of a remote's first key, where names can be created
+/// exclusively.
+const FIRST_KEY: &str = "0000000000000000";
+
+/// How long a new remote's creator waits for another creator's key (see
+/// `Remote::create`).
+const CREATE_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn write_marker(backend: &dyn Backend) -> Result<(), RemoteError> {
+    let mut bytes = serde_json::to_vec_pretty(&Marker::new()).unwrap_or_default();
+    bytes.push(b'\n');
+    backend.write(Kind::Marker, MARKER, &bytes)
+}

@@ -1,0 +1,462 @@
+//! Remote stores on storage engines, through Apache OpenDAL: SFTP, S3 and
+//! WebDAV (`services.rs` builds each). OpenDAL is async; this backend owns a
+//! small current-thread tokio runtime and blocks on it, so the library stays
+//! synchronous for its callers, and runs several transfers at once inside it.
+
+use std::time::Duration;
+
+use opendal::{ErrorKind, Operator};
+use tokio::runtime::Runtime;
+
+use super::backend::{Backend, Entry, Kind};
+use super::RemoteError;
+
+/// How many transfers run at once (HTTP services: S3, WebDAV).
+const IN_FLIGHT: usize = 8;
+/// The same over SFTP, where each transfer at once is one more SSH
+/// connection (OpenDAL pools one session per transfer): each costs a key
+/// exchange, about half a second on 2 cores.
+const IN_FLIGHT_SSH: usize = 3;
+
+/// A backend on an OpenDAL operator.
+pub struct OpendalBackend {
+    op: Operator,
+    rt: Runtime,
+    location: String,
+    /// Write under a temporary name, then rename (services whose writes are
+    /// not atomic: SFTP, WebDAV).
+    rename: bool,
+    /// A rename never replaces an existing name (SFTP), so `write_new` is
+    /// atomic.
+    exclusive_rename: bool,
+    /// Transfers at once.
+    in_flight: usize,
+}
+
+impl OpendalBackend {
+    /// A backend on `op`, named `location` in messages; `rename` as above.
+    pub(super) fn new(
+        op: Operator,
+        location: String,
+        rename: bool,
+        exclusive_rename: bool,
+    ) -> Result<Self, RemoteError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RemoteError::Backend {
+                location: location.clone(),
+                op: "start",
+                path: String::new(),
+                reason: e.to_string(),
+                full: false,
+            })?;
+        let op = op
+            .layer(
+                opendal::layers::RetryLayer::new()
+                    .with_max_times(3)
+                    .with_min_delay(Duration::from_millis(100))
+                    .with_max_delay(Duration::from_secs(2))
+                    .with_jitter(),
+            )
+            .layer(
+                opendal::layers::TimeoutLayer::new()
+                    .with_timeout(Duration::from_secs(60))
+                    .with_io_timeout(Duration::from_secs(30)),
+            );
+        Ok(OpendalBackend {
+            op,
+            rt,
+            location,
+            rename,
+            exclusive_rename,
+            in_flight: if exclusive_rename {
+                IN_FLIGHT_SSH
+            } else {
+                IN_FLIGHT
+            },
+        })
+    }
+
+    fn err(location: &str, op: &'static str, path: &str, e: opendal::Error) -> RemoteError {
+        let reason = e.to_string();
+        let lower = reason.to_ascii_lowercase();
+        let full = lower.contains("no space")
+            || lower.contains("quota")
+            || lower.contains("insufficient storage")
+            || lower.contains("507")
+            || lower.contains("disk full");
+        RemoteError::Backend {
+            location: location.to_owned(),
+            op,
+            path: path.to_owned(),
+            reason,
+            full,
+        }
+    }
+}
+
+async fn write_one(
+    op: &Operator,
+    location: &str,
+    rename: bool,
+    path: String,
+    bytes: Vec<u8>,
+) -> Result<(), RemoteError> {
+    super::backend::before_write();
+    let done = write_one_inner(op, location, rename, path, bytes).await;
+    if done.is_ok() {
+        super::backend::after_write();
+    }
+    done
+}
+
+async fn write_one_inner(
+    op: &Operator,
+    location: &str,
+    rename: bool,
+    path: String,
+    bytes: Vec<u8>,
+) -> Result<(), RemoteError> {
+    if !rename {
+        return op
+            .write(&path, bytes)
+            .await
+            .map(|_| ())
+            .map_err(|e| OpendalBackend::err(location, "write", &path, e));
+    }
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
+    let tmp = format!(
+        "{}{}.tmp-{:016x}-{name}",
+        dir,
+        if dir.is_empty() { "" } else { "/" },
+        random_u64()
+    );
+    op.write(&tmp, bytes)
+        .await
+        .map_err(|e| OpendalBackend::err(location, "write", &tmp, e))?;
+    match op.rename(&tmp, &path).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Another writer put the same object there first (SFTP's rename
+            // does not replace): it is whole, and it is ours to keep.
+            let _ = op.delete(&tmp).await;
+            match op.exists(&path).await {
+                Ok(true) => Ok(()),
+                _ => Err(OpendalBackend::err(location, "write", &path, e)),
+            }
+        }
+    }
+}
+
+async fn read_one(
+    op: &Operator,
+    location: &str,
+    path: String,
+) -> Result<Option<Vec<u8>>, RemoteError> {
+    match op.read(&path).await {
+        Ok(b) => Ok(Some(b.to_vec())),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(OpendalBackend::err(location, "read", &path, e)),
+    }
+}
+
+/// A number no other writer picks, for temporary and lock names: the
+/// clock, the process, a counter.
+pub(super) fn random_u64() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = blake3::Hasher::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.update(&now.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let d = h.finalize();
+    u64::from_le_bytes(d.as_bytes()[..8].try_into().unwrap_or([0; 8]))
+}
+
+impl OpendalBackend {
+    /// The chunks, on services that list one folder per request (SFTP,
+    /// WebDAV): the fan-out folders, then several of them at once.
+    fn list_fanned_out(&self) -> Result<Vec<Entry>, RemoteError> {
+        let top = "chunks/";
+        self.rt.block_on(async {
+            let fans = match self.op.list(top).await {
+                Ok(e) => e,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(Self::err(&self.location, "list", top, e)),
+            };
+            let mut dirs = fans
+                .into_iter()
+                .filter(|e| e.path().ends_with('/') && e.path() != top)
+                .map(|e| e.path().to_owned());
+            let mut out = Vec::new();
+            let mut set = tokio::task::JoinSet::new();
+            loop {
+                while set.len() < self.in_flight {
+                    let Some(dir) = dirs.next() else { break };
+                    let op = self.op.clone();
+                    set.spawn(async move {
+                        let got = op.list(&dir).await;
+                        (dir, got)
+                    });
+                }
+                let Some(joined) = set.join_next().await else {
+                    break;
+                };
+                let (dir, got) = joined.map_err(|e| RemoteError::Backend {
+                    location: self.location.clone(),
+                    op: "list",
+                    path: top.to_owned(),
+                    reason: e.to_string(),
+                    full: false,
+                })?;
+                let entries = match got {
+                    Ok(e) => e,
+                    Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                    Err(e) => return Err(Self::err(&self.location, "list", &dir, e)),
+                };
+                out.extend(
+                    entries
+                        .into_iter()
+                        .filter(|e| !e.path().ends_with('/') && Kind::valid_name(e.name()))
+                        .map(|e| Entry {
+                            name: e.name().to_owned(),
+                            size: e.metadata().content_length(),
+                        }),
+                );
+            }
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        })
+    }
+}
+
+impl Backend for OpendalBackend {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn list(&self, kind: Kind) -> Result<Vec<Entry>, RemoteError> {
+        if kind == Kind::Chunks && self.rename {
+            return self.list_fanned_out();
+        }
+        let dir = format!("{}/", kind.dir());
+        let listed = self.rt.block_on(async {
+            self.op
+                .list_with(&dir)
+                .recursive(kind == Kind::Chunks)
+                .await
+        });
+        let entries = match listed {
+            Ok(e) => e,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Self::err(&self.location, "list", &dir, e)),
+        };
+        let mut out: Vec<Entry> = entries
+            .into_iter()
+            .filter(|e| !e.path().ends_with('/'))
+            .filter(|e| Kind::valid_name(e.name()))
+            .map(|e| Entry {
+                name: e.name().to_owned(),
+                size: e.metadata().content_length(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn read(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+        self.rt
+            .block_on(read_one(&self.op, &self.location, kind.path(name)))
+    }
+
+    fn write(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        self.rt.block_on(write_one(
+            &self.op,
+            &self.location,
+            self.rename,
+            kind.path(name),
+            bytes.to_vec(),
+        ))
+    }
+
+    fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {
+        let path = kind.path(name);
+        let cap = self.op.info().full_capability();
+        self.rt.block_on(async {
+            if self.rename {
+                if self.op.exists(&path).await.unwrap_or(false) {
+                    return Ok(false);
+                }
+                // SFTP's rename does not replace an existing name.
+                let (dir, file) = path.rsplit_once('/').unwrap_or(("", &path));
+                let tmp = format!("{dir}/.tmp-{:016x}-{file}", random_u64());
+                self.op
+                    .write(&tmp, bytes.to_vec())
+                    .await
+                    .map_err(|e| Self::err(&self.location, "write", &tmp, e))?;
+                let renamed = self.op.rename(&tmp, &path).await;
+                let _ = self.op.delete(&tmp).await;
+                return match renamed {
+                    Ok(()) => Ok(true),
+                    Err(e) => match self.op.exists(&path).await {
+                        Ok(true) => Ok(false),
+                        _ => Err(Self::err(&self.location, "write", &path, e)),
+                    },
+                };
+            }
+            if cap.write_with_if_not_exists {
+                return match self
+                    .op
+                    .write_with(&path, bytes.to_vec())
+                    .if_not_exists(true)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.kind() == ErrorKind::ConditionNotMatch => Ok(false),
+                    Err(e) => Err(Self::err(&self.location, "write", &path, e)),
+                };
+            }
+            if self.op.exists(&path).await.unwrap_or(false) {
+                return Ok(false);
+            }
+            write_one(&self.op, &self.location, false, path, bytes.to_vec())
+                .await
+                .map(|()| true)
+        })
+    }
+
+    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+        if !self.rename {
+            return Ok(0);
+        }
+        self.rt.block_on(async {
+            let entries = match self.op.list_with("/").recursive(true).await {
+                Ok(e) => e,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+                Err(e) => return Err(Self::err(&self.location, "list", "/", e)),
+            };
+            let mut removed = 0;
+            for e in entries {
+                if !e.path().ends_with('/') && Kind::is_temporary(e.name()) {
+                    self.op
+                        .delete(e.path())
+                        .await
+                        .map_err(|err| Self::err(&self.location, "remove", e.path(), err))?;
+                    removed += 1;
+                }
+            }
+            Ok(removed)
+        })
+    }
+
+    fn atomic_create(&self) -> bool {
+        self.exclusive_rename
+    }
+
+    fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
+        let path = kind.path(name);
+        match self.rt.block_on(self.op.delete(&path)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Self::err(&self.location, "remove", &path, e)),
+        }
+    }
+
+    fn is_empty(&self) -> Result<bool, RemoteError> {
+        match self.rt.block_on(self.op.list("/")) {
+            Ok(entries) => Ok(entries
+                .iter()
+                .all(|e| e.path() == "/" || e.path().is_empty())),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(true),
+            Err(e) => Err(Self::err(&self.location, "list", "/", e)),
+        }
+    }
+
+    fn write_many(
+        &self,
+        items: Vec<(Kind, String, Vec<u8>)>,
+        done: &mut dyn FnMut(u64),
+    ) -> Result<(), RemoteError> {
+        self.rt.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            let mut items = items.into_iter();
+            let mut failed = None;
+            loop {
+                while set.len() < self.in_flight && failed.is_none() {
+                    let Some((kind, name, bytes)) = items.next() else {
+                        break;
+                    };
+                    let op = self.op.clone();
+                    let location = self.location.clone();
+                    let rename = self.rename;
+                    set.spawn(async move {
+                        let n = bytes.len() as u64;
+                        write_one(&op, &location, rename, kind.path(&name), bytes)
+                            .await
+                            .map(|()| n)
+                    });
+                }
+                let Some(joined) = set.join_next().await else {
+                    break;
+                };
+                match joined {
+                    Ok(Ok(n)) => done(n),
+                    Ok(Err(e)) => {
+                        failed.get_or_insert(e);
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(RemoteError::Backend {
+                            location: self.location.clone(),
+                            op: "write",
+                            path: String::new(),
+                            reason: e.to_string(),
+                            full: false,
+                        });
+                    }
+                }
+            }
+            failed.map_or(Ok(()), Err)
+        })
+    }
+
+    fn read_many(
+        &self,
+        items: Vec<(Kind, String)>,
+        done: &mut dyn FnMut(u64),
+    ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
+        self.rt.block_on(async {
+            let total = items.len();
+            let mut out: Vec<Option<Vec<u8>>> = vec![None; total];
+            let mut set = tokio::task::JoinSet::new();
+            let mut items = items.into_iter().enumerate();
+            loop {
+                while set.len() < self.in_flight {
+                    let Some((i, (kind, name))) = items.next() else {
+                        break;
+                    };
+                    let op = self.op.clone();
+                    let location = self.location.clone();
+                    set.spawn(async move { (i, read_one(&op, &location, kind.path(&name)).await) });
+                }
+                let Some(joined) = set.join_next().await else {
+                    break;
+                };
+                let (i, got) = joined.map_err(|e| RemoteError::Backend {
+                    location: self.location.clone(),
+                    op: "read",
+                    path: String::new(),
+                    reason: e.to_string(),
+                    full: false,
+                })?;
+                let got = got?;
+                done(got.as_ref().map_or(0, |b| b.len() as u64));
+                out[i] = got;
+            }
+            Ok(out)
+        })
+    }
+}

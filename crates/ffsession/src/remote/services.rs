@@ -1,0 +1,131 @@
+//! Opening the backend of a location: a folder directly, the others through
+//! OpenDAL. Settings the location cannot carry (S3 endpoint and keys, a
+//! WebDAV password) come from [`RemoteOptions`], which the caller fills
+//! (the CLI: from the usual environment variables and the config file).
+
+use super::backend::Backend;
+use super::local::LocalBackend;
+use super::location::Location;
+use super::opendal::OpendalBackend;
+use super::RemoteError;
+
+/// Settings for the services that need more than a URL.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteOptions {
+    /// S3: the endpoint URL (`https://s3.example.org`); AWS when `None`.
+    pub s3_endpoint: Option<String>,
+    /// S3: the region (`us-east-1` when `None`).
+    pub s3_region: Option<String>,
+    /// S3: the access key id.
+    pub s3_access_key_id: Option<String>,
+    /// S3: the secret access key.
+    pub s3_secret_access_key: Option<String>,
+    /// S3: a session token, for temporary credentials.
+    pub s3_session_token: Option<String>,
+    /// WebDAV: the password (the login name is in the URL).
+    pub webdav_password: Option<String>,
+    /// SFTP: a private key file to use instead of the SSH set-up's choice.
+    pub sftp_key: Option<String>,
+}
+
+/// The backend for `location`.
+pub fn open_backend(
+    location: &Location,
+    options: &RemoteOptions,
+) -> Result<Box<dyn Backend>, RemoteError> {
+    let name = location.to_string();
+    let build_err = |e: opendal::Error| RemoteError::Location {
+        location: name.clone(),
+        reason: e.to_string(),
+    };
+    match location {
+        Location::Folder(path) => Ok(Box::new(LocalBackend::new(path.clone()))),
+        Location::S3 { bucket, prefix } => {
+            let mut b = opendal::services::S3::default()
+                .bucket(bucket)
+                .root(&format!("/{prefix}"))
+                .region(options.s3_region.as_deref().unwrap_or("us-east-1"))
+                .disable_config_load()
+                .disable_ec2_metadata();
+            if let Some(e) = &options.s3_endpoint {
+                b = b.endpoint(e);
+            }
+            if let Some(k) = &options.s3_access_key_id {
+                b = b.access_key_id(k);
+            }
+            if let Some(k) = &options.s3_secret_access_key {
+                b = b.secret_access_key(k);
+            }
+            if let Some(t) = &options.s3_session_token {
+                b = b.session_token(t);
+            }
+            let op = opendal::Operator::new(b).map_err(build_err)?.finish();
+            Ok(Box::new(OpendalBackend::new(op, name, false, false)?))
+        }
+        Location::WebDav {
+            tls,
+            user,
+            host,
+            path,
+        } => {
+            let mut b = opendal::services::Webdav::default()
+                .endpoint(&format!("{}://{host}", if *tls { "https" } else { "http" }))
+                .root(path);
+            if let Some(u) = user {
+                b = b.username(u);
+            }
+            if let Some(p) = &options.webdav_password {
+                b = b.password(p);
+            }
+            let op = opendal::Operator::new(b).map_err(build_err)?.finish();
+            Ok(Box::new(OpendalBackend::new(op, name, true, false)?))
+        }
+        Location::Sftp { .. } => sftp(location, options),
+    }
+}
+
+#[cfg(unix)]
+fn sftp(location: &Location, options: &RemoteOptions) -> Result<Box<dyn Backend>, RemoteError> {
+    let Location::Sftp {
+        user,
+        host,
+        port,
+        path,
+    } = location
+    else {
+        unreachable!("sftp() is called for SFTP locations only")
+    };
+    let name = location.to_string();
+    // `ssh` reads ~/.ssh/config (host aliases, keys, ports), the agent and
+    // known_hosts itself; a port or user given in the URL wins.
+    let endpoint = match (user, port) {
+        (None, None) => host.clone(),
+        (u, p) => format!(
+            "ssh://{}{host}{}",
+            u.as_ref().map(|u| format!("{u}@")).unwrap_or_default(),
+            p.map(|p| format!(":{p}")).unwrap_or_default()
+        ),
+    };
+    let mut b = opendal::services::Sftp::default()
+        .endpoint(&endpoint)
+        .root(path)
+        .known_hosts_strategy("strict");
+    if let Some(k) = &options.sftp_key {
+        b = b.key(k);
+    }
+    let op = opendal::Operator::new(b)
+        .map_err(|e| RemoteError::Location {
+            location: name.clone(),
+            reason: e.to_string(),
+        })?
+        .finish();
+    Ok(Box::new(OpendalBackend::new(op, name, true, true)?))
+}
+
+#[cfg(not(unix))]
+fn sftp(location: &Location, _: &RemoteOptions) -> Result<Box<dyn Backend>, RemoteError> {
+    Err(RemoteError::Unsupported {
+        location: location.to_string(),
+        reason: "SFTP is not available on this system (OpenDAL's SFTP drives OpenSSH's control master, which exists on Unix only)".into(),
+    })
+}

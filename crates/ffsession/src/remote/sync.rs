@@ -1,0 +1,233 @@
+//! Bringing a remote's snapshots into a local store (the cache every read
+//! command and `restore` then use unchanged). Only what the local store
+//! lacks travels: snapshot records it has no snapshot for, content records
+//! of contents it lacks, chunks it lacks. Every object is decrypted and
+//! checked against its name, every chunk against its digest, and each
+//! snapshot is imported (under a fresh local id) only once all its chunks
+//! are on disk and its content reads back whole (`Store::import_snapshots`).
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use super::backend::Kind;
+use super::objects::{check_chunk, chunk_name, RemoteContent, RemoteSnapshot};
+use super::{Remote, RemoteError};
+use crate::store::{Digest, ImportedSnapshot, SnapshotId, Store};
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SyncReport {
+    /// Snapshots new to the local store.
+    pub snapshots_new: u64,
+    /// Snapshots it had already.
+    pub snapshots_known: u64,
+    /// Snapshots it had that the remote no longer holds (pruned there):
+    /// removed from the local store, which mirrors the remote.
+    pub snapshots_gone: u64,
+    /// Chunks fetched.
+    pub chunks_fetched: u64,
+    /// Bytes fetched.
+    pub bytes_fetched: u64,
+    /// Remote objects that could not be used: (path, why); the snapshots
+    /// that need them are left out.
+    pub damaged: Vec<(String, String)>,
+    /// The host each new snapshot was taken on, by its local id.
+    pub hosts: BTreeMap<i64, String>,
+}
+
+/// Progress of a sync, for a bar.
+#[derive(Debug, Clone, Copy)]
+pub enum SyncProgress {
+    /// This many objects to fetch.
+    Planned {
+        /// Objects.
+        objects: u64,
+    },
+    /// One more fetched, of this many bytes.
+    Fetched {
+        /// Its size.
+        bytes: u64,
+    },
+}
+
+const BATCH: usize = 256;
+
+/// Make `store` hold what `remote` holds: bring in every snapshot it lacks,
+/// remove the ones the remote no longer has.
+pub fn sync_from_remote(
+    remote: &Remote,
+    store: &mut Store,
+    progress: &mut dyn FnMut(SyncProgress),
+) -> Result<SyncReport, RemoteError> {
+    let mut report = SyncReport::default();
+    let local: Vec<(SnapshotId, String)> = store
+        .snapshots()?
+        .iter()
+        .map(|info| (info.id, RemoteSnapshot::of(info, "").name(&remote.keys)))
+        .collect();
+    let known: HashSet<String> = local.iter().map(|(_, n)| n.clone()).collect();
+    let listed = remote.backend.list(Kind::Snapshots)?;
+    let on_remote: HashSet<&str> = listed.iter().map(|e| e.name.as_str()).collect();
+    for (id, name) in &local {
+        if !on_remote.contains(name.as_str()) {
+            store.remove_snapshot(*id)?;
+            report.snapshots_gone += 1;
+        }
+    }
+    if report.snapshots_gone > 0 {
+        store.collect_garbage()?;
+    }
+    let wanted: Vec<String> = listed
+        .into_iter()
+        .map(|e| e.name)
+        .filter(|n| {
+            let k = known.contains(n);
+            report.snapshots_known += u64::from(k);
+            !k
+        })
+        .collect();
+    progress(SyncProgress::Planned {
+        objects: wanted.len() as u64,
+    });
+    let mut fetched = |bytes: u64| progress(SyncProgress::Fetched { bytes });
+
+    // Snapshot records.
+    let mut records: Vec<(String, RemoteSnapshot)> = Vec::new();
+    let got = remote.backend.read_many(
+        wanted
+            .iter()
+            .map(|n| (Kind::Snapshots, n.clone()))
+            .collect(),
+        &mut fetched,
+    )?;
+    for (name, bytes) in wanted.iter().zip(got) {
+        let path = Kind::Snapshots.path(name);
+        let Some(bytes) = bytes else { continue };
+        report.bytes_fetched += bytes.len() as u64;
+        match remote
+            .open_object(Kind::Snapshots, name, &bytes)
+            .and_then(|p| RemoteSnapshot::parse(&p, &remote.keys, name))
+        {
+            Ok(r) => records.push((name.clone(), r)),
+            Err(why) => report.damaged.push((path, why)),
+        }
+    }
+
+    // Content records of the contents the store lacks.
+    let mut lists: BTreeMap<Digest, Vec<(Digest, usize)>> = BTreeMap::new();
+    let mut to_fetch = Vec::new();
+    for (_, r) in &records {
+        let Some(d) = Digest::from_hex(&r.content) else {
+            continue;
+        };
+        if lists.contains_key(&d) || to_fetch.contains(&d) {
+            continue;
+        }
+        match store.content_list(&d)? {
+            Some(list) => {
+                lists.insert(d, list);
+            }
+            None => to_fetch.push(d),
+        }
+    }
+    let names: Vec<String> = to_fetch
+        .iter()
+        .map(|d| RemoteContent::name_of(&remote.keys, d))
+        .collect();
+    let got = remote.backend.read_many(
+        names.iter().map(|n| (Kind::Contents, n.clone())).collect(),
+        &mut fetched,
+    )?;
+    for (name, bytes) in names.iter().zip(got) {
+        let path = Kind::Contents.path(name);
+        let Some(bytes) = bytes else {
+            report.damaged.push((path, "missing".into()));
+            continue;
+        };
+        report.bytes_fetched += bytes.len() as u64;
+        match remote
+            .open_object(Kind::Contents, name, &bytes)
+            .and_then(|p| RemoteContent::parse(&p, &remote.keys, name))
+        {
+            Ok((d, list)) => {
+                lists.insert(d, list);
+            }
+            Err(why) => report.damaged.push((path, why)),
+        }
+    }
+
+    // Chunks the store lacks.
+    let mut missing: Vec<(Digest, usize)> = Vec::new();
+    let mut seen = HashSet::new();
+    for list in lists.values() {
+        for (d, n) in list {
+            if seen.insert(*d) && !store.has_chunk(d)? {
+                missing.push((*d, *n));
+            }
+        }
+    }
+    let mut bad_chunks = HashSet::new();
+    for batch in missing.chunks(BATCH) {
+        let names: Vec<String> = batch
+            .iter()
+            .map(|(d, _)| chunk_name(&remote.keys, d))
+            .collect();
+        let got = remote.backend.read_many(
+            names.iter().map(|n| (Kind::Chunks, n.clone())).collect(),
+            &mut fetched,
+        )?;
+        for ((name, bytes), (d, n)) in names.iter().zip(got).zip(batch) {
+            let path = Kind::Chunks.path(name);
+            let Some(bytes) = bytes else {
+                report.damaged.push((path, "missing".into()));
+                bad_chunks.insert(*d);
+                continue;
+            };
+            report.bytes_fetched += bytes.len() as u64;
+            let frame = match remote.open_object(Kind::Chunks, name, &bytes) {
+                Ok(f) => f,
+                Err(why) => {
+                    report.damaged.push((path, why));
+                    bad_chunks.insert(*d);
+                    continue;
+                }
+            };
+            if let Err(why) = check_chunk(&frame, d, *n) {
+                report.damaged.push((path, why));
+                bad_chunks.insert(*d);
+                continue;
+            }
+            store.put_chunk_frame(d, *n, &frame)?;
+            report.chunks_fetched += 1;
+        }
+    }
+
+    // Import the snapshots whose content is whole, oldest first.
+    records.sort_by_key(|(_, r)| r.taken_at);
+    let mut items = Vec::new();
+    let mut hosts = Vec::new();
+    for (_, r) in &records {
+        let Some(info) = r.info() else { continue };
+        let Some(list) = lists.get(&info.content_hash) else {
+            continue;
+        };
+        if list.iter().any(|(d, _)| bad_chunks.contains(d)) {
+            continue;
+        }
+        hosts.push(r.host.clone());
+        items.push(ImportedSnapshot {
+            info,
+            chunks: list.clone(),
+        });
+    }
+    if !items.is_empty() {
+        let infos = store.import_snapshots(items)?;
+        report.snapshots_new = infos.len() as u64;
+        for (info, host) in infos.iter().zip(hosts) {
+            let SnapshotId(id) = info.id;
+            report.hosts.insert(id, host);
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,399 @@
+//! Remote stores in a local folder (the same code as every backend above the
+//! `Backend` trait): copy, sync into a new store, byte-identical restores,
+//! only missing objects travel, a wrong password writes nothing, a deleted
+//! or flipped object is named by check and healed by the next copy, two
+//! writers at once, prune under the lock. The real servers (SFTP, S3,
+//! WebDAV) are in the CLI tests, started by `.ci/servers.sh`.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ffsession::remote::{
+    check_remote, copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams,
+    Location, Remote, RemoteError, RemoteOptions,
+};
+use ffsession::sources::SourceKind;
+use ffsession::store::{SnapshotSource, Store};
+use ffsession_gen::{generate, mozlz4, Spec};
+
+const NOW: u64 = 1_795_400_000_000;
+const FAST: KeyParams = KeyParams { log_n: Some(4) };
+
+fn session(seed: u64, bytes: usize) -> String {
+    generate(&Spec {
+        seed,
+        last_update: NOW - 10_000 + seed,
+        ..Spec::sized(bytes)
+    })
+}
+
+fn add(store: &mut Store, json: &str, at: u64) {
+    store
+        .add_snapshot(
+            SnapshotSource {
+                bytes: mozlz4(json.as_bytes()),
+                profile: "default-release".into(),
+                file_name: "sessionstore-backups/recovery.jsonlz4".into(),
+                kind: SourceKind::Recovery,
+                mtime_ms: Some(at),
+            },
+            at,
+        )
+        .unwrap();
+}
+
+fn open(dir: &Path, password: &str) -> Result<Remote, RemoteError> {
+    let backend = open_backend(&Location::Folder(dir.into()), &RemoteOptions::default())?;
+    Remote::open(backend, password)
+}
+
+fn create(dir: &Path, password: &str) -> Remote {
+    let backend = open_backend(&Location::Folder(dir.into()), &RemoteOptions::default()).unwrap();
+    Remote::open_or_create(backend, password, FAST, "test")
+        .unwrap()
+        .0
+}
+
+/// Every snapshot's content, keyed by what it is (not its id).
+fn contents(store: &Store) -> Vec<(u64, String, Vec<u8>)> {
+    let mut out: Vec<_> = store
+        .snapshots()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s.taken_at_ms,
+                s.file_name.clone(),
+                store.read_content(s.id).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    ffsession_gen::files_under(dir)
+}
+
+#[test]
+fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    let base = session(1, 400_000);
+    add(&mut local, &base, NOW);
+    add(&mut local, &session(2, 200_000), NOW + 1);
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+
+    let first =
+        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!(first.snapshots_sent, 2);
+    assert!(first.chunks_sent > 10);
+    let again =
+        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!(
+        (again.snapshots_sent, again.chunks_sent, again.bytes_sent),
+        (0, 0, 0)
+    );
+    assert_eq!(again.snapshots_present, 2);
+
+    // One new snapshot that changes a little: a few chunks travel.
+    let edited = base.replacen("https://", "https://changed.", 1);
+    add(&mut local, &edited, NOW + 2);
+    let third =
+        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!(third.snapshots_sent, 1);
+    assert!(third.chunks_sent <= 4, "{third:?}");
+    assert!(
+        third.bytes_sent < first.bytes_sent / 10,
+        "{third:?} vs {first:?}"
+    );
+
+    // No plaintext digest, URL or title on the remote.
+    for f in files(&remote_dir) {
+        let bytes = fs::read(&f).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("https://"), "{}", f.display());
+        for s in local.snapshots().unwrap() {
+            assert!(!f.to_string_lossy().contains(&s.content_hash.to_hex()));
+            assert!(!text.contains(&s.content_hash.to_hex()));
+        }
+    }
+
+    // A new machine: sync into an empty store, same contents.
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    let remote2 = open(&remote_dir, "pw").unwrap();
+    let r = sync_from_remote(&remote2, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(r.snapshots_new, 3);
+    assert!(r.damaged.is_empty());
+    assert_eq!(r.hosts.values().collect::<Vec<_>>(), ["laptop"; 3]);
+    assert_eq!(contents(&fresh), contents(&local));
+    let r = sync_from_remote(&remote2, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(
+        (r.snapshots_new, r.snapshots_known, r.chunks_fetched),
+        (0, 3, 0)
+    );
+    // The tab index was built: search works on the cache.
+    assert!(!fresh
+        .search_tabs("example", ffsession::store::TimeRange::default(), 10)
+        .unwrap()
+        .is_empty());
+
+    // Copying the synced store back sends nothing.
+    let back = copy_to_remote(
+        &fresh,
+        &remote2,
+        "desktop",
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(back.snapshots_sent + back.chunks_sent, 0, "{back:?}");
+    assert!(check_remote(&remote2, true, &mut |_| {})
+        .unwrap()
+        .is_clean());
+}
+
+#[test]
+fn a_wrong_password_is_one_error_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    add(&mut local, &session(3, 100_000), NOW);
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "right");
+    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let before: Vec<_> = files(&remote_dir)
+        .into_iter()
+        .map(|f| (f.clone(), fs::read(&f).unwrap()))
+        .collect();
+    match open(&remote_dir, "wrong") {
+        Err(e @ RemoteError::WrongPassword { .. }) => {
+            assert!(e.to_string().contains("wrong password"), "{e}");
+            assert!(e.hint().unwrap().contains("nothing was written"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let backend = open_backend(
+        &Location::Folder(remote_dir.clone()),
+        &RemoteOptions::default(),
+    )
+    .unwrap();
+    assert!(matches!(
+        Remote::open_or_create(backend, "wrong", FAST, "t"),
+        Err(RemoteError::WrongPassword { .. })
+    ));
+    let after: Vec<_> = files(&remote_dir)
+        .into_iter()
+        .map(|f| (f.clone(), fs::read(&f).unwrap()))
+        .collect();
+    assert_eq!(before, after);
+    // A folder that holds other files is not made a remote.
+    let other = tmp.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("x"), b"x").unwrap();
+    let backend = open_backend(&Location::Folder(other), &RemoteOptions::default()).unwrap();
+    assert!(matches!(
+        Remote::open_or_create(backend, "pw", FAST, "t"),
+        Err(RemoteError::NotARemote { .. })
+    ));
+}
+
+#[test]
+fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    add(&mut local, &session(4, 300_000), NOW);
+    add(&mut local, &session(5, 300_000), NOW + 1);
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let chunks: Vec<PathBuf> = files(&remote_dir.join("chunks"));
+    assert!(chunks.len() > 20);
+
+    // One chunk deleted, one flipped.
+    fs::remove_file(&chunks[3]).unwrap();
+    let mut bytes = fs::read(&chunks[7]).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    fs::write(&chunks[7], &bytes).unwrap();
+
+    // Without --read-data: the deleted one is found by listing.
+    let quick = check_remote(&remote, false, &mut |_| {}).unwrap();
+    assert_eq!(quick.damaged_objects.len(), 1, "{quick:?}");
+    let full = check_remote(&remote, true, &mut |_| {}).unwrap();
+    assert_eq!(full.damaged_objects.len(), 2, "{full:?}");
+    assert!(!full.damaged_snapshots.is_empty());
+    for d in &full.damaged_snapshots {
+        let r = d.record.as_ref().unwrap();
+        assert_eq!(r.host, "h");
+        assert_eq!(r.profile, "default-release");
+    }
+    // A sync skips what it cannot verify, and says which objects.
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(r.damaged.len(), 2, "{r:?}");
+    assert_eq!(
+        r.snapshots_new as usize + full.damaged_snapshots.len(),
+        2,
+        "{r:?}"
+    );
+
+    // The next copy heals both: the deleted by listing, the flipped by name.
+    let heal: HashSet<String> = full
+        .damaged_objects
+        .iter()
+        .map(|o| o.name.clone())
+        .collect();
+    let c = copy_to_remote(&local, &remote, "h", &heal, NOW, &mut |_| {}).unwrap();
+    assert_eq!(c.healed, 2, "{c:?}");
+    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert!(r.damaged.is_empty());
+    assert_eq!(contents(&fresh), contents(&local));
+}
+
+#[test]
+fn two_machines_copy_into_one_remote_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let remote_dir = tmp.path().join("remote");
+    let shared = session(6, 300_000);
+    let mut stores = Vec::new();
+    for (i, name) in ["a", "b"].iter().enumerate() {
+        let mut s = Store::create_or_open(tmp.path().join(name)).unwrap();
+        add(&mut s, &shared, NOW + i as u64 * 1000);
+        add(&mut s, &session(7 + i as u64, 300_000), NOW + 10 + i as u64);
+        stores.push(s);
+    }
+    let mut all: Vec<_> = contents(&stores[0]);
+    all.extend(contents(&stores[1]));
+    all.sort();
+    std::thread::scope(|scope| {
+        for (i, s) in stores.into_iter().enumerate() {
+            let dir = remote_dir.clone();
+            scope.spawn(move || {
+                let backend =
+                    open_backend(&Location::Folder(dir), &RemoteOptions::default()).unwrap();
+                let (r, _) = Remote::open_or_create(backend, "pw", FAST, "t").unwrap();
+                copy_to_remote(&s, &r, ["a", "b"][i], &HashSet::new(), NOW, &mut |_| {}).unwrap();
+            });
+        }
+    });
+    let remote = open(&remote_dir, "pw").unwrap();
+    assert_eq!(fs::read_dir(remote_dir.join("keys")).unwrap().count(), 1);
+    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(r.snapshots_new, 4);
+    assert_eq!(contents(&fresh), all);
+}
+
+#[test]
+fn prune_removes_what_no_record_names_and_waits_for_writers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    add(&mut local, &session(9, 300_000), NOW);
+    add(&mut local, &session(10, 300_000), NOW + 1);
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let before = files(&remote_dir.join("chunks")).len();
+
+    // A copy holds its lock: prune refuses.
+    let held = remote.lock(false, "other", NOW).unwrap();
+    assert!(matches!(
+        prune_remote(&remote, &[], "h", NOW),
+        Err(RemoteError::Locked { .. })
+    ));
+    drop(held);
+    // A stale lock is ignored.
+    let stale = remote
+        .lock(false, "dead", NOW - 2 * ffsession::remote::LOCK_STALE_MS)
+        .unwrap();
+    let first = remote
+        .backend()
+        .list(ffsession::remote::Kind::Snapshots)
+        .unwrap();
+    let mut cache = Store::create_or_open(tmp.path().join("c")).unwrap();
+    sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
+    let oldest = {
+        let infos = cache.snapshots().unwrap();
+        let o = infos.iter().min_by_key(|s| s.taken_at_ms).unwrap();
+        ffsession::remote::RemoteSnapshot::of(o, "").name_for(&remote)
+    };
+    assert!(first.iter().any(|e| e.name == oldest));
+    // What an interrupted copy left: a temporary file, never listed.
+    let fan = fs::read_dir(remote_dir.join("chunks"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let leftover = fan.join(".tmp-0123456789abcdef-leftover");
+    fs::write(&leftover, b"torn").unwrap();
+    let r = prune_remote(&remote, &[oldest], "h", NOW).unwrap();
+    assert_eq!(r.temporary_removed, 1);
+    assert!(!leftover.exists());
+    drop(stale);
+    assert_eq!(r.snapshots_removed, 1);
+    assert!(r.chunks_removed > 5, "{r:?}");
+    assert!(files(&remote_dir.join("chunks")).len() < before);
+    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    assert_eq!(
+        sync_from_remote(&remote, &mut fresh, &mut |_| {})
+            .unwrap()
+            .snapshots_new,
+        1
+    );
+    // A local copy made before the prune follows it.
+    let r = sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
+    assert_eq!((r.snapshots_gone, r.snapshots_known), (1, 1), "{r:?}");
+    assert_eq!(contents(&cache), contents(&fresh));
+}
+
+#[test]
+fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local_dir = tmp.path().join("local");
+    let mut local = Store::create_or_open(&local_dir).unwrap();
+    add(&mut local, &session(11, 200_000), NOW);
+    add(&mut local, &session(12, 200_000), NOW + 1);
+    let snaps = local.snapshots().unwrap();
+    let victim = snaps.iter().find(|s| s.taken_at_ms == NOW).unwrap().clone();
+    // A chunk only the first snapshot uses, flipped on disk.
+    let other: HashSet<_> = local
+        .snapshot_chunks(snaps.iter().find(|s| s.taken_at_ms == NOW + 1).unwrap().id)
+        .unwrap()
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    let (d, _) = local
+        .snapshot_chunks(victim.id)
+        .unwrap()
+        .into_iter()
+        .find(|(d, _)| !other.contains(d))
+        .unwrap();
+    let hex = d.to_hex();
+    let path = local_dir
+        .join("chunks")
+        .join(&hex[..2])
+        .join(format!("{hex}.zst"));
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[10] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    let r = copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!(r.snapshots_sent, 1, "{r:?}");
+    assert_eq!(r.skipped.len(), 1, "{r:?}");
+    assert_eq!(r.skipped[0].0, victim.id);
+    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    let s = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(s.snapshots_new, 1);
+    assert!(s.damaged.is_empty());
+}
