@@ -33,8 +33,11 @@ install_tools() {
         apt-get install -y -q --no-install-recommends "${need[@]}"
     fi
     python3 -m ziglang version >/dev/null 2>&1 || python3 -m pip install -q ziglang
+    # cargo-zigbuild's prebuilt wheel from PyPI (a cargo install of it takes
+    # minutes of CI's 45); pip puts it in Python's scripts folder.
+    PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
     if [[ "$(cargo-zigbuild --version 2>/dev/null)" != *"$ZIGBUILD_VERSION"* ]]; then
-        cargo install --locked --quiet cargo-zigbuild --version "$ZIGBUILD_VERSION"
+        python3 -m pip install -q "cargo-zigbuild==$ZIGBUILD_VERSION"
     fi
 }
 
