@@ -39,7 +39,7 @@ use crate::fmt;
   ffsession restore 42                           undo (the id tidy printed)")]
 pub struct TidyArgs {
     /// Close tabs not used for this long (by lastAccessed): 30d, 12h, 2w, 1y
-    #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_age, allow_hyphen_values = true)]
     pub archive_older_than: Option<u64>,
 
     /// Close all but the most recently used tab of each URL
@@ -87,6 +87,11 @@ pub struct TidyArgs {
 /// `--archive-older-than` (clap's value parser: a bad value is a usage
 /// error naming the option), in ms.
 fn parse_age(text: &str) -> Result<u64, String> {
+    if let Some(rest) = text.strip_prefix('-') {
+        return Err(format!(
+            "an age is not negative: `--archive-older-than {rest}` closes tabs unused for {rest}"
+        ));
+    }
     tidy::parse_duration(text)
         .map_err(|_| "write a number and a unit: 30d, 12h, 2w, 90m, 45s or 1y".to_owned())
 }

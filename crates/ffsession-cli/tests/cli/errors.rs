@@ -268,6 +268,12 @@ fn values_a_command_cannot_take_are_usage_errors_and_the_help_has_the_exit_codes
             &["tidy", "--archive-older-than=-3d"],
             "--archive-older-than",
         ),
+        // Written with a space, a negative age is still the option's value,
+        // not an unknown flag `-3`.
+        (
+            &["tidy", "--archive-older-than", "-3d"],
+            "an age is not negative",
+        ),
         (&["watch", "--interval", "often"], "--interval"),
         (&["watch", "--interval", "0s"], "--interval"),
         (&["search", "x", "--since", "yesterday"], "--since"),
