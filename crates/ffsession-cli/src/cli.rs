@@ -139,7 +139,7 @@ pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("watch", "Back up whenever Firefox writes its session"),
             (
                 "service",
-                "Run `watch` in the background at login (systemd, launchd)",
+                "Run `watch` in the background at login (systemd, launchd, Task Scheduler)",
             ),
             ("list", "The snapshots in the store, newest first"),
             ("stores", "The backup stores in the data directory"),
@@ -151,6 +151,10 @@ pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
             (
                 "history",
                 "When a URL was open or closed, snapshot by snapshot",
+            ),
+            (
+                "copy",
+                "Send the store's new snapshots to a remote store, encrypted",
             ),
             (
                 "check",

@@ -30,12 +30,14 @@ const SHARED: &[(&str, &str, &[&str])] = &[
         &["compress", "decompress"],
     ),
     ("restore.rs", "--undo-store", &["restore"]),
+    ("remote/mod.rs", "--read-data", &["check"]),
 ];
 
 /// Arguments of other programs, not ours (the service manager's).
 const OTHER_PROGRAMS: &[(&str, &str)] = &[
     ("commands/service.rs", "--user"),
     ("commands/service.rs", "--now"),
+    ("commands/service.rs", "--no-pager"),
 ];
 
 /// Words after which the rest of a span names another program's options.
