@@ -12,7 +12,7 @@ ffs_servers_main() {
     set -eu
     local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
     export FFS_SERVERS="$root"
-    local ssh_port=42022 s3_port=42900 webdav_port=42080
+    local ssh_port=42022 webdav_port=42080
     rm -rf "$root"
     mkdir -p "$root/bin" "$root/sftp" "$root/webdav" "$root/garage"
     chmod 700 "$root"
@@ -27,15 +27,6 @@ ffs_servers_main() {
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
     fi
-    # Garage from the Rust registry, without the features the tests do not
-    # use (LMDB, metrics, K2V): measured 9-14 min on 2 cores with all of them.
-    if ! command -v garage >/dev/null 2>&1; then
-        local t0=$SECONDS
-        cargo install --locked --quiet garage --version 2.5.0 --no-default-features \
-            --features bundled-libs,sqlite
-        echo "servers: garage built in $((SECONDS - t0)) s"
-    fi
-
     # --- sshd: its own host key, a user key, a config of its own.
     ssh-keygen -q -t ed25519 -N '' -f "$root/host_key"
     ssh-keygen -q -t ed25519 -N '' -f "$root/user_key"
@@ -77,6 +68,40 @@ EOF
         --user ffs --pass ffs-webdav-secret >"$root/webdav.log" 2>&1 &
     echo $! >"$root/webdav.pid"
 
+    for _ in $(seq 1 50); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$webdav_port") 2>/dev/null && break
+        sleep 0.2
+    done
+
+    export FFSESSION_TEST_SERVERS="$root"
+    export FFSESSION_TEST_SSH_BIN="$root/bin"
+    export FFSESSION_TEST_SFTP="sftp://127.0.0.1/$root/sftp"
+    export FFSESSION_TEST_SSHD_PID="$root/sshd.pid"
+    export FFSESSION_TEST_WEBDAV="webdav://ffs@127.0.0.1:$webdav_port/store"
+    export FFSESSION_TEST_WEBDAV_PASSWORD=ffs-webdav-secret
+    env | grep '^FFSESSION_TEST_' | sed 's/^/export /' >"$root/servers.env"
+    echo "servers: sshd on 127.0.0.1:$ssh_port, WebDAV on :$webdav_port"
+}
+
+# Garage from the Rust registry when it is missing, without the features the
+# tests do not use (LMDB, metrics, K2V), and unoptimised (--debug): the
+# release build measured 9-14 min on 2 cores, the debug one GARAGE_DEBUG_TIME.
+# The longest step of CI on a fresh machine, so .ci/run starts it in the
+# background first (`bash .ci/servers.sh install-garage`).
+ffs_garage_install() {
+    set -eu
+    command -v garage >/dev/null 2>&1 && return 0
+    local t0=$SECONDS
+    cargo install --debug --locked --quiet garage --version 2.5.0 --no-default-features \
+        --features bundled-libs,sqlite
+    echo "servers: garage built in $((SECONDS - t0)) s"
+}
+
+# Garage, one node, a key and the tests' buckets (after ffs_servers_main).
+ffs_garage_start() {
+    set -eu
+    local root="$FFS_SERVERS" s3_port=42900
+    ffs_garage_install
     # --- Garage, one node.
     local secret
     secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -118,24 +143,13 @@ EOF
     # A bucket that fills up: the full-remote test.
     $g bucket set-quotas ffs-small --max-size 300KB >/dev/null
 
-    for _ in $(seq 1 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$webdav_port") 2>/dev/null && break
-        sleep 0.2
-    done
-
-    export FFSESSION_TEST_SERVERS="$root"
-    export FFSESSION_TEST_SSH_BIN="$root/bin"
-    export FFSESSION_TEST_SFTP="sftp://127.0.0.1/$root/sftp"
-    export FFSESSION_TEST_SSHD_PID="$root/sshd.pid"
     export FFSESSION_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
     export FFSESSION_TEST_S3_KEY_ID="$key_id"
     export FFSESSION_TEST_S3_SECRET="$key_secret"
     export FFSESSION_TEST_S3_REGION=garage
     export FFSESSION_TEST_GARAGE_CONFIG="$root/garage.toml"
-    export FFSESSION_TEST_WEBDAV="webdav://ffs@127.0.0.1:$webdav_port/store"
-    export FFSESSION_TEST_WEBDAV_PASSWORD=ffs-webdav-secret
     env | grep '^FFSESSION_TEST_' | sed 's/^/export /' >"$root/servers.env"
-    echo "servers: sshd on 127.0.0.1:$ssh_port, Garage S3 on :$s3_port, WebDAV on :$webdav_port"
+    echo "servers: Garage S3 on 127.0.0.1:$s3_port"
 }
 
 ffs_servers_stop() {
@@ -145,10 +159,22 @@ ffs_servers_stop() {
     done
 }
 
+# `bash .ci/servers.sh` starts every server and prints the variables;
+# `bash .ci/servers.sh install-garage` only builds Garage. Sourced, it starts
+# every server, or with FFS_SERVERS_LATER_GARAGE=1 all but Garage, which
+# `ffs_garage_start` starts later; they stop when the sourcing shell exits.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    ffs_servers_main
-    cat "$FFS_SERVERS/servers.env"
+    if [ "${1:-}" = install-garage ]; then
+        ffs_garage_install
+    else
+        ffs_servers_main
+        ffs_garage_start
+        cat "$FFS_SERVERS/servers.env"
+    fi
 else
     ffs_servers_main
     trap ffs_servers_stop EXIT
+    if [ -z "${FFS_SERVERS_LATER_GARAGE:-}" ]; then
+        ffs_garage_start
+    fi
 fi
