@@ -77,7 +77,8 @@ gzip -9n "$generated"/man/*.1
 "$ffsession" completions zsh >"$generated/completions/_ffsession"
 "$ffsession" completions fish >"$generated/completions/ffsession.fish"
 "$ffsession" completions powershell >"$generated/completions/ffsession.ps1"
-echo "$(ls "$generated/man" | wc -l) manual pages, 4 completion scripts in $generated"
+pages=("$generated"/man/*.1.gz)
+echo "${#pages[@]} manual pages, 4 completion scripts in $generated"
 
 step "Debian package (cargo-deb)"
 deb_args=(--no-build --profile "$profile" --locked -p ffsession-cli -o dist/)
