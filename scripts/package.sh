@@ -82,8 +82,9 @@ echo "${#pages[@]} manual pages, 4 completion scripts in $generated"
 
 step "Debian package (cargo-deb)"
 deb_args=(--no-build --profile "$profile" --locked -p ffsession-cli -o dist/)
-# A dev package is for checking the packaging: compress it fast.
-[[ $profile == dev ]] && deb_args+=(--fast)
+# A dev package is for checking the packaging: no debug symbols, and
+# compressed fast.
+if [[ $profile == dev ]]; then deb_args+=(--strip --fast); fi
 cargo deb "${deb_args[@]}"
 
 step "Windows: cargo build --profile $profile --target $WINDOWS"
