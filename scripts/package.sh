@@ -120,17 +120,16 @@ Install
 1. Unzip this folder where it can stay, for example into
    %LOCALAPPDATA%\\Programs\\ffsession. Keep ffsession.exe and
    ffsessionw.exe together.
-2. Put that folder on your PATH. In PowerShell:
-     \$dir = "\$env:LOCALAPPDATA\\Programs\\ffsession"
-     [Environment]::SetEnvironmentVariable("Path",
-       [Environment]::GetEnvironmentVariable("Path", "User") + ";\$dir", "User")
-   or: Settings > System > About > Advanced system settings >
-   Environment Variables > Path (user) > New. Open a new terminal.
+2. Put that folder on your PATH: search the Start menu for "Edit
+   environment variables for your account", select Path, New, and paste
+   the folder; or, in PowerShell (one line):
+     [Environment]::SetEnvironmentVariable("Path", [Environment]::GetEnvironmentVariable("Path", "User") + ";\$env:LOCALAPPDATA\\Programs\\ffsession", "User")
+   Then open a new terminal.
 3. Check it: ffsession info
 4. Back up in the background, at every logon:
      ffsession service install
-   registers a Task Scheduler task for you (no administrator rights needed)
-   that runs "ffsessionw.exe watch". "ffsession service status" shows it,
+   registers a Task Scheduler task, run at your logon as you, that runs
+   "ffsessionw.exe watch". "ffsession service status" shows it,
    "ffsession service uninstall" removes it. Move the folder only after
    uninstalling the service, then install it again.
 5. Tab completion in PowerShell: add this line to your \$PROFILE
