@@ -10,8 +10,8 @@
 # (`ffsession man`, `ffsession completions SHELL`), never copied from the tree.
 #
 # Usage: bash scripts/package.sh [--profile release|dev]
-#   --profile dev packages the debug builds (what CI has built already), with
-#   the binaries stripped; the default, release, is what users should get.
+#   --profile dev packages the debug builds (what CI has built already); the
+#   default, release, is what users should get. Binaries are stripped.
 # Runs on Linux (x86_64). Needs cargo-deb (`cargo install --locked cargo-deb`),
 # the x86_64-pc-windows-gnu target (`rustup target add`) and mingw
 # (Debian: gcc-mingw-w64-x86-64), python3 (to write the zip), gzip.
@@ -23,7 +23,7 @@ while (($#)); do
     case $1 in
         --profile) profile=${2:-}; shift 2 || shift ;;
         --profile=*) profile=${1#*=}; shift ;;
-        -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "package.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -93,12 +93,9 @@ name="ffsession-$version-windows-x86_64"
 stage="$windows_out/package/$name"
 rm -rf "$windows_out/package"
 mkdir -p "$stage"
+# Stripped of their symbols, as cargo-deb strips the Linux binary.
 for exe in ffsession.exe ffsessionw.exe; do
-    if [[ $profile == dev ]]; then
-        x86_64-w64-mingw32-strip -o "$stage/$exe" "$windows_out/$exe"
-    else
-        cp "$windows_out/$exe" "$stage/$exe"
-    fi
+    x86_64-w64-mingw32-strip -o "$stage/$exe" "$windows_out/$exe"
 done
 # Not ffsession.ps1: PowerShell would run a script of that name on PATH
 # instead of ffsession.exe.
