@@ -25,6 +25,8 @@ SAMPLE=samples/session.jsonlz4
 # What `info` says of the sample session (README.md shows it whole).
 SAMPLE_TABS='^tabs: +24 \(2 pinned'
 
+((EUID == 0)) || fail "run it as root: it installs and removes the .deb with dpkg"
+
 step "cargo-deb $CARGO_DEB_VERSION"
 if [[ "$(cargo deb --version 2>/dev/null)" != "cargo-deb $CARGO_DEB_VERSION" ]]; then
     t=$SECONDS
