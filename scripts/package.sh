@@ -83,7 +83,8 @@ echo "${#pages[@]} manual pages, 4 completion scripts in $generated"
 step "Debian package (cargo-deb)"
 deb_args=(--no-build --profile "$profile" --locked -p ffsession-cli -o dist/)
 # A dev package is for checking the packaging: no debug symbols, and
-# compressed fast.
+# compressed fast. (cargo-deb 3.8 warns that it may refuse the dev profile
+# some day; .ci/package-test.sh pins its version.)
 if [[ $profile == dev ]]; then deb_args+=(--strip --fast); fi
 cargo deb "${deb_args[@]}"
 
