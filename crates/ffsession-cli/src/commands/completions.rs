@@ -23,8 +23,12 @@ pub struct CompletionsArgs {
 
 pub fn run(args: CompletionsArgs) -> Result<()> {
     let mut cmd = crate::cli::command();
+    // Made in memory, then written: clap_complete panics on a write error,
+    // and a closed pipe (`| head`) is a quiet end, not a panic.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "ffsession", &mut script);
     let mut out = io::stdout().lock();
-    clap_complete::generate(args.shell, &mut cmd, "ffsession", &mut out);
+    out.write_all(&script)?;
     out.flush()?;
     Ok(())
 }

@@ -23,7 +23,8 @@ pub struct ManArgs {
 pub fn run(args: ManArgs) -> Result<()> {
     let root = crate::cli::command();
     let page = match &args.command {
-        None => root,
+        // Without clap's `help` command, which has no page of its own.
+        None => root.disable_help_subcommand(true),
         Some(name) => {
             let version = root.get_version().unwrap_or_default().to_owned();
             let sub = root.find_subcommand(name).cloned().ok_or_else(|| {

@@ -162,6 +162,11 @@ fn man_prints_the_manual_page_as_roff() {
             "{c} missing"
         );
     }
+    // Every page it names exists: clap's `help` has none.
+    assert!(
+        !subcommands.contains("ffsession\\-help(1)"),
+        "{subcommands}"
+    );
     // A command's own page.
     let backup = ok_stdout(env.cmd().args(["man", "backup"]));
     assert!(backup.contains("\n.TH ffsession-backup 1"), "{backup}");

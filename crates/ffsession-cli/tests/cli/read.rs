@@ -269,6 +269,31 @@ fn a_closed_pipe_is_not_an_error() {
 }
 
 #[test]
+fn a_pipe_closed_before_anything_is_written_is_not_an_error() {
+    let env = TestEnv::new();
+    // The completion script is made by clap_complete, which panics on a
+    // write error, and the manual page by clap_mangen.
+    for args in [&["completions", "bash"][..], &["man"]] {
+        let mut child = env
+            .std_cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: exit {:?}: {}",
+            out.status,
+            stderr(&out)
+        );
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
+}
+
+#[test]
 fn the_shipped_sample_reads() {
     let env = TestEnv::new();
     let sample =

@@ -532,6 +532,18 @@ fn start_sshd() {
         .status()
         .unwrap();
     assert!(started.success());
+    // sshd leaves the foreground before it listens, and writes its pid file
+    // once it does: wait for that, on a slow machine too.
+    let pid_file = PathBuf::from(var("FFSESSION_TEST_SSHD_PID"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !fs::read_to_string(&pid_file).is_ok_and(|p| p.trim().parse::<u32>().is_ok()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sshd did not start again (no pid in {})",
+            pid_file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
