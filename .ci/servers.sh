@@ -85,7 +85,7 @@ EOF
 
 # Garage from the Rust registry when it is missing, without the features the
 # tests do not use (LMDB, metrics, K2V), and unoptimised (--debug): the
-# release build measured 9-14 min on 2 cores, the debug one GARAGE_DEBUG_TIME.
+# release build measured 9-14 min on 2 cores, the debug one about 6 (340 s of CPU).
 # The longest step of CI on a fresh machine, so .ci/run starts it in the
 # background first (`bash .ci/servers.sh install-garage`).
 ffs_garage_install() {
@@ -128,6 +128,12 @@ EOF
     local node=""
     for _ in $(seq 1 100); do
         node=$($g node id -q 2>/dev/null | cut -d@ -f1) && [ -n "$node" ] && break
+        sleep 0.2
+    done
+    # `node id` reads the node's key file; the commands below talk to the
+    # server, which may not listen yet (an unoptimised build starts slowly).
+    for _ in $(seq 1 300); do
+        $g status >/dev/null 2>&1 && break
         sleep 0.2
     done
     $g layout assign -z dc1 -c 1G "$node" >/dev/null
