@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: build the packages (scripts/package.sh --profile dev, from the debug
 # builds CI has made already), then use them for real:
-# - the .deb is installed with dpkg: the binary reads the sample session, the
+# - the .deb is installed with apt-get: the binary reads the sample session, the
 #   manual page is found by man, the completions load (bash completes a
 #   command), the systemd user unit verifies and has the settings of the one
 #   `ffsession service install` writes; `dpkg -r` then removes every file;
@@ -61,7 +61,8 @@ if dpkg -s ffsession >/dev/null 2>&1; then
     trap - EXIT
     fail "a package ffsession is installed already: remove it first (dpkg -r ffsession)"
 fi
-dpkg -i "$deb"
+# As a user installs it: apt resolves its dependencies (libc6).
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$(realpath "$deb")"
 # Every regular file the package installed, to check that removing it
 # removes them all.
 mapfile -t installed < <(dpkg -L ffsession | while read -r f; do [[ -f $f && ! -L $f ]] && echo "$f"; done)
@@ -73,7 +74,10 @@ for f in /usr/bin/ffsession /usr/share/man/man1/ffsession.1.gz /usr/share/man/ma
 done
 
 step ".deb: /usr/bin/ffsession"
-/usr/bin/ffsession --version
+version=$(/usr/bin/ffsession --version)
+echo "$version"
+[[ $version == "ffsession $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)" ]] ||
+    fail "ffsession --version printed $version"
 info=$(/usr/bin/ffsession info "$SAMPLE")
 echo "$info"
 grep -Eq "$SAMPLE_TABS" <<<"$info" || fail "ffsession info $SAMPLE printed no tab count"
