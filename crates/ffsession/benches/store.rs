@@ -20,6 +20,13 @@
 //! (COUNT defaults to 1000; `--avg-kib` sets the average chunk size, with
 //! min = avg/4 and max = avg*4, to compare chunker parameters;
 //! `--read-back-only` runs only the read-back measurement).
+//!
+//! `--verify-only`: what `watch` pays at start and then daily to read back
+//! the newest snapshot of each file it relies on (`watch::verify_newest`),
+//! on a store holding a 4 MB and a 40 MB session (a store with a year of
+//! snapshots costs the same: only the newest of each file is read), warm and,
+//! where the page cache can be dropped (root), cold; beside one backup of the
+//! same session with 2-3 tabs changed.
 
 use std::fs;
 use std::path::Path;
@@ -193,6 +200,11 @@ fn mb(bytes: u64) -> f64 {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--verify-only") {
+        verify_cost(4, 21);
+        verify_cost(40, 7);
+        return;
+    }
     if std::env::args().any(|a| a == "--read-back-only") {
         read_back_cost(4, 21);
         read_back_cost(40, 7);
@@ -338,6 +350,63 @@ fn main() {
 
     read_back_cost(4, 21);
     read_back_cost(40, 7);
+}
+
+/// Drop the page cache (root only): `true` when it was dropped.
+fn drop_caches() -> bool {
+    fs::write("/proc/sys/vm/drop_caches", "1").is_ok()
+}
+
+/// `watch::verify_newest` on a store holding a session of about `size_mb`
+/// MB of JSON, warm and cold, beside a backup of it with 2-3 tabs changed.
+fn verify_cost(size_mb: usize, rounds: usize) {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
+    let mut session: Value =
+        serde_json::from_str(&generate(&Spec::sized(size_mb * 1_000_000))).unwrap();
+    let mut rng = fastrand::Rng::with_seed(11);
+    let mut backup = Vec::new();
+    for step in 0..=rounds {
+        if step > 0 {
+            browse(&mut session, &mut rng, step as u64);
+        }
+        let packed = format::compress(&serde_json::to_vec(&session).unwrap()).unwrap();
+        let started = Instant::now();
+        store
+            .add_snapshot(source_of(packed, step), START_MS + step as u64)
+            .unwrap();
+        if step > 0 {
+            backup.push(started.elapsed());
+        }
+    }
+    let (mut warm, mut cold) = (Vec::new(), Vec::new());
+    let mut can_drop = true;
+    for _ in 0..rounds {
+        for (times, drop) in [(&mut warm, false), (&mut cold, true)] {
+            if drop {
+                can_drop = can_drop && drop_caches();
+                if !can_drop {
+                    continue;
+                }
+            }
+            let started = Instant::now();
+            let found = ffsession::watch::verify_newest(&store, "default-release").unwrap();
+            times.push(started.elapsed());
+            assert!(found.is_empty(), "{found:?}");
+        }
+    }
+    let json = serde_json::to_vec(&session).unwrap().len();
+    let cold = if cold.is_empty() {
+        "cold: not measured (dropping the page cache needs root)".to_owned()
+    } else {
+        format!("{:.1} ms cold", median(&mut cold))
+    };
+    println!(
+        "watch's read-back, {:.1} MB session: verify_newest median {:.1} ms warm, {cold}; a backup with 2-3 tabs changed {:.1} ms ({rounds} rounds)",
+        mb(json as u64),
+        median(&mut warm),
+        median(&mut backup)
+    );
 }
 
 fn source_of(packed: Vec<u8>, step: usize) -> SnapshotSource {
