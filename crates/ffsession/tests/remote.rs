@@ -130,6 +130,21 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     assert!(r.damaged.is_empty());
     assert_eq!(r.hosts.values().collect::<Vec<_>>(), ["laptop"; 3]);
     assert_eq!(contents(&fresh), contents(&local));
+    // Each snapshot says what it added to the cache, as a backup does: the
+    // first one all its chunks, the edited one only its few new ones, and
+    // together the chunk files' bytes.
+    let added: Vec<u64> = fresh
+        .snapshots()
+        .unwrap()
+        .iter()
+        .map(|s| s.stored_size)
+        .collect();
+    let on_disk: u64 = files(&tmp.path().join("cache").join("chunks"))
+        .iter()
+        .map(|f| fs::metadata(f).unwrap().len())
+        .sum();
+    assert_eq!(added.iter().sum::<u64>(), on_disk, "{added:?}");
+    assert!(added.iter().filter(|&&n| n > 0).count() >= 2, "{added:?}");
     let r = sync_from_remote(&remote2, &mut fresh, &mut |_| {}).unwrap();
     assert_eq!(
         (r.snapshots_new, r.snapshots_known, r.chunks_fetched),

@@ -169,12 +169,31 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(|e| self.sql(e))?;
+        // What each snapshot adds to this store, as for a backup: the stored
+        // bytes of the chunks no earlier row or earlier item has.
+        let frame_size: std::collections::HashMap<Digest, u64> = frames
+            .iter()
+            .map(|(d, _, stored, _)| (*d, *stored))
+            .collect();
+        let mut counted = HashSet::new();
         let mut infos = Vec::with_capacity(items.len());
         let mut written = HashSet::new();
         for (i, item) in items.iter().enumerate() {
             let mut info = item.info.clone();
             info.id = SnapshotId(base + 1 + i as i64);
             info.stored_size = 0;
+            for (d, _) in &item.chunks {
+                if let Some(stored) = frame_size.get(d) {
+                    let catalogued: bool = self
+                        .conn
+                        .prepare_cached("SELECT 1 FROM chunks WHERE hash = ?1")
+                        .and_then(|mut s| s.exists([&d.as_bytes()[..]]))
+                        .map_err(|e| self.sql(e))?;
+                    if !catalogued && counted.insert(*d) {
+                        info.stored_size += stored;
+                    }
+                }
+            }
             if written.insert(info.content_hash) {
                 manifest::write_content(&self.dir, &info.content_hash, &item.chunks)?;
             }
