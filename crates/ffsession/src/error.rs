@@ -201,10 +201,17 @@ impl Error {
             Error::Io(e) if e.source.kind() == io::ErrorKind::NotFound => {
                 Some("check the path; `ffsession profiles` lists the session files Firefox keeps")
             }
+            // Windows refuses to open a folder as a file with "access
+            // denied", where Unix says "is a directory".
+            Error::Io(e)
+                if e.source.kind() == io::ErrorKind::IsADirectory
+                    || (e.source.kind() == io::ErrorKind::PermissionDenied && e.path.is_dir()) =>
+            {
+                Some(FOLDER_HINT)
+            }
             Error::Io(e) if e.source.kind() == io::ErrorKind::PermissionDenied => {
                 Some("check the file's permissions (session files are usually readable only by their owner)")
             }
-            Error::Io(e) if e.source.kind() == io::ErrorKind::IsADirectory => Some(FOLDER_HINT),
             Error::Io(e) if e.source.kind() == io::ErrorKind::ResourceBusy => {
                 Some(HELD_OPEN_HINT)
             }

@@ -209,10 +209,23 @@ fn command_line(cmd: &Command) -> String {
     line
 }
 
+/// Run `cmd`. Under Wine, starting a process while many others start
+/// sometimes fails with ERROR_INTERNAL_ERROR (1359) from CreateProcess:
+/// tried again, up to three times.
+pub fn output(cmd: &mut Command) -> std::process::Output {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => tries += 1,
+            result => return result.unwrap(),
+        }
+    }
+}
+
 /// Run `cmd` and check it succeeded (showing its command line, exit status
 /// and stderr if not).
 pub fn ok_output(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
+    let out = output(cmd);
     assert!(
         out.status.success(),
         "{} failed ({}): {}",

@@ -193,7 +193,7 @@ fn all_profiles_skips_a_profile_firefox_never_used_and_stores_lists_no_unknown_p
         err.contains("profile \"default\" has no session files yet") && err.contains("skipped"),
         "{err}"
     );
-    let data = env.home().join(".local/share/ffsession");
+    let data = env.stores_root();
     assert!(data.join("default-release").is_dir());
     assert!(!data.join("default").exists(), "an empty store was created");
     // The single-profile backup of the unused one fails.

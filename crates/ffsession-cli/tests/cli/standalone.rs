@@ -262,7 +262,7 @@ fn restoring_a_file_into_a_new_profile_folder_creates_it_and_keeps_the_file_in_i
     let own = own.as_array().unwrap();
     assert_eq!(own.len(), 1, "{own:?}");
     assert_eq!(own[0]["counts"]["tabs"], 4, "{own:?}");
-    let store = env.home().join(".local/share/ffsession/new-profile");
+    let store = env.stores_root().join("new-profile");
     assert!(
         text.contains(&format!(
             "as snapshot {} in {}",

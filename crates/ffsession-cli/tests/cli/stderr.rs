@@ -69,7 +69,10 @@ fn quiet_silences_the_notes_but_not_warnings_or_errors() {
 }
 
 /// `ffsession ARGS` on a pseudo-terminal (util-linux `script`), as a person
-/// runs it: what the terminal shows.
+/// runs it: what the terminal shows. Unix only: a Windows console cannot be
+/// given to a test's child under Wine (anstream colours a Windows console
+/// through the same code).
+#[cfg(unix)]
 fn on_terminal(env: &TestEnv, args: &str, no_color: bool) -> String {
     let bin = assert_cmd::cargo::cargo_bin("ffsession");
     let mut cmd = env.sealed_cmd("script");
@@ -86,6 +89,7 @@ fn on_terminal(env: &TestEnv, args: &str, no_color: bool) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+#[cfg(unix)]
 #[test]
 fn errors_are_coloured_like_clap_s_on_a_terminal_only() {
     let env = TestEnv::new();
