@@ -273,7 +273,9 @@ fn remote_round_trip_webdav() {
 fn remote_sftp_on_windows_is_one_clear_error() {
     let env = TestEnv::new();
     let (profile, _) = backed_up(&env, 1, 10_000);
-    let out = cmd(&env)
+    let out = env
+        .cmd()
+        .env("FFSESSION_PASSWORD", "pw")
         .arg("--profile")
         .arg(&profile)
         .arg("--store")

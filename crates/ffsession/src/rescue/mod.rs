@@ -151,7 +151,12 @@ impl RescueError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            RescueError::Io(e) if e.source.kind() == std::io::ErrorKind::IsADirectory => {
+            // Windows says "access denied" for a folder opened as a file.
+            RescueError::Io(e)
+                if e.source.kind() == std::io::ErrorKind::IsADirectory
+                    || (e.source.kind() == std::io::ErrorKind::PermissionDenied
+                        && e.path.is_dir()) =>
+            {
                 Some(crate::error::FOLDER_HINT)
             }
             RescueError::Io(_) => Some("check the path and its permissions"),
