@@ -142,12 +142,14 @@ EOF
     local key_id key_secret
     key_id=$(grep -i 'key id' "$root/key.txt" | head -1 | awk '{print $NF}')
     key_secret=$(grep -i 'secret key' "$root/key.txt" | head -1 | awk '{print $NF}')
-    for b in ffs ffs-small ffs-bench; do
+    for b in ffs ffs-small ffs-small-windows ffs-bench; do
         $g bucket create "$b" >/dev/null
         $g bucket allow --read --write --owner "$b" --key ffs-key >/dev/null
     done
-    # A bucket that fills up: the full-remote test.
+    # Buckets that fill up: the full-remote test, one for the Linux run and
+    # one for the Windows run under Wine (the servers serve both).
     $g bucket set-quotas ffs-small --max-size 300KB >/dev/null
+    $g bucket set-quotas ffs-small-windows --max-size 300KB >/dev/null
 
     export FFSESSION_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
     export FFSESSION_TEST_S3_KEY_ID="$key_id"

@@ -174,9 +174,35 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// Whether process `pid` of this machine is still running (Windows: it can
+/// be opened and has not exited; "access denied" means another user's).
+#[cfg(windows)]
+#[allow(unsafe_code)]
+fn pid_alive(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, ERROR_ACCESS_DENIED};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    /// `GetExitCodeProcess`'s code for a process that has not exited.
+    const STILL_ACTIVE: u32 = 259;
+    // SAFETY: plain system calls on a process id; the handle, when one is
+    // returned, is closed before returning, and `code` outlives the call
+    // that writes it.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if handle.is_null() {
+            return GetLastError() == ERROR_ACCESS_DENIED;
+        }
+        let mut code = 0u32;
+        let ok = GetExitCodeProcess(handle, &mut code);
+        CloseHandle(handle);
+        ok == 0 || code == STILL_ACTIVE
+    }
+}
+
 /// Elsewhere a lock's process cannot be looked up: it is taken as alive
 /// (the lock goes stale after [`LOCK_STALE_MS`]).
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn pid_alive(_pid: u32) -> bool {
     true
 }
