@@ -279,8 +279,9 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
 /// Whether process `pid` exists (`kill(pid, 0)`: "not permitted" means it
 /// does, as another user's). On Linux a zombie (a Firefox killed but not yet
 /// reaped by its parent) is dead: it holds no file and writes nothing.
+/// Also what makes a remote store's lock of this machine stale at once.
 #[cfg(unix)]
-fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     #[cfg(target_os = "linux")]
     if let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) {
         // `pid (comm) S ...`: the state follows the last `)`.
@@ -302,6 +303,39 @@ fn pid_alive(pid: u32) -> bool {
         Ok(()) => true,
         Err(e) => e == rustix::io::Errno::PERM,
     }
+}
+
+/// Whether process `pid` of this machine is still running (Windows: it can
+/// be opened and has not exited; "access denied" means another user's).
+#[cfg(windows)]
+#[allow(unsafe_code)]
+pub(crate) fn pid_alive(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, ERROR_ACCESS_DENIED};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    /// `GetExitCodeProcess`'s code for a process that has not exited.
+    const STILL_ACTIVE: u32 = 259;
+    // SAFETY: plain system calls on a process id; the handle, when one is
+    // returned, is closed before returning, and `code` outlives the call
+    // that writes it.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if handle.is_null() {
+            return GetLastError() == ERROR_ACCESS_DENIED;
+        }
+        let mut code = 0u32;
+        let ok = GetExitCodeProcess(handle, &mut code);
+        CloseHandle(handle);
+        ok == 0 || code == STILL_ACTIVE
+    }
+}
+
+/// Elsewhere a lock's process cannot be looked up: it is taken as alive
+/// (a remote lock then goes stale by its age).
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn pid_alive(_pid: u32) -> bool {
+    true
 }
 
 /// Whether another process holds an fcntl lock on `.parentlock`; `None` when

@@ -83,7 +83,10 @@ impl Remote {
             let Ok(record) = serde_json::from_slice::<LockRecord>(&plain) else {
                 continue;
             };
-            if record.host == host && record.pid != std::process::id() && !pid_alive(record.pid) {
+            if record.host == host
+                && record.pid != std::process::id()
+                && !crate::profile::pid_alive(record.pid)
+            {
                 self.backend.remove(Kind::Locks, &entry.name)?;
                 continue;
             }
@@ -147,62 +150,4 @@ impl Remote {
         }
         Ok(lock)
     }
-}
-
-/// Whether process `pid` of this machine is still there (a zombie is not).
-#[cfg(unix)]
-fn pid_alive(pid: u32) -> bool {
-    #[cfg(target_os = "linux")]
-    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next());
-        if matches!(state, Some('Z' | 'X')) {
-            return false;
-        }
-    }
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .filter(|&p| p > 0)
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return false;
-    };
-    match rustix::process::test_kill_process(pid) {
-        Ok(()) => true,
-        Err(e) => e == rustix::io::Errno::PERM,
-    }
-}
-
-/// Whether process `pid` of this machine is still running (Windows: it can
-/// be opened and has not exited; "access denied" means another user's).
-#[cfg(windows)]
-#[allow(unsafe_code)]
-fn pid_alive(pid: u32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, ERROR_ACCESS_DENIED};
-    use windows_sys::Win32::System::Threading::{
-        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
-    };
-    /// `GetExitCodeProcess`'s code for a process that has not exited.
-    const STILL_ACTIVE: u32 = 259;
-    // SAFETY: plain system calls on a process id; the handle, when one is
-    // returned, is closed before returning, and `code` outlives the call
-    // that writes it.
-    unsafe {
-        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
-        if handle.is_null() {
-            return GetLastError() == ERROR_ACCESS_DENIED;
-        }
-        let mut code = 0u32;
-        let ok = GetExitCodeProcess(handle, &mut code);
-        CloseHandle(handle);
-        ok == 0 || code == STILL_ACTIVE
-    }
-}
-
-/// Elsewhere a lock's process cannot be looked up: it is taken as alive
-/// (the lock goes stale after [`LOCK_STALE_MS`]).
-#[cfg(not(any(unix, windows)))]
-fn pid_alive(_pid: u32) -> bool {
-    true
 }
