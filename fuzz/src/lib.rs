@@ -49,6 +49,29 @@ pub fn mozlz4(data: &[u8]) {
             b.map(|b| b.len())
         ),
     }
+    // ffsession's own LZ4 decoder (format/stream.rs) reads what lz4_flex
+    // reads, and fails where it fails, with the same message.
+    if data.len() >= MOZLZ4_HEADER_LEN && data.starts_with(MOZLZ4_MAGIC) {
+        let claimed = u32::from_le_bytes(data[8..MOZLZ4_HEADER_LEN].try_into().unwrap()) as usize;
+        if claimed <= (data.len() - MOZLZ4_HEADER_LEN) * 255 + 16 {
+            let mut reference = vec![0; claimed];
+            let flex = lz4_flex::block::decompress_into(&data[MOZLZ4_HEADER_LEN..], &mut reference);
+            match (&decompressed, flex) {
+                (Ok(ours), Ok(n)) => assert!(n == claimed && ours[..] == reference[..]),
+                (Err(FormatError::SizeMismatch { actual, .. }), Ok(n)) => {
+                    assert_eq!(*actual, n)
+                }
+                (Err(FormatError::Lz4(ours)), Err(e)) => assert_eq!(*ours, e.to_string()),
+                // A match offset of 0, which lz4_flex reads as a copy of bytes
+                // not written yet, is an error for ffsession.
+                (Err(FormatError::Lz4(ours)), Ok(_)) => assert_eq!(
+                    *ours,
+                    lz4_flex::block::DecompressError::OffsetOutOfBounds.to_string()
+                ),
+                (a, b) => panic!("ffsession's decoder gave {a:?}, lz4_flex {b:?}"),
+            }
+        }
+    }
     if let Ok(json) = decompressed {
         assert_eq!(
             detected,

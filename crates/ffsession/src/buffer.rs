@@ -45,6 +45,9 @@ enum Inner {
         map: memmap2::MmapMut,
         start: usize,
         len: usize,
+        /// Whether the mapping is of a file (which [`Buffer::release_before`]
+        /// may let go of) rather than anonymous memory.
+        file: bool,
     },
 }
 
@@ -62,7 +65,12 @@ impl Buffer {
                     start,
                     len / HUGE_PAGE * HUGE_PAGE,
                 );
-                return Buffer(Inner::Mapped { map, start, len });
+                return Buffer(Inner::Mapped {
+                    map,
+                    start,
+                    len,
+                    file: false,
+                });
             }
         }
         Buffer(Inner::Heap(vec![0; len]))
@@ -82,7 +90,12 @@ impl Buffer {
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
         let len = map.len();
-        Ok(Buffer(Inner::Mapped { map, start: 0, len }))
+        Ok(Buffer(Inner::Mapped {
+            map,
+            start: 0,
+            len,
+            file: true,
+        }))
     }
 
     /// Read a whole file into memory.
@@ -108,6 +121,40 @@ impl Buffer {
     }
 }
 
+impl Buffer {
+    /// Let go of the memory holding the first `end` bytes of a mapped file,
+    /// which the caller has read and will not need again: the pages leave the
+    /// process (they stay in the page cache). Reading them again would fault
+    /// them back in from the file. Anything else is left as it is.
+    ///
+    /// Only for a buffer nobody has written to through `DerefMut`: a written
+    /// page of a file mapping is a private copy, which this would drop.
+    pub(crate) fn release_before(&self, end: usize) {
+        #[cfg(unix)]
+        if let Inner::Mapped {
+            map, file: true, ..
+        } = &self.0
+        {
+            const PAGE: usize = 4096;
+            let end = end.min(map.len()) / PAGE * PAGE;
+            if end > 0 {
+                // SAFETY: MADV_DONTNEED on a private mapping of a file drops
+                // the process's pages; the next access reads the file again.
+                // Callers never wrote to this buffer (above), so no copied
+                // page is lost, and the bytes read again are the same as
+                // long as the file is not rewritten in place, which mapping
+                // it at all assumes (module docs).
+                #[allow(unsafe_code)]
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = end;
+    }
+}
+
 impl From<Vec<u8>> for Buffer {
     fn from(v: Vec<u8>) -> Self {
         Buffer(Inner::Heap(v))
@@ -119,7 +166,9 @@ impl Deref for Buffer {
     fn deref(&self) -> &[u8] {
         match &self.0 {
             Inner::Heap(v) => v,
-            Inner::Mapped { map, start, len } => &map[*start..*start + *len],
+            Inner::Mapped {
+                map, start, len, ..
+            } => &map[*start..*start + *len],
         }
     }
 }
@@ -128,7 +177,9 @@ impl DerefMut for Buffer {
     fn deref_mut(&mut self) -> &mut [u8] {
         match &mut self.0 {
             Inner::Heap(v) => v,
-            Inner::Mapped { map, start, len } => &mut map[*start..*start + *len],
+            Inner::Mapped {
+                map, start, len, ..
+            } => &mut map[*start..*start + *len],
         }
     }
 }

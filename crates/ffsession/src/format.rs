@@ -21,6 +21,8 @@ use crate::buffer::Buffer;
 use crate::error::{Error, FormatError, IoResultExt, ParseError};
 use crate::session::Session;
 
+mod stream;
+
 /// The 8-byte magic that starts every mozlz4 file.
 pub const MOZLZ4_MAGIC: &[u8; 8] = b"mozLz40\0";
 /// Length of the mozlz4 header: magic plus u32 size.
@@ -95,17 +97,20 @@ fn json_range(bytes: &[u8]) -> Option<Range<usize>> {
 
 /// Decompress a mozlz4 file's bytes into a new JSON buffer.
 pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>, FormatError> {
-    decompress_with(bytes, |len| vec![0; len])
+    decompress_with(bytes, |len| vec![0; len], &mut |_| {})
 }
 
 /// Like [`decompress`], into a [`Buffer`] that uses huge pages when large.
 pub fn decompress_to_buffer(bytes: &[u8]) -> Result<Buffer, FormatError> {
-    decompress_with(bytes, Buffer::zeroed)
+    decompress_with(bytes, Buffer::zeroed, &mut |_| {})
 }
 
+/// Decompress into a buffer from `alloc`; `release(n)` is called as the first
+/// `n` bytes of the LZ4 block are decoded ([`stream::decode`]).
 fn decompress_with<B: std::ops::DerefMut<Target = [u8]>>(
     bytes: &[u8],
     alloc: impl FnOnce(usize) -> B,
+    release: &mut dyn FnMut(usize),
 ) -> Result<B, FormatError> {
     if bytes.len() < MOZLZ4_HEADER_LEN {
         return Err(match detect(bytes) {
@@ -130,8 +135,8 @@ fn decompress_with<B: std::ops::DerefMut<Target = [u8]>>(
     }
     let claimed = claimed as usize;
     let mut json = alloc(claimed);
-    let actual = lz4_flex::block::decompress_into(block, &mut json)
-        .map_err(|e| FormatError::Lz4(e.to_string()))?;
+    let actual =
+        stream::decode(block, &mut json, release).map_err(|e| FormatError::Lz4(e.to_string()))?;
     if actual != claimed {
         return Err(FormatError::SizeMismatch { claimed, actual });
     }
@@ -182,6 +187,9 @@ pub struct SessionData {
 
 impl SessionData {
     /// Read and, if needed, decompress the session file at `path`.
+    ///
+    /// A mapped file's pages leave the process as soon as they are decoded
+    /// ([`stream`]), so only its JSON stays in memory.
     pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let bytes = Buffer::map_file(path).with_path(path)?;
@@ -210,7 +218,10 @@ impl SessionData {
             source,
         };
         match detect(&bytes).map_err(fail)? {
-            Format::Mozlz4 => Self::decompressed(path, &bytes),
+            Format::Mozlz4 => {
+                let release = |n: usize| bytes.release_before(MOZLZ4_HEADER_LEN + n);
+                Self::decompressed_with(path, &bytes, release)
+            }
             Format::Json => {
                 let range = json_range(&bytes).ok_or_else(|| fail(FormatError::UnknownFormat))?;
                 Ok(SessionData {
@@ -227,9 +238,21 @@ impl SessionData {
 
     /// A mozlz4 file's bytes, decompressed into a new buffer.
     fn decompressed(path: PathBuf, bytes: &[u8]) -> Result<Self, Error> {
-        let buf = decompress_to_buffer(bytes).map_err(|source| Error::Format {
-            path: path.clone(),
-            source,
+        Self::decompressed_with(path, bytes, |_| {})
+    }
+
+    /// [`SessionData::decompressed`], calling `release(n)` when the first `n`
+    /// bytes of the LZ4 block are decoded and no longer needed.
+    fn decompressed_with(
+        path: PathBuf,
+        bytes: &[u8],
+        mut release: impl FnMut(usize),
+    ) -> Result<Self, Error> {
+        let buf = decompress_with(bytes, Buffer::zeroed, &mut release).map_err(|source| {
+            Error::Format {
+                path: path.clone(),
+                source,
+            }
         })?;
         let len = buf.len();
         Ok(SessionData {
@@ -314,6 +337,33 @@ mod tests {
     use super::*;
 
     const JSON: &[u8] = br#"{"windows":[],"session":{"lastUpdate":5}}"#;
+
+    #[test]
+    fn a_large_mapped_file_reads_whole_though_its_pages_are_let_go() {
+        // Big enough to be mapped, and to be released many chunks at a time.
+        let mut json = b"{\"windows\":[".to_vec();
+        let mut x: u64 = 1;
+        while json.len() < 6 << 20 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            json.extend_from_slice(format!("{{\"u\":\"{:x}\"}},", x >> 20).as_bytes());
+        }
+        json.extend_from_slice(b"{}]}");
+        let packed = compress(&json).unwrap();
+        assert!(packed.len() as u64 > 2 << 20 && packed.len() > 8 * stream::CHUNK);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonlz4");
+        std::fs::write(&path, &packed).unwrap();
+        let data = SessionData::read(&path).unwrap();
+        assert!(data.json() == &json[..]);
+        assert_eq!(data.file_size(), packed.len() as u64);
+        // A damaged one is still an error naming the file.
+        let mut bad = packed.clone();
+        let cut = bad.len() - 1000;
+        bad.truncate(cut);
+        std::fs::write(&path, &bad).unwrap();
+        let err = SessionData::read(&path).unwrap_err().to_string();
+        assert!(err.contains("big.jsonlz4") && err.contains("LZ4"), "{err}");
+    }
 
     #[test]
     fn round_trip_gives_back_the_same_json_bytes() {

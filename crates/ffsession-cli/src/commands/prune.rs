@@ -7,7 +7,6 @@ use clap::Args;
 use ffsession::prune;
 use ffsession::retention::RetentionPolicy;
 use ffsession::store::Store;
-use jiff::tz::TimeZone;
 
 use crate::cli::GlobalArgs;
 use crate::fmt;
@@ -97,7 +96,7 @@ pub fn apply_policy(
     dry_run: bool,
     json: bool,
 ) -> Result<()> {
-    let (snapshots, plan) = prune::plan_store(store, policy, &TimeZone::system())?;
+    let (snapshots, plan) = prune::plan_store(store, policy, &crate::fmt::local_zone())?;
     if json {
         super::print_json(&plan)?;
     } else {

@@ -6,7 +6,6 @@ use std::io::{self, Write};
 use anyhow::Result;
 use ffsession::remote::{check_remote, prune_remote, RemoteCheckProgress, RemoteSnapshot};
 use ffsession::retention::RetentionPolicy;
-use jiff::tz::TimeZone;
 
 use crate::cli::GlobalArgs;
 use crate::config::Config;
@@ -135,7 +134,8 @@ pub fn prune(
     let t = remote::target(value, config)?;
     let (r, _) = remote::open(global, &t, false, true)?;
     let mut store = super::open_existing_store_waiting(global, &dir)?;
-    let (snapshots, plan) = ffsession::prune::plan_store(&store, policy, &TimeZone::system())?;
+    let (snapshots, plan) =
+        ffsession::prune::plan_store(&store, policy, &crate::fmt::local_zone())?;
     let removed: Vec<&ffsession::store::SnapshotInfo> = plan
         .removed()
         .filter_map(|id| snapshots.iter().find(|s| s.id.0 == id))

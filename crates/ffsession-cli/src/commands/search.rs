@@ -6,7 +6,6 @@ use anyhow::Result;
 use clap::Args;
 use ffsession::store::{literal_query, SearchError, TimeRange};
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::cli::GlobalArgs;
@@ -153,7 +152,7 @@ pub fn parse_time(text: &str, end_of_day: bool) -> Result<u64, String> {
         } else {
             date
         };
-        date.to_zoned(TimeZone::system())
+        date.to_zoned(crate::fmt::local_zone())
             .map_err(|_| bad())?
             .timestamp()
     };
