@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Whole-process figures for the README: wall time of `ffsession tabs --format urls`
-# on a 23 MB-JSON, 4,000-tab session (and the same job in Python, for scale), and peak
-# RSS of `ffsession info` on a 40 MB one.
-# Usage: bash scripts/bench-process.sh [RUNS]   (default 30 runs; uses hyperfine if installed)
+# Whole-process figures (docs/performance.md): wall time of `ffsession info` and
+# `ffsession tabs --format urls` on a 23.6 MB-JSON, 4,000-tab session beside the
+# same jobs in Python (python-lz4 + json) in the same run, `info` on a 4 MB
+# session, and peak RSS of `info` on the 23.6 MB and 40 MB sessions against
+# their JSON size.
+# Usage: bash scripts/bench-process.sh [RUNS]   (default 30 runs; needs hyperfine
+# for the times, python-lz4 for the Python side; RSS needs GNU time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
@@ -13,36 +16,48 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$gen" session "$dir/s23.jsonlz4" --tabs 4000 --windows 20 --favicon-bytes 2500
 "$gen" session "$dir/s40.jsonlz4" --mb 40
-json23=$("$bin" info --json "$dir/s23.jsonlz4" | sed -n 's/.*"json_size": \([0-9]*\).*/\1/p')
-json40=$("$bin" info --json "$dir/s40.jsonlz4" | sed -n 's/.*"json_size": \([0-9]*\).*/\1/p')
-echo "23 MB session: $(stat -c %s "$dir/s23.jsonlz4") bytes compressed, $json23 bytes JSON, 4000 tabs"
+"$gen" session "$dir/s4.jsonlz4" --mb 4
+json_size() { "$bin" info --json "$1" | sed -n 's/.*"json_size": \([0-9]*\).*/\1/p'; }
+for s in s4 s23 s40; do
+    echo "$s: $(stat -c %s "$dir/$s.jsonlz4") bytes mozlz4, $(json_size "$dir/$s.jsonlz4") bytes JSON"
+done
+
+median() { # hyperfine JSON export -> "median ms" of each command, one per line
+    python3 -c 'import json, statistics, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print("%.2f" % (statistics.median(r["times"]) * 1000))' "$1"
+}
 if command -v hyperfine >/dev/null; then
-    hyperfine -N --warmup 3 --runs "$runs" --export-json "$dir/hf.json" \
-        "$bin tabs --format urls $dir/s23.jsonlz4"
-    python3 -c 'import json, statistics, sys; t = json.load(open(sys.argv[1]))["results"][0]["times"]; print(f"  median {statistics.median(t) * 1000:.1f} ms over {len(t)} runs")' "$dir/hf.json"
-    # The same job in Python (lz4 + json), for scale, when python-lz4 is there.
+    cmds=("$bin info $dir/s23.jsonlz4" "$bin tabs --format urls $dir/s23.jsonlz4" "$bin info $dir/s4.jsonlz4")
+    py=0
     if python3 -c 'import lz4.block' 2>/dev/null; then
         cmp <(python3 scripts/urls-python.py "$dir/s23.jsonlz4") \
             <("$bin" tabs --format urls "$dir/s23.jsonlz4")
-        hyperfine -N --warmup 1 --runs 10 "python3 scripts/urls-python.py $dir/s23.jsonlz4"
+        cmds+=("python3 scripts/info-python.py $dir/s23.jsonlz4" "python3 scripts/urls-python.py $dir/s23.jsonlz4")
+        py=1
     else
         echo "(python-lz4 not installed: skipping the Python reference)"
     fi
-else
-    for _ in 1 2 3; do "$bin" tabs --format urls "$dir/s23.jsonlz4" >/dev/null; done
-    python3 - "$bin" "$dir/s23.jsonlz4" "$runs" <<'PY'
-import subprocess, sys, time, statistics
-bin, path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-times = []
-for _ in range(runs):
-    t = time.perf_counter()
-    subprocess.run([bin, "tabs", "--format", "urls", path], stdout=subprocess.DEVNULL, check=True)
-    times.append((time.perf_counter() - t) * 1000)
-print(f"tabs --format urls: median {statistics.median(times):.1f} ms, min {min(times):.1f} ms over {runs} runs")
+    # One hyperfine run for all, so that the ratios come from the same minutes.
+    hyperfine -N --warmup 3 --runs "$runs" --export-json "$dir/hf.json" "${cmds[@]}" >/dev/null
+    mapfile -t m < <(median "$dir/hf.json")
+    echo "info, 23.6 MB:            median ${m[0]} ms over $runs runs"
+    echo "tabs --format urls, 23.6: median ${m[1]} ms"
+    echo "info, 4 MB:               median ${m[2]} ms"
+    if [ "$py" = 1 ]; then
+        python3 - "${m[@]}" <<'PY'
+import sys
+info, urls, _, py_info, py_urls = map(float, sys.argv[1:6])
+print(f"Python summary: median {py_info:.1f} ms -> info is {py_info / info:.1f}x faster")
+print(f"Python URL list: median {py_urls:.1f} ms -> tabs --format urls is {py_urls / urls:.1f}x faster")
 PY
+    fi
+else
+    echo "(hyperfine not installed: skipping the times)"
 fi
-compressed40=$(stat -c %s "$dir/s40.jsonlz4")
-rss_kb=$( { /usr/bin/time -f "%M" "$bin" info "$dir/s40.jsonlz4" >/dev/null; } 2>&1 | tail -1)
-limit_kb=$(( (compressed40 + json40) * 11 / 10 / 1024 ))
-echo "40 MB session: $compressed40 bytes compressed, $json40 bytes JSON"
-echo "ffsession info peak RSS: ${rss_kb} KiB (limit compressed + JSON + 10% = ${limit_kb} KiB)"
+
+for s in s23 s40; do
+    json=$(json_size "$dir/$s.jsonlz4")
+    rss=$( { /usr/bin/time -f "%M" "$bin" info "$dir/$s.jsonlz4" >/dev/null; } 2>&1 | tail -1)
+    python3 -c 'import sys; rss, json = int(sys.argv[2]) * 1024, int(sys.argv[3]); print(f"{sys.argv[1]}: info peak RSS {rss / 2**20:.1f} MiB = {rss / json:.2f}x its JSON ({json / 2**20:.1f} MiB)")' "$s" "$rss" "$json"
+done

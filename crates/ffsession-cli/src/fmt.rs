@@ -188,6 +188,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_local_zone_gives_the_times_jiff_gives() {
+        let jiffs = TimeZone::system();
+        for s in [0, 1_700_000_000, 1_720_000_000, 1_795_300_000] {
+            let ts = Timestamp::from_second(s).unwrap();
+            assert_eq!(local_zone().to_offset(ts), jiffs.to_offset(ts), "at {ts}");
+        }
+    }
+
+    #[test]
     fn names_are_printed_as_they_are_unless_they_would_act_on_the_terminal() {
         assert!(matches!(escape("recovery.jsonlz4"), Cow::Borrowed(_)));
         assert_eq!(escape("Ünïcode profile"), "Ünïcode profile");

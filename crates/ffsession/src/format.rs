@@ -112,6 +112,28 @@ fn decompress_with<B: std::ops::DerefMut<Target = [u8]>>(
     alloc: impl FnOnce(usize) -> B,
     release: &mut dyn FnMut(usize),
 ) -> Result<B, FormatError> {
+    let claimed = check_header(bytes)?;
+    let mut json = alloc(claimed);
+    let actual = stream::decode(&bytes[MOZLZ4_HEADER_LEN..], &mut json, release);
+    finish(json, claimed, actual)
+}
+
+/// The decoded buffer, if the block decoded to the size its header claims.
+fn finish<B>(
+    json: B,
+    claimed: usize,
+    actual: Result<usize, lz4_flex::block::DecompressError>,
+) -> Result<B, FormatError> {
+    let actual = actual.map_err(|e| FormatError::Lz4(e.to_string()))?;
+    if actual != claimed {
+        return Err(FormatError::SizeMismatch { claimed, actual });
+    }
+    Ok(json)
+}
+
+/// The size a mozlz4 file's header claims, once the header is checked: the
+/// magic, and a size the LZ4 data after it could decode to.
+fn check_header(bytes: &[u8]) -> Result<usize, FormatError> {
     if bytes.len() < MOZLZ4_HEADER_LEN {
         return Err(match detect(bytes) {
             Err(e) => e,
@@ -133,14 +155,7 @@ fn decompress_with<B: std::ops::DerefMut<Target = [u8]>>(
             limit,
         });
     }
-    let claimed = claimed as usize;
-    let mut json = alloc(claimed);
-    let actual =
-        stream::decode(block, &mut json, release).map_err(|e| FormatError::Lz4(e.to_string()))?;
-    if actual != claimed {
-        return Err(FormatError::SizeMismatch { claimed, actual });
-    }
-    Ok(json)
+    Ok(claimed as usize)
 }
 
 /// Compress session JSON into mozlz4 bytes (header + one LZ4 block).
