@@ -204,7 +204,7 @@ impl SessionData {
     /// Read and, if needed, decompress the session file at `path`.
     ///
     /// A mapped file's pages leave the process as soon as they are decoded
-    /// ([`stream`]), so only its JSON stays in memory.
+    /// (`format/stream.rs`), so only its JSON stays in memory.
     pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let bytes = Buffer::map_file(path).with_path(path)?;
