@@ -130,10 +130,13 @@ impl Buffer {
     /// Only for a buffer nobody has written to through `DerefMut`: a written
     /// page of a file mapping is a private copy, which this would drop.
     pub(crate) fn release_before(&self, end: usize) {
-        #[cfg(unix)]
-        if let Inner::Mapped {
+        let Inner::Mapped {
             map, file: true, ..
         } = &self.0
+        else {
+            return;
+        };
+        #[cfg(unix)]
         {
             const PAGE: usize = 4096;
             let end = end.min(map.len()) / PAGE * PAGE;
@@ -150,8 +153,9 @@ impl Buffer {
                 };
             }
         }
+        // Elsewhere the pages stay until the mapping is dropped.
         #[cfg(not(unix))]
-        let _ = end;
+        let _ = (map, end);
     }
 }
 
