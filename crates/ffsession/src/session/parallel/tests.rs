@@ -146,3 +146,31 @@ fn generated_sessions_split_in_the_middle() {
         same(json.as_bytes(), split);
     }
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_thread_leaves_the_given_core_and_keeps_every_core_allowed() {
+    use rustix::thread::{sched_getaffinity, sched_getcpu};
+    let allowed = sched_getaffinity(None).unwrap();
+    if allowed.count() < 2 {
+        eprintln!("one core allowed here: nothing to leave for");
+        return;
+    }
+    thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let here = sched_getcpu();
+                leave_core(here);
+                assert_ne!(sched_getcpu(), here);
+                assert_eq!(sched_getaffinity(None).unwrap(), allowed);
+            })
+            .join()
+            .unwrap();
+    });
+}
+
+#[test]
+fn a_thread_spawned_beside_returns_its_result() {
+    let n = thread::scope(|scope| spawn_beside(scope, || 6 * 7).join().unwrap());
+    assert_eq!(n, 42);
+}
