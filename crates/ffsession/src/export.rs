@@ -53,7 +53,14 @@ pub fn write_tabs<'s, W: Write>(
 
 /// Replace control characters (newlines, tabs, ...) with spaces.
 pub fn one_line(s: &str) -> Cow<'_, str> {
-    if s.chars().any(char::is_control) {
+    // Control characters are bytes below 0x20, 0x7F, and U+0080-U+009F, which
+    // UTF-8 writes after a 0xC2 byte. A string with none of those bytes has
+    // none; only the rest is decoded char by char. (A fold, not `any`: a loop
+    // without an early exit runs on whole vectors of bytes.)
+    let suspect = s.bytes().fold(false, |found, b| {
+        found | (b < 0x20) | (b == 0x7F) | (b == 0xC2)
+    });
+    if suspect && s.chars().any(char::is_control) {
         Cow::Owned(
             s.chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
@@ -219,7 +226,8 @@ fn write_urls<'s>(
 ) -> io::Result<()> {
     for r in records {
         if let Some(url) = r.url {
-            writeln!(out, "{}", one_line(url))?;
+            out.write_all(one_line(url).as_bytes())?;
+            out.write_all(b"\n")?;
         }
     }
     out.flush()
@@ -328,6 +336,34 @@ mod tests {
     use super::*;
 
     const TRICKY: &str = "a \"quoted\", <b> & 'x'\nline2 🦊 | [md] *x*";
+
+    #[test]
+    fn one_line_replaces_exactly_the_control_characters() {
+        // C0 controls, DEL, C1 controls (after a 0xC2 byte in UTF-8), and
+        // their neighbours that are not controls: space, U+00A0, U+00FF, é.
+        let cases = [
+            "plain https://x.test/",
+            "tab\there",
+            "new\nline\r",
+            "del\u{7f}",
+            "c1 \u{80}\u{85}\u{9f}",
+            "not c1 \u{a0}\u{ff}é 🦊",
+            "\u{1f}\u{20}\u{7e}",
+        ];
+        for s in cases {
+            let want: String = s
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            let got = one_line(s);
+            assert_eq!(got, want, "{s:?}");
+            assert_eq!(
+                matches!(got, Cow::Borrowed(_)),
+                want == s,
+                "{s:?} is copied only if changed"
+            );
+        }
+    }
 
     fn rec(title: &'static str, url: &'static str) -> TabRecord<'static> {
         TabRecord {
