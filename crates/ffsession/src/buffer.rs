@@ -15,7 +15,9 @@
 //!   mapping 2 MiB longer than needed (a 4.4 MB buffer decompressed in half the
 //!   time); the unused head is address space only, never touched.
 //!
-//! Mapping a file is the crate's one `unsafe` operation: the bytes change if
+//! Mapping a file is one of the crate's few `unsafe` operations (the others:
+//! letting go of a mapped file's pages, `Buffer::release_before`, and the
+//! Windows system calls of `profile.rs` and `store/acl.rs`): the bytes change if
 //! another process writes the file in place while it is mapped, and reading
 //! past a point where it was truncated raises SIGBUS. Firefox never does either
 //! to its session files (it writes a temporary file and renames it over the old
@@ -119,9 +121,7 @@ impl Buffer {
         }
         Ok(buf)
     }
-}
 
-impl Buffer {
     /// Let go of the memory holding the first `end` bytes of a mapped file,
     /// which the caller has read and will not need again: the pages leave the
     /// process (they stay in the page cache). Reading them again would fault

@@ -23,6 +23,15 @@ pub struct PathError {
     pub source: io::Error,
 }
 
+impl PathError {
+    /// Whether this is a folder opened as a file: Unix says "is a directory",
+    /// Windows "access denied".
+    pub(crate) fn is_folder_opened_as_file(&self) -> bool {
+        self.source.kind() == io::ErrorKind::IsADirectory
+            || (self.source.kind() == io::ErrorKind::PermissionDenied && self.path.is_dir())
+    }
+}
+
 /// Attach a path to an [`io::Error`].
 pub trait IoResultExt<T> {
     /// Turn `io::Result<T>` into `Result<T, PathError>` naming `path`.
@@ -201,14 +210,7 @@ impl Error {
             Error::Io(e) if e.source.kind() == io::ErrorKind::NotFound => {
                 Some("check the path; `ffsession profiles` lists the session files Firefox keeps")
             }
-            // Windows refuses to open a folder as a file with "access
-            // denied", where Unix says "is a directory".
-            Error::Io(e)
-                if e.source.kind() == io::ErrorKind::IsADirectory
-                    || (e.source.kind() == io::ErrorKind::PermissionDenied && e.path.is_dir()) =>
-            {
-                Some(FOLDER_HINT)
-            }
+            Error::Io(e) if e.is_folder_opened_as_file() => Some(FOLDER_HINT),
             Error::Io(e) if e.source.kind() == io::ErrorKind::PermissionDenied => {
                 Some("check the file's permissions (session files are usually readable only by their owner)")
             }

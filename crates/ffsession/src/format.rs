@@ -114,17 +114,8 @@ fn decompress_with<B: std::ops::DerefMut<Target = [u8]>>(
 ) -> Result<B, FormatError> {
     let claimed = check_header(bytes)?;
     let mut json = alloc(claimed);
-    let actual = stream::decode(&bytes[MOZLZ4_HEADER_LEN..], &mut json, release);
-    finish(json, claimed, actual)
-}
-
-/// The decoded buffer, if the block decoded to the size its header claims.
-fn finish<B>(
-    json: B,
-    claimed: usize,
-    actual: Result<usize, lz4_flex::block::DecompressError>,
-) -> Result<B, FormatError> {
-    let actual = actual.map_err(|e| FormatError::Lz4(e.to_string()))?;
+    let actual = stream::decode(&bytes[MOZLZ4_HEADER_LEN..], &mut json, release)
+        .map_err(|e| FormatError::Lz4(e.to_string()))?;
     if actual != claimed {
         return Err(FormatError::SizeMismatch { claimed, actual });
     }

@@ -151,14 +151,7 @@ impl RescueError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            // Windows says "access denied" for a folder opened as a file.
-            RescueError::Io(e)
-                if e.source.kind() == std::io::ErrorKind::IsADirectory
-                    || (e.source.kind() == std::io::ErrorKind::PermissionDenied
-                        && e.path.is_dir()) =>
-            {
-                Some(crate::error::FOLDER_HINT)
-            }
+            RescueError::Io(e) if e.is_folder_opened_as_file() => Some(crate::error::FOLDER_HINT),
             RescueError::Io(_) => Some("check the path and its permissions"),
             RescueError::Output(e) => e.hint(),
             RescueError::Nothing { .. } => Some(
