@@ -128,6 +128,24 @@ pub fn session_json(data: &[u8]) {
     }
 }
 
+/// The `summarize` target: the summary `ffsession info` counts while the
+/// JSON arrives in pieces (`format/summarize.rs`) must be that of the
+/// reference parse, or not be given at all. The first byte picks the piece
+/// size (1-256 bytes, so values straddle pieces); the rest is session JSON,
+/// compressed as Firefox does, and is also taken as a raw LZ4 block whose
+/// first two bytes say what size it claims.
+pub fn summarize(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let piece = usize::from(first) + 1;
+    format::assert_summary_in_pieces_matches_reference(rest, piece);
+    if let [a, b, block @ ..] = rest {
+        let claimed = usize::from(u16::from_le_bytes([*a, *b]));
+        format::assert_block_in_pieces_matches_reference(block, claimed, piece);
+    }
+}
+
 /// Summary, tab records (closed included) and all export formats of `session`.
 pub fn exercise(session: &Session<'_>) {
     let summary = session.summary();

@@ -2,8 +2,9 @@
 //! cargo-fuzz targets (`fuzz/`): the `mozlz4` target (detect, decompress,
 //! compress round trip) and the `session` target (`SessionData::from_bytes`,
 //! `parse`, `parse_meta`, summary, tab records with closed tabs, every export
-//! format, and `Session::from_json` on the raw bytes), and the `rescue` target
-//! (salvage of the input and of cuts of it).
+//! format, and `Session::from_json` on the raw bytes), the `rescue` target
+//! (salvage of the input and of cuts of it), and the `summarize` target (the
+//! summary counted in pieces against the reference parse's).
 //!
 //! The checks are not copied: `fuzz/src/lib.rs` is compiled into this test as a
 //! module, so the test and the fuzzer cannot drift apart. Each input must come
@@ -53,10 +54,11 @@ fn every_input_passes_the_mozlz4_and_session_checks() {
     let mut failures = Vec::new();
     for (name, bytes) in &inputs {
         type Check = fn(&[u8]);
-        let targets: [(&str, Check); 3] = [
+        let targets: [(&str, Check); 4] = [
             ("mozlz4", fuzz_checks::mozlz4),
             ("session", fuzz_checks::session),
             ("rescue", fuzz_checks::rescue),
+            ("summarize", fuzz_checks::summarize),
         ];
         for (target, check) in targets {
             if catch_unwind(AssertUnwindSafe(|| check(bytes))).is_err() {

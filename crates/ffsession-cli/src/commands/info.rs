@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
+use ffsession::format::FileSummary;
 use ffsession::{Format, Summary};
 use serde::Serialize;
 
@@ -38,31 +39,45 @@ struct InfoJson<'a> {
 }
 
 pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
-    let data = super::load_session(global, args.file.as_deref())?;
-    let summary = data.parse()?.summary();
+    let file = match &args.file {
+        // A summary keeps nothing of the JSON: a large file is counted as it
+        // decodes, in a few MiB (`format/summarize.rs`).
+        Some(file) => FileSummary::read(file)?,
+        None => {
+            let data = super::load_session(global, None)?;
+            FileSummary {
+                summary: data.parse()?.summary(),
+                path: data.path().to_path_buf(),
+                format: data.format(),
+                file_size: data.file_size(),
+                json_size: data.json().len(),
+            }
+        }
+    };
+    let summary = &file.summary;
     let ts = summary.timestamps;
     if args.json {
         return super::print_json(&InfoJson {
-            file: data.path(),
-            format: data.format(),
-            file_size: data.file_size(),
-            json_size: data.json().len(),
-            summary: &summary,
+            file: &file.path,
+            format: file.format,
+            file_size: file.file_size,
+            json_size: file.json_size,
+            summary,
             last_update_local: ts.last_update.and_then(fmt::local_time),
             start_time_local: ts.start_time.and_then(fmt::local_time),
         });
     }
     let mut out = io::stdout().lock();
-    let size = match data.format() {
+    let size = match file.format {
         Format::Mozlz4 => format!(
             "mozlz4, {} compressed, {} JSON",
-            fmt::size(data.file_size()),
-            fmt::size(data.json().len() as u64)
+            fmt::size(file.file_size),
+            fmt::size(file.json_size as u64)
         ),
-        Format::Json => format!("json, {}", fmt::size(data.file_size())),
+        Format::Json => format!("json, {}", fmt::size(file.file_size)),
     };
-    let s = &summary;
-    writeln!(out, "file:            {}", data.path().display())?;
+    let s = summary;
+    writeln!(out, "file:            {}", file.path.display())?;
     writeln!(out, "format:          {size}")?;
     let selected = s
         .selected_window

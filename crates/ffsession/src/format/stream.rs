@@ -102,6 +102,158 @@ pub(crate) fn decode(
     }
 }
 
+/// The farthest back an LZ4 match reaches (its offset is a `u16`).
+pub(crate) const WINDOW: usize = 1 << 16;
+
+/// An LZ4 block decoded a piece at a time, for a reader that keeps none of
+/// the output behind it (`format/summarize.rs`).
+///
+/// Each piece is written after the output just before it: the caller copies
+/// at least the last [`WINDOW`] bytes (or all of them, if fewer) of the
+/// previous piece to the front of the next buffer, where the matches that
+/// reach back find them. A sequence may straddle two pieces. It accepts
+/// exactly the blocks [`decode`] accepts, decodes them to the same bytes,
+/// and fails where [`decode`] fails (without saying why: a caller that sees
+/// a failure reads the file the ordinary way, which words the error).
+pub(crate) struct Pieces<'b> {
+    block: &'b [u8],
+    /// Next byte of the block to read.
+    i: usize,
+    /// Bytes of output so far.
+    total: usize,
+    /// The size the file's header claims.
+    claimed: usize,
+    state: State,
+    /// The token of the sequence being decoded (its low bits are the match
+    /// length, read once the literals are copied).
+    token: u8,
+}
+
+#[derive(Clone, Copy)]
+enum State {
+    /// At a sequence's token.
+    Token,
+    /// Copying literals: this many left; then a match follows unless the
+    /// block ends.
+    Literals(usize),
+    /// Copying a match: `left` bytes from `offset` back.
+    Match { offset: usize, left: usize },
+    /// The block ended after literals, as it must.
+    End,
+}
+
+/// The block is damaged, cut, or decodes to another size than claimed.
+#[derive(Debug)]
+pub(crate) struct Broken;
+
+impl<'b> Pieces<'b> {
+    pub(crate) fn new(block: &'b [u8], claimed: usize) -> Self {
+        Pieces {
+            block,
+            i: 0,
+            total: 0,
+            claimed,
+            state: State::Token,
+            token: 0,
+        }
+    }
+
+    /// Bytes of the block fully read (for letting go of the input behind).
+    pub(crate) fn input_read(&self) -> usize {
+        self.i
+    }
+
+    /// Whether the whole block is decoded, to the size claimed.
+    pub(crate) fn finished(&self) -> bool {
+        matches!(self.state, State::End)
+    }
+
+    /// Decode into `out[start..]`, where `out[..start]` holds the last
+    /// `start` bytes of output so far (at least [`WINDOW`] of them, or all),
+    /// until `out` is full or the block ends. Returns how much of `out` is
+    /// filled.
+    pub(crate) fn fill(&mut self, out: &mut [u8], start: usize) -> Result<usize, Broken> {
+        debug_assert!(start >= WINDOW.min(self.total) && start <= self.total);
+        let mut o = start;
+        loop {
+            match self.state {
+                State::End => return Ok(o),
+                State::Token => {
+                    let token = *self.block.get(self.i).ok_or(Broken)?;
+                    self.i += 1;
+                    let mut literals = usize::from(token >> 4);
+                    if literals == 15 {
+                        literals += length(self.block, &mut self.i).map_err(|_| Broken)?;
+                    }
+                    if literals > self.block.len() - self.i || literals > self.claimed - self.total
+                    {
+                        return Err(Broken);
+                    }
+                    self.state = State::Literals(literals);
+                    self.token = token;
+                }
+                State::Literals(left) => {
+                    let n = left.min(out.len() - o);
+                    if n <= 16 && self.block.len() - self.i >= 16 && out.len() - o >= 16 {
+                        // As in `decode`: one fixed-size copy.
+                        out[o..o + 16].copy_from_slice(&self.block[self.i..self.i + 16]);
+                    } else {
+                        out[o..o + n].copy_from_slice(&self.block[self.i..self.i + n]);
+                    }
+                    self.i += n;
+                    self.total += n;
+                    o += n;
+                    if n < left {
+                        self.state = State::Literals(left - n);
+                        return Ok(o);
+                    }
+                    if self.i == self.block.len() {
+                        self.state = State::End;
+                        if self.total != self.claimed {
+                            return Err(Broken);
+                        }
+                        continue;
+                    }
+                    if self.block.len() - self.i < 2 {
+                        return Err(Broken);
+                    }
+                    let offset = usize::from(u16::from_le_bytes([
+                        self.block[self.i],
+                        self.block[self.i + 1],
+                    ]));
+                    self.i += 2;
+                    let mut len = usize::from(self.token & 15) + 4;
+                    if len == 19 {
+                        len += length(self.block, &mut self.i).map_err(|_| Broken)?;
+                    }
+                    if offset == 0 || offset > self.total || len > self.claimed - self.total {
+                        return Err(Broken);
+                    }
+                    self.state = State::Match { offset, left: len };
+                }
+                State::Match { offset, left } => {
+                    let n = left.min(out.len() - o);
+                    copy_match(out, o, offset, n);
+                    self.total += n;
+                    o += n;
+                    if n < left {
+                        self.state = State::Match {
+                            offset,
+                            left: left - n,
+                        };
+                        return Ok(o);
+                    }
+                    // A block may not end after a match.
+                    if self.i == self.block.len() {
+                        return Err(Broken);
+                    }
+                    self.state = State::Token;
+                }
+            }
+        }
+    }
+}
+
 /// An LZ4 length's extra bytes: added up until one is not 255.
 #[inline]
 fn length(block: &[u8], i: &mut usize) -> Result<usize, DecompressError> {
@@ -235,6 +387,77 @@ mod tests {
                     got.map(|v| v.len())
                 ),
             }
+        }
+        assert!(failures > 20, "{failures}");
+    }
+    /// What [`Pieces`] makes of `block`, `piece` bytes at a time, each piece
+    /// after a copy of the last `WINDOW` bytes of the output before it.
+    fn in_pieces(block: &[u8], size: usize, piece: usize) -> Option<Vec<u8>> {
+        let mut decoder = Pieces::new(block, size);
+        let mut all = Vec::new();
+        let mut buf = vec![0; piece];
+        let mut start = 0;
+        loop {
+            let end = decoder.fill(&mut buf, start).ok()?;
+            assert!(end == buf.len() || decoder.finished());
+            all.extend_from_slice(&buf[start..end]);
+            if decoder.finished() {
+                return Some(all);
+            }
+            let window = WINDOW.min(all.len());
+            buf = vec![0; window + piece];
+            buf[..window].copy_from_slice(&all[all.len() - window..]);
+            start = window;
+        }
+    }
+
+    #[test]
+    fn pieces_decode_as_the_whole_block_does() {
+        for len in [0, 1, 17, 5_000, 700_000] {
+            let json = sample(len);
+            let block = lz4_flex::block::compress(&json);
+            for piece in [1, 2, 15, 16, 33, 1000, 65_536, 300_000] {
+                if len > 5_000 && piece < 1000 {
+                    continue;
+                }
+                assert_eq!(
+                    in_pieces(&block, json.len(), piece).as_ref(),
+                    Some(&json),
+                    "len {len}, piece {piece}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_fail_where_the_whole_block_fails() {
+        let json = sample(60_000);
+        let block = lz4_flex::block::compress(&json);
+        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
+        for cut in (0..block.len()).step_by(89) {
+            cases.push((block[..cut].to_vec(), json.len()));
+        }
+        for at in (0..block.len()).step_by(127) {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut b = block.clone();
+                b[at] ^= flip;
+                cases.push((b, json.len()));
+            }
+        }
+        cases.push((block.clone(), json.len() - 1));
+        cases.push((block.clone(), json.len() + 1));
+        cases.push((block.clone(), 0));
+        let mut failures = 0;
+        for (b, size) in cases {
+            let whole = streamed(&b, size).ok().filter(|out| out.len() == size);
+            for piece in [7, 4096, 70_000] {
+                assert_eq!(
+                    in_pieces(&b, size, piece),
+                    whole,
+                    "size {size}, piece {piece}"
+                );
+            }
+            failures += usize::from(whole.is_none());
         }
         assert!(failures > 20, "{failures}");
     }

@@ -18,6 +18,7 @@
 mod de;
 mod parallel;
 mod records;
+pub(crate) mod streamed;
 mod summary;
 
 use std::borrow::Cow;
@@ -29,6 +30,7 @@ use crate::error::ParseError;
 
 #[doc(hidden)]
 pub use parallel::assert_fast_paths_match_reference;
+pub(crate) use parallel::{spawn_beside, two_cores};
 pub use records::{TabFilter, TabRecord, TabState};
 
 // Every model type reads only from a JSON object: serde's derive alone would

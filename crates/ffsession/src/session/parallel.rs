@@ -53,7 +53,7 @@ pub(crate) fn two_cores() -> bool {
 /// instead of 5. So the new thread's first act is to leave the core its parent
 /// runs on (if another is allowed; then it allows every core again), and the
 /// parent yields once, which lets a thread queued behind it run that far.
-fn spawn_beside<'scope, T: Send + 'scope>(
+pub(crate) fn spawn_beside<'scope, T: Send + 'scope>(
     scope: &'scope thread::Scope<'scope, '_>,
     f: impl FnOnce() -> T + Send + 'scope,
 ) -> ScopedJoinHandle<'scope, T> {
@@ -217,26 +217,26 @@ fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Sp
 }
 
 /// JSON's whitespace (not form feed, unlike `u8::is_ascii_whitespace`).
-fn is_space(b: u8) -> bool {
+pub(super) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
 /// A position in the document, over the validated piece of it this thread has.
-struct Cursor<'a> {
-    text: &'a str,
+pub(super) struct Cursor<'a> {
+    pub(super) text: &'a str,
     /// Offset of `text` in the document.
-    base: usize,
+    pub(super) base: usize,
     /// Offset in the document.
-    pos: usize,
+    pub(super) pos: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn rest(&self) -> &'a str {
+    pub(super) fn rest(&self) -> &'a str {
         &self.text[self.pos - self.base..]
     }
 
     /// Skip whitespace and return the next byte.
-    fn peek(&mut self) -> Result<u8> {
+    pub(super) fn peek(&mut self) -> Result<u8> {
         let rest = self.rest().as_bytes();
         let n = rest.iter().position(|&b| !is_space(b)).ok_or(GiveUp)?;
         self.pos += n;
@@ -252,7 +252,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// One JSON value read by serde_json, borrowing from the document.
-    fn value<T: Deserialize<'a>>(&mut self) -> Result<T> {
+    pub(super) fn value<T: Deserialize<'a>>(&mut self) -> Result<T> {
         let mut values = serde_json::Deserializer::from_str(self.rest()).into_iter::<T>();
         match values.next() {
             Some(Ok(value)) => {
@@ -264,7 +264,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An object key and its `:`.
-    fn key(&mut self) -> Result<Cow<'a, str>> {
+    pub(super) fn key(&mut self) -> Result<Cow<'a, str>> {
         let Key(key) = self.value()?;
         self.eat(b':')?;
         Ok(key)
@@ -272,7 +272,7 @@ impl<'a> Cursor<'a> {
 
     /// Open an object or array with `open`: true if a first key or element
     /// follows, false if `close` comes at once.
-    fn open(&mut self, open: u8, close: u8) -> Result<bool> {
+    pub(super) fn open(&mut self, open: u8, close: u8) -> Result<bool> {
         self.eat(open)?;
         if self.peek()? == close {
             self.pos += 1;
@@ -283,7 +283,7 @@ impl<'a> Cursor<'a> {
 
     /// After a value in an object or array: true if another follows (`,`),
     /// false at `close`.
-    fn more(&mut self, close: u8) -> Result<bool> {
+    pub(super) fn more(&mut self, close: u8) -> Result<bool> {
         match self.peek()? {
             b',' => {
                 self.pos += 1;
@@ -337,7 +337,7 @@ fn session<'a>(
 }
 
 /// Set a field seen for the first time (serde rejects duplicate fields too).
-fn once<T>(slot: &mut Option<T>, value: T) -> Result<()> {
+pub(super) fn once<T>(slot: &mut Option<T>, value: T) -> Result<()> {
     if slot.replace(value).is_some() {
         return Err(GiveUp);
     }
@@ -439,11 +439,11 @@ fn tabs_array<'a>(
 /// The fields of a window other than `tabs`, as the derived `Deserialize` of
 /// [`Window`] reads them.
 #[derive(Default)]
-struct WindowFields<'a> {
+pub(super) struct WindowFields<'a> {
     tabs: Option<Vec<Tab<'a>>>,
     selected: Option<Option<u64>>,
-    closed_tabs: Option<Vec<ClosedTab<'a>>>,
-    groups: Option<Vec<TabGroup<'a>>>,
+    pub(super) closed_tabs: Option<Vec<ClosedTab<'a>>>,
+    pub(super) groups: Option<Vec<TabGroup<'a>>>,
     width: Option<Option<i64>>,
     height: Option<Option<i64>>,
     screen_x: Option<Option<i64>>,
@@ -454,7 +454,7 @@ struct WindowFields<'a> {
 }
 
 impl<'a> WindowFields<'a> {
-    fn read(&mut self, key: &str, cursor: &mut Cursor<'a>) -> Result<()> {
+    pub(super) fn read(&mut self, key: &str, cursor: &mut Cursor<'a>) -> Result<()> {
         match key {
             "selected" => once(&mut self.selected, cursor.value::<OptU64>()?.0),
             "_closedTabs" => once(&mut self.closed_tabs, cursor.value::<List<_>>()?.0),
@@ -468,6 +468,27 @@ impl<'a> WindowFields<'a> {
             "closedAt" => once(&mut self.closed_at, cursor.value::<OptU64>()?.0),
             _ => cursor.value::<IgnoredAny>().map(drop),
         }
+    }
+
+    /// Which fields are set, one bit each (for a reader that keeps the
+    /// fields of a window only long enough to count them).
+    pub(super) fn seen(&self) -> u16 {
+        [
+            self.tabs.is_some(),
+            self.selected.is_some(),
+            self.closed_tabs.is_some(),
+            self.groups.is_some(),
+            self.width.is_some(),
+            self.height.is_some(),
+            self.screen_x.is_some(),
+            self.screen_y.is_some(),
+            self.sizemode.is_some(),
+            self.title.is_some(),
+            self.closed_at.is_some(),
+        ]
+        .iter()
+        .enumerate()
+        .fold(0, |mask, (bit, &set)| mask | u16::from(set) << bit)
     }
 
     /// Add the fields the helper read after `tabs`.
@@ -523,7 +544,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
 /// The field readers of the model, as standalone values.
 macro_rules! field_type {
     ($name:ident, $ty:ty, $read:path) => {
-        struct $name<'a>($ty, std::marker::PhantomData<&'a ()>);
+        pub(super) struct $name<'a>(pub(super) $ty, std::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
             fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
                 Ok($name($read(d)?, std::marker::PhantomData))
@@ -536,7 +557,7 @@ field_type!(OptI64, Option<i64>, de::opt_i64);
 field_type!(OptStr, Option<Cow<'a, str>>, de::opt_str);
 
 /// A list field of the model (`de::list`), as a standalone value.
-struct List<T>(Vec<T>);
+pub(super) struct List<T>(pub(super) Vec<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -545,7 +566,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
 }
 
 /// An object field of the model (`de::object_or_default`), as a standalone value.
-struct OrDefault<T>(T);
+pub(super) struct OrDefault<T>(pub(super) T);
 
 impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for OrDefault<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

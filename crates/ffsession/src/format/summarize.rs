@@ -1,0 +1,243 @@
+//! Summarizing a session file without keeping its JSON (`ffsession info`).
+//!
+//! [`SessionData::read`] keeps the whole JSON, because the parsed
+//! [`Session`](crate::Session) borrows from it. A summary keeps nothing from
+//! it, so a large mozlz4 file is decoded here a piece at a time on a helper
+//! thread ([`stream::Pieces`]), while this thread counts each piece
+//! (`session/streamed.rs`) and hands its memory back for the next one. Peak
+//! memory is a few pieces instead of the whole JSON, and the count runs
+//! while the decoder works, on the other core, instead of after it.
+//!
+//! Each piece starts with the last [`WINDOW`] bytes (or more, back to the
+//! start of a character) of the piece before it, which is where LZ4 matches
+//! reach back to, and which the counter reuses for a value cut between two
+//! pieces. The decoder checks each piece is UTF-8 as it makes it a `String`.
+//! A damaged file, invalid UTF-8, or anything the counter gives up on is
+//! read the ordinary way ([`SessionData::read`], then
+//! [`SessionData::parse`]), which decides and words the error: the result
+//! is the same either way, only the memory and the time differ.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+
+use super::stream::{Pieces, WINDOW};
+use super::{check_header, detect, Format, SessionData, MOZLZ4_HEADER_LEN};
+use crate::buffer::Buffer;
+use crate::error::{Error, IoResultExt};
+use crate::session::streamed::{self, Piece};
+use crate::session::Summary;
+
+/// Bytes of JSON decoded into each piece (after the window it starts with):
+/// four slots of the arena make 4 MiB, two huge pages.
+const PIECE: usize = (1 << 20) - WINDOW - 3;
+
+/// Files whose JSON is smaller than this are read the ordinary way: starting
+/// the decoder's thread costs more than the pieces save.
+const MIN_JSON: usize = 2 << 20;
+
+/// What `ffsession info` shows of a session file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSummary {
+    /// The file read.
+    pub path: PathBuf,
+    /// Its container format.
+    pub format: Format,
+    /// Its size on disk.
+    pub file_size: u64,
+    /// The size of its JSON.
+    pub json_size: usize,
+    /// What the session holds.
+    pub summary: Summary,
+}
+
+impl FileSummary {
+    /// Read the session file at `path` and count what it holds, keeping
+    /// none of its JSON where it can (see the module documentation). The
+    /// result and every error are those of [`SessionData::read`] followed by
+    /// [`SessionData::parse`] and [`Session::summary`](crate::Session::summary).
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let bytes = Buffer::map_file(path).with_path(path)?;
+        if let Some(summary) = summarize_mozlz4(&bytes) {
+            let json_size = check_header(&bytes).unwrap_or_default();
+            return Ok(FileSummary {
+                path: path.to_path_buf(),
+                format: Format::Mozlz4,
+                file_size: bytes.len() as u64,
+                json_size,
+                summary,
+            });
+        }
+        let data = SessionData::from_buffer(path, bytes)?;
+        Ok(FileSummary {
+            summary: data.parse()?.summary(),
+            path: data.path().to_path_buf(),
+            format: data.format(),
+            file_size: data.file_size(),
+            json_size: data.json().len(),
+        })
+    }
+}
+
+/// The summary of a large mozlz4 file, decoded and counted a piece at a
+/// time; `None` where the ordinary read must decide (small, not mozlz4,
+/// damaged, or anything the counter gives up on).
+fn summarize_mozlz4(bytes: &Buffer) -> Option<Summary> {
+    if detect(bytes).ok()? != Format::Mozlz4 {
+        return None;
+    }
+    let claimed = check_header(bytes).ok()?;
+    if claimed < MIN_JSON || !crate::session::two_cores() {
+        return None;
+    }
+    summarize_block(&bytes[MOZLZ4_HEADER_LEN..], claimed, PIECE, &|n| {
+        bytes.release_before(MOZLZ4_HEADER_LEN + n);
+    })
+}
+
+/// Decode `block` (which claims to decode to `claimed` bytes) on a helper
+/// thread, `piece` bytes at a time, while this one counts; `release(n)` is
+/// called as the first `n` bytes of the block are decoded.
+pub(crate) fn summarize_block(
+    block: &[u8],
+    claimed: usize,
+    piece: usize,
+    release: &(dyn Fn(usize) + Sync),
+) -> Option<Summary> {
+    // The pieces' buffers: slots of one allocation (on huge pages when it is
+    // large enough: fresh small pages cost this machine about 2.5 µs each to
+    // fault in, 3 ms for a few MiB). Each slot has room for the window, up
+    // to three bytes of a character, and a piece. Three slots are enough
+    // (the one decoded into, the one counted, and the next); a fourth lets
+    // the decoder run a piece ahead.
+    let slot = WINDOW + 3 + piece;
+    let mut arena = Buffer::zeroed(SLOTS * slot);
+    let (free, lent) = mpsc::channel::<&mut [u8]>();
+    for bytes in arena.chunks_mut(slot) {
+        free.send(bytes).ok()?;
+    }
+    let (pieces, arrived) = mpsc::channel::<Piece<'_>>();
+    thread::scope(|scope| {
+        let decoder = crate::session::spawn_beside(scope, move || {
+            decode_pieces(block, claimed, &pieces, &lent, release)
+        });
+        let summary = streamed::summary(&mut || arrived.recv().ok(), &mut |bytes| {
+            let _ = free.send(bytes);
+        });
+        // If the count gave up early, the decoder's next send (or wait for
+        // a buffer) fails and it stops.
+        drop(arrived);
+        drop(free);
+        let whole = decoder.join().unwrap_or(false);
+        summary.filter(|_| whole)
+    })
+}
+
+/// Slots of the arena the pieces are decoded into.
+const SLOTS: usize = 4;
+
+/// The helper: decode `block` into the buffers from `lent`, filling each
+/// after the window, and send them as pieces; true if the whole block
+/// decoded to `claimed` bytes of UTF-8 and every piece was sent.
+fn decode_pieces<'s>(
+    block: &[u8],
+    claimed: usize,
+    pieces: &mpsc::Sender<Piece<'s>>,
+    lent: &mpsc::Receiver<&'s mut [u8]>,
+    release: &(dyn Fn(usize) + Sync),
+) -> bool {
+    let mut decoder = Pieces::new(block, claimed);
+    let Ok(mut buf) = lent.recv() else {
+        return false;
+    };
+    // Bytes of `buf` before the new output, and the offset of `buf[0]` in
+    // the JSON.
+    let mut start = 0;
+    let mut base = 0;
+    loop {
+        let Ok(end) = decoder.fill(buf, start) else {
+            return false;
+        };
+        release(decoder.input_read());
+        if decoder.finished() {
+            // All of it: a character cut at the end is not UTF-8.
+            return Piece::new(buf, end, base).is_some_and(|p| pieces.send(p).is_ok());
+        }
+        // The next buffer starts with the window, from the start of a
+        // character (one of the three bytes before, in valid UTF-8).
+        let mut from = end - WINDOW.min(end);
+        while from > 0 && end - from < WINDOW + 3 && buf[from] & 0xC0 == 0x80 {
+            from -= 1;
+        }
+        let Ok(next) = lent.recv() else {
+            return false;
+        };
+        next[..end - from].copy_from_slice(&buf[from..end]);
+        // A character cut at the end is whole in the next piece.
+        let Some(piece) = Piece::new(buf, complete_chars(&buf[..end]), base) else {
+            return false;
+        };
+        if pieces.send(piece).is_err() {
+            return false;
+        }
+        buf = next;
+        start = end - from;
+        base += from;
+    }
+}
+
+/// The length of `bytes` without a character cut at its end (assuming the
+/// rest is UTF-8; if not, `String::from_utf8` says so).
+fn complete_chars(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for back in 1..=n.min(3) {
+        let b = bytes[n - back];
+        if b & 0xC0 != 0x80 {
+            let len = match b {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            return if len > back { n - back } else { n };
+        }
+    }
+    n
+}
+
+/// For fuzzing and tests: panic if the summary of `json` counted in pieces
+/// (of `piece` bytes) differs from that of the reference parse, or exists
+/// where the reference parse fails. Returns whether it was counted in pieces
+/// (not given up).
+#[doc(hidden)]
+pub fn assert_summary_in_pieces_matches_reference(json: &[u8], piece: usize) -> bool {
+    let block = lz4_flex::block::compress(json);
+    assert_block_in_pieces_matches_reference(&block, json.len(), piece)
+}
+
+/// For fuzzing: as [`assert_summary_in_pieces_matches_reference`], for an
+/// LZ4 block that claims to decode to `claimed` bytes (any bytes at all):
+/// counted in pieces only if the whole block decodes and parses.
+#[doc(hidden)]
+pub fn assert_block_in_pieces_matches_reference(
+    block: &[u8],
+    claimed: usize,
+    piece: usize,
+) -> bool {
+    let Some(counted) = summarize_block(block, claimed, piece.max(1), &|_| {}) else {
+        return false;
+    };
+    let mut file = super::MOZLZ4_MAGIC.to_vec();
+    file.extend_from_slice(&u32::try_from(claimed).unwrap_or(u32::MAX).to_le_bytes());
+    file.extend_from_slice(block);
+    let json = super::decompress(&file)
+        .unwrap_or_else(|e| panic!("counted in pieces, but the block does not decode: {e}"));
+    let reference = crate::Session::from_json_serial(&json)
+        .unwrap_or_else(|e| panic!("counted in pieces, but the reference parse failed: {e}"));
+    assert_eq!(counted, reference.summary(), "piece {piece}");
+    true
+}
+
+#[cfg(test)]
+mod tests;
