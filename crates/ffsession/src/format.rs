@@ -24,11 +24,11 @@ use crate::session::Session;
 mod stream;
 mod summarize;
 
-pub use summarize::FileSummary;
 #[doc(hidden)]
 pub use summarize::{
     assert_block_in_pieces_matches_reference, assert_summary_in_pieces_matches_reference,
 };
+pub use summarize::{open_tab_urls, FileSummary};
 
 /// The 8-byte magic that starts every mozlz4 file.
 pub const MOZLZ4_MAGIC: &[u8; 8] = b"mozLz40\0";

@@ -53,6 +53,22 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
     if args.archived {
         return archived(global, &args);
     }
+    let format = if args.json {
+        TabFormat::Json
+    } else {
+        args.format
+    };
+    if let (TabFormat::Urls, Some(file), None, false) =
+        (format, &args.file, args.window, args.closed)
+    {
+        // The open tabs' URLs only: a large file is listed as it decodes,
+        // keeping none of its JSON (`format/summarize.rs`).
+        let urls = ffsession::format::open_tab_urls(file)?;
+        let mut out = io::stdout().lock();
+        out.write_all(&urls)?;
+        out.flush()?;
+        return Ok(());
+    }
     let data = super::load_session(global, args.file.as_deref())?;
     let session = data.parse()?;
     if let Some(w) = args.window {
@@ -70,11 +86,6 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
     let filter = TabFilter {
         window: args.window,
         include_closed: args.closed,
-    };
-    let format = if args.json {
-        TabFormat::Json
-    } else {
-        args.format
     };
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     write_tabs(out, format, session.tab_records(filter))?;

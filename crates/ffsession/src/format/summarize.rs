@@ -25,8 +25,9 @@ use super::stream::{Pieces, WINDOW};
 use super::{check_header, detect, Format, SessionData, MOZLZ4_HEADER_LEN};
 use crate::buffer::Buffer;
 use crate::error::{Error, IoResultExt};
+use crate::export;
 use crate::session::streamed::{self, Piece};
-use crate::session::Summary;
+use crate::session::{Summary, Tab};
 
 /// Bytes of JSON decoded into each piece (after the window it starts with):
 /// four slots of the arena make 4 MiB, two huge pages.
@@ -57,9 +58,18 @@ impl FileSummary {
     /// result and every error are those of [`SessionData::read`] followed by
     /// [`SessionData::parse`] and [`Session::summary`](crate::Session::summary).
     pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
-        let path = path.as_ref();
+        Self::read_visiting(path.as_ref(), &mut |_, _| {}, &mut Vec::new())
+    }
+
+    /// [`FileSummary::read`], giving `visit` each open tab in order, with
+    /// `out` to write to.
+    fn read_visiting(
+        path: &Path,
+        visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
+        out: &mut Vec<u8>,
+    ) -> Result<Self, Error> {
         let bytes = Buffer::map_file(path).with_path(path)?;
-        if let Some(summary) = summarize_mozlz4(&bytes) {
+        if let Some(summary) = summarize_mozlz4(&bytes, visit, out) {
             let json_size = check_header(&bytes).unwrap_or_default();
             return Ok(FileSummary {
                 path: path.to_path_buf(),
@@ -69,9 +79,14 @@ impl FileSummary {
                 summary,
             });
         }
+        out.clear();
         let data = SessionData::from_buffer(path, bytes)?;
+        let session = data.parse()?;
+        for tab in session.windows.iter().flat_map(|w| &w.tabs) {
+            visit(tab, out);
+        }
         Ok(FileSummary {
-            summary: data.parse()?.summary(),
+            summary: session.summary(),
             path: data.path().to_path_buf(),
             format: data.format(),
             file_size: data.file_size(),
@@ -80,10 +95,32 @@ impl FileSummary {
     }
 }
 
+/// The URLs of the open tabs of the session file at `path`, a line each, as
+/// `ffsession tabs --format urls` writes them ([`export::one_line`]), read
+/// as [`FileSummary::read`] reads: a large mozlz4 file a piece at a time,
+/// keeping only the lines. Nothing is returned unless the whole file reads.
+pub fn open_tab_urls(path: impl AsRef<Path>) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    FileSummary::read_visiting(path.as_ref(), &mut write_url, &mut out)?;
+    Ok(out)
+}
+
+/// A tab's line in [`open_tab_urls`].
+fn write_url(tab: &Tab<'_>, out: &mut Vec<u8>) {
+    if let Some(url) = tab.url() {
+        out.extend_from_slice(export::one_line(url).as_bytes());
+        out.push(b'\n');
+    }
+}
+
 /// The summary of a large mozlz4 file, decoded and counted a piece at a
 /// time; `None` where the ordinary read must decide (small, not mozlz4,
 /// damaged, or anything the counter gives up on).
-fn summarize_mozlz4(bytes: &Buffer) -> Option<Summary> {
+fn summarize_mozlz4(
+    bytes: &Buffer,
+    visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
+    out: &mut Vec<u8>,
+) -> Option<Summary> {
     if detect(bytes).ok()? != Format::Mozlz4 {
         return None;
     }
@@ -91,19 +128,22 @@ fn summarize_mozlz4(bytes: &Buffer) -> Option<Summary> {
     if claimed < MIN_JSON || !crate::session::two_cores() {
         return None;
     }
-    summarize_block(&bytes[MOZLZ4_HEADER_LEN..], claimed, PIECE, &|n| {
-        bytes.release_before(MOZLZ4_HEADER_LEN + n);
-    })
+    let release = |n| bytes.release_before(MOZLZ4_HEADER_LEN + n);
+    let block = &bytes[MOZLZ4_HEADER_LEN..];
+    walk_block(block, claimed, PIECE, &release, visit, out)
 }
 
 /// Decode `block` (which claims to decode to `claimed` bytes) on a helper
-/// thread, `piece` bytes at a time, while this one counts; `release(n)` is
-/// called as the first `n` bytes of the block are decoded.
-pub(crate) fn summarize_block(
+/// thread, `piece` bytes at a time, while this one counts, giving `visit`
+/// each open tab (`session/streamed.rs`); `release(n)` is called as the
+/// first `n` bytes of the block are decoded.
+fn walk_block(
     block: &[u8],
     claimed: usize,
     piece: usize,
     release: &(dyn Fn(usize) + Sync),
+    visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
+    out: &mut Vec<u8>,
 ) -> Option<Summary> {
     // The pieces' buffers: slots of one allocation (on huge pages when it is
     // large enough: fresh small pages cost this machine about 2.5 µs each to
@@ -122,9 +162,14 @@ pub(crate) fn summarize_block(
         let decoder = crate::session::spawn_beside(scope, move || {
             decode_pieces(block, claimed, &pieces, &lent, release)
         });
-        let summary = streamed::summary(&mut || arrived.recv().ok(), &mut |bytes| {
-            let _ = free.send(bytes);
-        });
+        let summary = streamed::summary(
+            &mut || arrived.recv().ok(),
+            &mut |bytes| {
+                let _ = free.send(bytes);
+            },
+            visit,
+            out,
+        );
         // If the count gave up early, the decoder's next send (or wait for
         // a buffer) fails and it stops.
         drop(arrived);
@@ -207,7 +252,8 @@ fn complete_chars(bytes: &[u8]) -> usize {
 }
 
 /// For fuzzing and tests: panic if the summary of `json` counted in pieces
-/// (of `piece` bytes) differs from that of the reference parse, or exists
+/// (of `piece` bytes), or the open tabs' URLs listed that way
+/// ([`open_tab_urls`]), differ from those of the reference parse, or exist
 /// where the reference parse fails. Returns whether it was counted in pieces
 /// (not given up).
 #[doc(hidden)]
@@ -225,7 +271,10 @@ pub fn assert_block_in_pieces_matches_reference(
     claimed: usize,
     piece: usize,
 ) -> bool {
-    let Some(counted) = summarize_block(block, claimed, piece.max(1), &|_| {}) else {
+    let mut urls = Vec::new();
+    let piece = piece.max(1);
+    let Some(counted) = walk_block(block, claimed, piece, &|_| {}, &mut write_url, &mut urls)
+    else {
         return false;
     };
     let mut file = super::MOZLZ4_MAGIC.to_vec();
@@ -236,6 +285,10 @@ pub fn assert_block_in_pieces_matches_reference(
     let reference = crate::Session::from_json_serial(&json)
         .unwrap_or_else(|e| panic!("counted in pieces, but the reference parse failed: {e}"));
     assert_eq!(counted, reference.summary(), "piece {piece}");
+    let mut written = Vec::new();
+    let open = reference.tab_records(crate::session::TabFilter::default());
+    export::write_tabs(&mut written, export::TabFormat::Urls, open).expect("writing to memory");
+    assert!(urls == written, "the URLs differ (piece {piece})");
     true
 }
 

@@ -81,9 +81,15 @@ impl Text<'_> {
 /// Count the session whose text arrives from `next` (`None`: no more; the
 /// caller checks whether the text was whole). Buffers no longer needed go to
 /// `recycle`. `None` where the ordinary read must decide.
+///
+/// `visit` is given each open tab, in order, with `out` to write to: once per
+/// tab in what `out` holds at the end (a step run again first cuts `out` back
+/// to where it was before the step).
 pub(crate) fn summary<'s>(
     next: &mut dyn FnMut() -> Option<Piece<'s>>,
     recycle: &mut dyn FnMut(&'s mut [u8]),
+    visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
+    out: &mut Vec<u8>,
 ) -> Option<Summary> {
     let mut feed = Feed {
         next,
@@ -93,7 +99,14 @@ pub(crate) fn summary<'s>(
         pos: 0,
         last: false,
     };
-    de::fast_attempt(|| session(&mut feed)).ok()
+    let mut visitor = Visitor { visit, out };
+    de::fast_attempt(|| session(&mut feed, &mut visitor)).ok()
+}
+
+/// What is done with each open tab, and where it writes.
+struct Visitor<'v> {
+    visit: &'v mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
+    out: &'v mut Vec<u8>,
 }
 
 /// The text at hand, and where the walk is in it.
@@ -229,7 +242,7 @@ impl TopKey {
 }
 
 /// The top-level object (`parallel::session`, counting).
-fn session(feed: &mut Feed<'_, '_>) -> Result<Summary> {
+fn session(feed: &mut Feed<'_, '_>, visitor: &mut Visitor<'_>) -> Result<Summary> {
     let mut s = Summary::default();
     let mut windows = None;
     let mut closed_windows = None;
@@ -240,7 +253,7 @@ fn session(feed: &mut Feed<'_, '_>) -> Result<Summary> {
     while more {
         match feed.step(|c| c.key().map(|key| TopKey::of(&key)))? {
             TopKey::Windows => {
-                windows_array(feed, |t| {
+                windows_array(feed, Some(&mut *visitor), |t| {
                     s.windows += 1;
                     s.tabs += t.tabs;
                     s.pinned_tabs += t.pinned;
@@ -252,7 +265,7 @@ fn session(feed: &mut Feed<'_, '_>) -> Result<Summary> {
                 once(&mut windows, ())?;
             }
             TopKey::ClosedWindows => {
-                windows_array(feed, |t| {
+                windows_array(feed, None, |t| {
                     s.closed_windows += 1;
                     s.closed_window_tabs += t.tabs;
                 })?;
@@ -300,17 +313,23 @@ struct WindowTally {
 }
 
 /// `windows` or `_closedWindows`: `count` is called with each window's tally.
-fn windows_array(feed: &mut Feed<'_, '_>, mut count: impl FnMut(WindowTally)) -> Result<()> {
+/// Open windows' tabs go to `visitor`.
+fn windows_array(
+    feed: &mut Feed<'_, '_>,
+    mut visitor: Option<&mut Visitor<'_>>,
+    mut count: impl FnMut(WindowTally),
+) -> Result<()> {
     let mut more = feed.step(|c| c.open(b'[', b']'))?;
     while more {
-        count(window(feed)?);
+        count(window(feed, visitor.as_deref_mut())?);
         more = feed.step(|c| c.more(b']'))?;
     }
     Ok(())
 }
 
 /// One window object (`parallel::window`, counting).
-fn window(feed: &mut Feed<'_, '_>) -> Result<WindowTally> {
+fn window(feed: &mut Feed<'_, '_>, visitor: Option<&mut Visitor<'_>>) -> Result<WindowTally> {
+    let mut visitor = visitor;
     let mut tally = WindowTally::default();
     let mut seen = 0u16;
     let mut more = feed.step(|c| c.open(b'{', b'}'))?;
@@ -334,7 +353,7 @@ fn window(feed: &mut Feed<'_, '_>) -> Result<WindowTally> {
         let (mask, closed_tabs, groups) = match field {
             Some(field) => field,
             None => {
-                tabs(feed, &mut tally)?;
+                tabs(feed, &mut tally, visitor.as_deref_mut())?;
                 // The bit `WindowFields::seen` gives `tabs`.
                 (1, 0, 0)
             }
@@ -351,7 +370,11 @@ fn window(feed: &mut Feed<'_, '_>) -> Result<WindowTally> {
 }
 
 /// A window's `tabs` (`parallel::tabs_array`), one tab per step.
-fn tabs(feed: &mut Feed<'_, '_>, tally: &mut WindowTally) -> Result<()> {
+fn tabs(
+    feed: &mut Feed<'_, '_>,
+    tally: &mut WindowTally,
+    mut visitor: Option<&mut Visitor<'_>>,
+) -> Result<()> {
     if feed.step(|c| c.peek())? != b'[' {
         // Not an array: no tabs (`de::list`).
         tally.tabs += feed.step(|c| Ok(c.value::<List<Tab>>()?.0.len()))?;
@@ -359,9 +382,15 @@ fn tabs(feed: &mut Feed<'_, '_>, tally: &mut WindowTally) -> Result<()> {
     }
     let mut more = feed.step(|c| c.open(b'[', b']'))?;
     while more {
-        // A step may run twice: it returns the counts, added here.
+        // A step may run twice: it returns the counts, added here, and cuts
+        // what the visitor wrote back before writing again.
+        let mark = visitor.as_ref().map_or(0, |v| v.out.len());
         let (pinned, hidden, entries) = feed.step(|c| {
             let tab = c.value::<Tab>()?;
+            if let Some(v) = visitor.as_deref_mut() {
+                v.out.truncate(mark);
+                (v.visit)(&tab, v.out);
+            }
             Ok((tab.pinned, tab.hidden, tab.entries.len()))
         })?;
         tally.tabs += 1;

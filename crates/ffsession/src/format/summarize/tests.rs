@@ -134,7 +134,7 @@ fn both_ways(path: &Path) -> (Result<FileSummary, String>, Result<FileSummary, S
 }
 
 #[test]
-fn a_file_summary_is_that_of_the_ordinary_read_large_small_or_damaged() {
+fn a_file_summary_and_url_list_are_those_of_the_ordinary_read_large_small_or_damaged() {
     let dir = tempfile::tempdir().unwrap();
     let large = generate(&Spec::sized(3_000_000));
     assert!(large.len() >= MIN_JSON);
@@ -157,11 +157,24 @@ fn a_file_summary_is_that_of_the_ordinary_read_large_small_or_damaged() {
         std::fs::write(&path, bytes).unwrap();
         let (summarized, ordinary) = both_ways(&path);
         assert_eq!(summarized, ordinary, "{name}");
+        // The URL list too, error included.
+        let listed = open_tab_urls(&path).map_err(|e| e.to_string());
+        let written = SessionData::read(&path)
+            .and_then(|data| {
+                let mut out = Vec::new();
+                let session = data.parse()?;
+                let open = session.tab_records(crate::session::TabFilter::default());
+                export::write_tabs(&mut out, export::TabFormat::Urls, open).unwrap();
+                Ok(out)
+            })
+            .map_err(|e| e.to_string());
+        assert!(listed == written, "{name}");
+        assert_eq!(listed.is_ok(), summarized.is_ok(), "{name}");
     }
     // The large one was counted in pieces, not read the ordinary way.
     let bytes = Buffer::map_file(&dir.path().join("large.jsonlz4")).unwrap();
     assert_eq!(
-        summarize_mozlz4(&bytes).is_some(),
+        summarize_mozlz4(&bytes, &mut |_, _| {}, &mut Vec::new()).is_some(),
         crate::session::two_cores()
     );
 }
