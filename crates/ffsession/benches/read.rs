@@ -14,7 +14,14 @@
 //!   and base64 fields faster, still on one thread;
 //! - `summary`: decompress + parse + count (`ffsession info`: the fast attempt,
 //!   and documents of 2 MiB and more on two threads);
-//! - `tab_list`: decompress + parse + every tab rendered as JSON (`ffsession tabs`).
+//! - `summary_in_pieces`: decompress on a helper thread a piece at a time
+//!   while this one counts, keeping none of the JSON (`format/summarize.rs`:
+//!   `ffsession info` on a file of 2 MiB of JSON or more; here at every size);
+//! - `tab_list`: decompress + parse + every tab rendered as JSON (`ffsession tabs`);
+//! - `urls`: decompress + parse + the open tabs' URLs, a line each
+//!   (`ffsession tabs --format urls` on a small file);
+//! - `urls_in_pieces`: the same lines, read a piece at a time as
+//!   `summary_in_pieces` reads (`tabs --format urls` on a large file).
 //!
 //! Throughput is JSON bytes per second. Criterion measures each benchmark in
 //! turn and reports as usual. On a shared machine whose speed drifts over
@@ -63,6 +70,8 @@ fn workloads() -> Vec<Workload> {
         })
     };
     let mut out = Vec::with_capacity(1 << 20);
+    let mut urls = Vec::with_capacity(1 << 20);
+    let mut pieces_urls = Vec::with_capacity(1 << 20);
     vec![
         (
             "floor_decompress",
@@ -89,6 +98,10 @@ fn workloads() -> Vec<Workload> {
         ),
         ("summary", summary(|j| Session::from_json(j))),
         (
+            "summary_in_pieces",
+            Box::new(|packed| format::summary_in_pieces(packed, None).unwrap().tabs),
+        ),
+        (
             "tab_list",
             Box::new(move |packed| {
                 let json = format::decompress_to_buffer(packed).unwrap();
@@ -100,6 +113,25 @@ fn workloads() -> Vec<Workload> {
                 };
                 write_tabs(&mut out, TabFormat::Json, session.tab_records(filter)).unwrap();
                 out.len()
+            }),
+        ),
+        (
+            "urls",
+            Box::new(move |packed| {
+                let json = format::decompress_to_buffer(packed).unwrap();
+                let session = Session::from_json(&json).unwrap();
+                urls.clear();
+                let open = session.tab_records(TabFilter::default());
+                write_tabs(&mut urls, TabFormat::Urls, open).unwrap();
+                urls.len()
+            }),
+        ),
+        (
+            "urls_in_pieces",
+            Box::new(move |packed| {
+                pieces_urls.clear();
+                format::summary_in_pieces(packed, Some(&mut pieces_urls)).unwrap();
+                pieces_urls.len()
             }),
         ),
     ]

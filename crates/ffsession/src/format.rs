@@ -27,6 +27,7 @@ mod summarize;
 #[doc(hidden)]
 pub use summarize::{
     assert_block_in_pieces_matches_reference, assert_summary_in_pieces_matches_reference,
+    summary_in_pieces,
 };
 pub use summarize::{open_tab_urls, FileSummary};
 

@@ -251,6 +251,27 @@ fn complete_chars(bytes: &[u8]) -> usize {
     n
 }
 
+/// For benchmarks: the summary of the mozlz4 file `bytes`, counted in
+/// pieces as [`FileSummary::read`] counts a large one (whatever its size),
+/// and its open tabs' URL lines ([`open_tab_urls`]) in `urls` if given;
+/// `None` where that gives up.
+#[doc(hidden)]
+pub fn summary_in_pieces(bytes: &[u8], urls: Option<&mut Vec<u8>>) -> Option<Summary> {
+    let claimed = check_header(bytes).ok()?;
+    let block = &bytes[MOZLZ4_HEADER_LEN..];
+    match urls {
+        Some(out) => walk_block(block, claimed, PIECE, &|_| {}, &mut write_url, out),
+        None => walk_block(
+            block,
+            claimed,
+            PIECE,
+            &|_| {},
+            &mut |_, _| {},
+            &mut Vec::new(),
+        ),
+    }
+}
+
 /// For fuzzing and tests: panic if the summary of `json` counted in pieces
 /// (of `piece` bytes), or the open tabs' URLs listed that way
 /// ([`open_tab_urls`]), differ from those of the reference parse, or exist

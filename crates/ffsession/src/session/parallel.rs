@@ -76,11 +76,15 @@ pub(crate) fn spawn_beside<'scope, T: Send + 'scope>(
 /// allow all of them again.
 #[cfg(target_os = "linux")]
 fn leave_core(cpu: usize) {
-    use rustix::thread::{sched_getaffinity, sched_setaffinity};
+    use rustix::thread::{sched_getaffinity, sched_getcpu, sched_setaffinity};
+    // Already elsewhere: nothing to do (`sched_getcpu` needs no system call).
+    if sched_getcpu() != cpu {
+        return;
+    }
     let Ok(allowed) = sched_getaffinity(None) else {
         return;
     };
-    if rustix::thread::sched_getcpu() != cpu || allowed.count() < 2 || !allowed.is_set(cpu) {
+    if allowed.count() < 2 || !allowed.is_set(cpu) {
         return;
     }
     let mut others = allowed;
