@@ -19,7 +19,7 @@ corpus="$fuzz/corpus"
 if [[ "${1:-}" == "--clean" ]]; then
     rm -rf "$corpus"
 fi
-mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue"
+mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -91,6 +91,14 @@ for f in "$tmp"/bad/*.js; do
     [[ "$(basename "$f")" == empty.js ]] || cp "$f" "$corpus/session_json/"
 done
 
+# summarize: the session_json seeds behind a byte that picks the piece size
+# (8 and 64 bytes).
+for f in "$corpus"/session_json/*; do
+    for size in 07 3f; do
+        { printf "\x$size"; cat "$f"; } >"$corpus/summarize/$size-$(basename "$f")"
+    done
+done
+
 # rescue: everything, and the real Firefox and era fixtures (Firefox's own
 # LZ4 blocks, which `rescue` compresses again to locate damage).
 cp "$tmp"/bad/* "$tmp"/valid/* "$tmp"/tiny/* "$corpus/rescue/"
@@ -98,6 +106,6 @@ cp "$root"/crates/ffsession/tests/fixtures/firefox/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/firefox-large/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/eras/* "$corpus/rescue/"
 
-for t in mozlz4 session session_json rescue; do
+for t in mozlz4 session session_json rescue summarize; do
     echo "$t: $(ls "$corpus/$t" | wc -l) seeds, $(du -sh "$corpus/$t" | cut -f1)"
 done
