@@ -127,6 +127,24 @@ fn ignored_payload_tenfold_does_not_change_allocation_counts() {
         );
     }
 
+    // `info` and `tabs --format urls` on a large file: the walk in pieces
+    // (`format/summarize.rs`), whose pieces end between tabs.
+    for urls in [false, true] {
+        let walk = |file: &[u8]| {
+            let mut lines = Vec::with_capacity(1 << 20);
+            let out = urls.then_some(&mut lines);
+            assert!(ffsession::format::summary_in_pieces(file, out).is_some());
+        };
+        let s = allocations(|| walk(&small));
+        let b = allocations(|| walk(&big));
+        // A thread's first wait on a channel allocates its waiting context:
+        // whether the decoder ever waits for a slot depends on timing.
+        assert!(
+            s.abs_diff(b) <= 2,
+            "walk in pieces (URL lines: {urls}): {s} vs {b} allocations"
+        );
+    }
+
     // And allocations do grow with tabs: the check above is not vacuous.
     let more_tabs = mozlz4(generate(&Spec { tabs: 1600, ..spec }).as_bytes());
     let m = allocations(|| summarise(more_tabs.clone(), serial));

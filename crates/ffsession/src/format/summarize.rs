@@ -8,10 +8,13 @@
 //! memory is a few pieces instead of the whole JSON, and the count runs
 //! while the decoder works, on the other core, instead of after it.
 //!
-//! Each piece starts with the last [`WINDOW`] bytes (or more, back to the
-//! start of a character) of the piece before it, which is where LZ4 matches
+//! Each piece starts with the last [`WINDOW`] bytes of the output before it
+//! (or more, back to the start of a character), which is where LZ4 matches
 //! reach back to, and which the counter reuses for a value cut between two
-//! pieces. The decoder checks each piece is UTF-8 as it makes it a `String`.
+//! pieces. A piece's text ends where a tab starts, if one starts near its end
+//! (the rest is repeated at the start of the next), so that the walk meets
+//! the end of a piece between tabs. The decoder checks each piece is UTF-8
+//! before lending it to the walk.
 //! A damaged file, invalid UTF-8, or anything the counter gives up on is
 //! read the ordinary way ([`SessionData::read`], then
 //! [`SessionData::parse`]), which decides and words the error: the result
@@ -27,11 +30,15 @@ use crate::buffer::Buffer;
 use crate::error::{Error, IoResultExt};
 use crate::export;
 use crate::session::streamed::{self, Piece};
-use crate::session::{Summary, Tab};
+use crate::session::{Summary, Tab, TAB_START};
 
-/// Bytes of JSON decoded into each piece (after the window it starts with):
-/// four slots of the arena make 4 MiB, two huge pages.
-const PIECE: usize = (1 << 20) - WINDOW - 3;
+/// How far back from the end of a piece the decoder looks for the start of a
+/// tab to end the piece's text at (a tab longer than this may be cut).
+const TAB_REACH: usize = 256 << 10;
+
+/// Bytes of JSON decoded into each piece (after what it repeats of the piece
+/// before): four slots of the arena make 4 MiB, two huge pages.
+const PIECE: usize = (1 << 20) - TAB_REACH - 3;
 
 /// Files whose JSON is smaller than this are read the ordinary way: starting
 /// the decoder's thread costs more than the pieces save.
@@ -148,16 +155,19 @@ fn walk_block(
     // The pieces' buffers: slots of one allocation (on huge pages when it is
     // large enough: fresh small pages cost this machine about 2.5 µs each to
     // fault in, 3 ms for a few MiB). Each slot has room for the window, up
-    // to three bytes of a character, and a piece. Three slots are enough
+    // to three bytes of a character (or the end of the piece before, from
+    // the start of a tab), and a piece. Three slots are enough
     // (the one decoded into, the one counted, and the next); a fourth lets
     // the decoder run a piece ahead.
-    let slot = WINDOW + 3 + piece;
+    let slot = TAB_REACH + 3 + piece;
     let mut arena = Buffer::zeroed(SLOTS * slot);
-    let (free, lent) = mpsc::channel::<&mut [u8]>();
+    // Bounded channels: their room is allocated once (an unbounded one
+    // allocates as messages pass), and no more than `SLOTS` are ever in one.
+    let (free, lent) = mpsc::sync_channel::<&mut [u8]>(SLOTS);
     for bytes in arena.chunks_mut(slot) {
         free.send(bytes).ok()?;
     }
-    let (pieces, arrived) = mpsc::channel::<Piece<'_>>();
+    let (pieces, arrived) = mpsc::sync_channel::<Piece<'_>>(SLOTS);
     thread::scope(|scope| {
         let decoder = crate::session::spawn_beside(scope, move || {
             decode_pieces(block, claimed, &pieces, &lent, release)
@@ -188,7 +198,7 @@ const SLOTS: usize = 4;
 fn decode_pieces<'s>(
     block: &[u8],
     claimed: usize,
-    pieces: &mpsc::Sender<Piece<'s>>,
+    pieces: &mpsc::SyncSender<Piece<'s>>,
     lent: &mpsc::Receiver<&'s mut [u8]>,
     release: &(dyn Fn(usize) + Sync),
 ) -> bool {
@@ -209,9 +219,20 @@ fn decode_pieces<'s>(
             // All of it: a character cut at the end is not UTF-8.
             return Piece::new(buf, end, base).is_some_and(|p| pieces.send(p).is_ok());
         }
-        // The next buffer starts with the window, from the start of a
-        // character (one of the three bytes before, in valid UTF-8).
-        let mut from = end - WINDOW.min(end);
+        // The piece's text ends where a tab starts, if one starts in its
+        // last `TAB_REACH` bytes: the walk then meets the end of the piece
+        // between two tabs and reads no tab twice (a tab read in part is read
+        // again whole, allocations and all). Else it ends before a character
+        // cut at its end.
+        let near_end = start.max(end.saturating_sub(TAB_REACH));
+        // (Just past the `,` before it: a step is taken only with a byte
+        // after it in view, so the tab before ends inside the text.)
+        let tab = memchr::memmem::rfind(&buf[near_end..end], TAB_START).map(|i| near_end + i + 1);
+        let text_end = tab.unwrap_or_else(|| complete_chars(&buf[..end]));
+        // The next buffer starts with the window, and the text after the
+        // piece's end: from the start of a character (one of the three bytes
+        // before, in valid UTF-8).
+        let mut from = (end - WINDOW.min(end)).min(text_end);
         while from > 0 && end - from < WINDOW + 3 && buf[from] & 0xC0 == 0x80 {
             from -= 1;
         }
@@ -219,8 +240,7 @@ fn decode_pieces<'s>(
             return false;
         };
         next[..end - from].copy_from_slice(&buf[from..end]);
-        // A character cut at the end is whole in the next piece.
-        let Some(piece) = Piece::new(buf, complete_chars(&buf[..end]), base) else {
+        let Some(piece) = Piece::new(buf, text_end, base) else {
             return false;
         };
         if pieces.send(piece).is_err() {

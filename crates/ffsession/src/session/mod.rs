@@ -30,7 +30,7 @@ use crate::error::ParseError;
 
 #[doc(hidden)]
 pub use parallel::assert_fast_paths_match_reference;
-pub(crate) use parallel::{spawn_beside, two_cores};
+pub(crate) use parallel::{spawn_beside, two_cores, TAB_START};
 pub use records::{TabFilter, TabRecord, TabState};
 
 // Every model type reads only from a JSON object: serde's derive alone would

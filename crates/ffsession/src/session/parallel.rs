@@ -32,7 +32,7 @@ use serde::{Deserialize, Deserializer};
 use super::{de, ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
 
 /// The bytes before the `{` of a tab that is not the first in its window.
-const TAB_START: &[u8] = b",{\"entries\":[";
+pub(crate) const TAB_START: &[u8] = b",{\"entries\":[";
 
 /// Documents smaller than this are parsed on one thread. A 2 MiB session parses
 /// in about a millisecond; starting a thread takes 40-100 µs, and waking an idle
