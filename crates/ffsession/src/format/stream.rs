@@ -343,6 +343,28 @@ mod tests {
         v
     }
 
+    /// `block` cut every `cut_step` bytes, and with a byte flipped (three
+    /// ways) every `flip_step` bytes, each claiming `size`.
+    fn damaged(
+        block: &[u8],
+        size: usize,
+        cut_step: usize,
+        flip_step: usize,
+    ) -> Vec<(Vec<u8>, usize)> {
+        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
+        for cut in (0..block.len()).step_by(cut_step) {
+            cases.push((block[..cut].to_vec(), size));
+        }
+        for at in (0..block.len()).step_by(flip_step) {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut b = block.to_vec();
+                b[at] ^= flip;
+                cases.push((b, size));
+            }
+        }
+        cases
+    }
+
     #[test]
     fn decodes_as_lz4_flex_does() {
         for len in [0, 1, 15, 16, 17, 100, 5_000, 700_000, 3_000_000] {
@@ -357,17 +379,7 @@ mod tests {
     fn cut_damaged_and_wrongly_sized_blocks_fail_as_lz4_flex_does() {
         let json = sample(60_000);
         let block = lz4_flex::block::compress(&json);
-        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
-        for cut in (0..block.len()).step_by(97) {
-            cases.push((block[..cut].to_vec(), json.len()));
-        }
-        for at in (0..block.len()).step_by(131) {
-            for flip in [0x01, 0x80, 0xff] {
-                let mut b = block.clone();
-                b[at] ^= flip;
-                cases.push((b, json.len()));
-            }
-        }
+        let mut cases = damaged(&block, json.len(), 97, 131);
         cases.push((block.clone(), json.len() - 1));
         cases.push((block.clone(), 10));
         cases.push((block.clone(), json.len() + 100));
@@ -433,17 +445,7 @@ mod tests {
     fn pieces_fail_where_the_whole_block_fails() {
         let json = sample(60_000);
         let block = lz4_flex::block::compress(&json);
-        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
-        for cut in (0..block.len()).step_by(89) {
-            cases.push((block[..cut].to_vec(), json.len()));
-        }
-        for at in (0..block.len()).step_by(127) {
-            for flip in [0x01, 0x80, 0xff] {
-                let mut b = block.clone();
-                b[at] ^= flip;
-                cases.push((b, json.len()));
-            }
-        }
+        let mut cases = damaged(&block, json.len(), 89, 127);
         cases.push((block.clone(), json.len() - 1));
         cases.push((block.clone(), json.len() + 1));
         cases.push((block.clone(), 0));
