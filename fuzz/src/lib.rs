@@ -132,17 +132,21 @@ pub fn session_json(data: &[u8]) {
 /// JSON arrives in pieces (`format/summarize.rs`) must be that of the
 /// reference parse, or not be given at all. The first byte picks the piece
 /// size (1-256 bytes, so values straddle pieces); the rest is session JSON,
-/// compressed as Firefox does, and is also taken as a raw LZ4 block whose
-/// first two bytes say what size it claims.
+/// compressed as Firefox does, counted as it arrives and again once it has
+/// all decoded (so that the decoder's thread takes its part wherever a piece
+/// starts with a tab), and is also taken as a raw LZ4 block whose first two
+/// bytes say what size it claims.
 pub fn summarize(data: &[u8]) {
     let Some((&first, rest)) = data.split_first() else {
         return;
     };
     let piece = usize::from(first) + 1;
-    format::assert_summary_in_pieces_matches_reference(rest, piece);
+    for hold in [false, true] {
+        format::assert_summary_in_pieces_matches_reference(rest, piece, hold);
+    }
     if let [a, b, block @ ..] = rest {
         let claimed = usize::from(u16::from_le_bytes([*a, *b]));
-        format::assert_block_in_pieces_matches_reference(block, claimed, piece);
+        format::assert_block_in_pieces_matches_reference(block, claimed, piece, true);
     }
 }
 

@@ -39,7 +39,8 @@ fn allocations(f: impl FnOnce()) -> usize {
 }
 
 /// Reallocations the two-thread split may add or save: a few per vector that
-/// is split (a window's tabs, the array of windows).
+/// is split (a window's tabs, the array of windows). The walk in pieces has
+/// the same leeway, for the tail it may hand to the decoder's thread.
 const SPLIT_SLACK: usize = 8;
 
 /// A parser: serial (the allocation model) or the default one.
@@ -137,10 +138,13 @@ fn ignored_payload_tenfold_does_not_change_allocation_counts() {
         };
         let s = allocations(|| walk(&small));
         let b = allocations(|| walk(&big));
-        // A thread's first wait on a channel allocates its waiting context:
-        // whether the decoder ever waits for a slot depends on timing.
+        // Timing moves a few allocations: a thread's first wait on a channel
+        // allocates its waiting context, and whether the decoder ever waits
+        // for a slot depends on timing; so does whether the walk hands the
+        // last pieces to the decoder's thread (the pieces' queue, the split,
+        // the list of windows and the lines it counted there).
         assert!(
-            s.abs_diff(b) <= 2,
+            s.abs_diff(b) <= SPLIT_SLACK,
             "walk in pieces (URL lines: {urls}): {s} vs {b} allocations"
         );
     }

@@ -14,13 +14,17 @@
 //! pieces. A piece's text ends where a tab starts, if one starts near its end
 //! (the rest is repeated at the start of the next), so that the walk meets
 //! the end of a piece between tabs. The decoder checks each piece is UTF-8
-//! before lending it to the walk.
+//! before lending it to the walk. Once it has decoded everything, the
+//! decoder's thread walks the later pieces still waiting, from a tab on,
+//! while this thread walks up to that tab (`streamed::Helper`): the two
+//! halves of the tail are counted at the same time.
 //! A damaged file, invalid UTF-8, or anything the counter gives up on is
 //! read the ordinary way ([`SessionData::read`], then
 //! [`SessionData::parse`]), which decides and words the error: the result
 //! is the same either way, only the memory and the time differ.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
@@ -29,7 +33,7 @@ use super::{check_header, detect, Format, SessionData, MOZLZ4_HEADER_LEN};
 use crate::buffer::Buffer;
 use crate::error::{Error, IoResultExt};
 use crate::export;
-use crate::session::streamed::{self, Piece};
+use crate::session::streamed::{self, receive, Helper, Piece, Visit};
 use crate::session::{Summary, Tab, TAB_START};
 
 /// How far back from the end of a piece the decoder looks for the start of a
@@ -65,16 +69,12 @@ impl FileSummary {
     /// result and every error are those of [`SessionData::read`] followed by
     /// [`SessionData::parse`] and [`Session::summary`](crate::Session::summary).
     pub fn read(path: impl AsRef<Path>) -> Result<Self, Error> {
-        Self::read_visiting(path.as_ref(), &mut |_, _| {}, &mut Vec::new())
+        Self::read_visiting(path.as_ref(), |_, _| {}, &mut Vec::new())
     }
 
     /// [`FileSummary::read`], giving `visit` each open tab in order, with
     /// `out` to write to.
-    fn read_visiting(
-        path: &Path,
-        visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
-        out: &mut Vec<u8>,
-    ) -> Result<Self, Error> {
+    fn read_visiting(path: &Path, visit: Visit, out: &mut Vec<u8>) -> Result<Self, Error> {
         let bytes = Buffer::map_file(path).with_path(path)?;
         if let Some(summary) = summarize_mozlz4(&bytes, visit, out) {
             let json_size = check_header(&bytes).unwrap_or_default();
@@ -108,7 +108,7 @@ impl FileSummary {
 /// keeping only the lines. Nothing is returned unless the whole file reads.
 pub fn open_tab_urls(path: impl AsRef<Path>) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
-    FileSummary::read_visiting(path.as_ref(), &mut write_url, &mut out)?;
+    FileSummary::read_visiting(path.as_ref(), write_url, &mut out)?;
     Ok(out)
 }
 
@@ -123,11 +123,7 @@ fn write_url(tab: &Tab<'_>, out: &mut Vec<u8>) {
 /// The summary of a large mozlz4 file, decoded and counted a piece at a
 /// time; `None` where the ordinary read must decide (small, not mozlz4,
 /// damaged, or anything the counter gives up on).
-fn summarize_mozlz4(
-    bytes: &Buffer,
-    visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
-    out: &mut Vec<u8>,
-) -> Option<Summary> {
+fn summarize_mozlz4(bytes: &Buffer, visit: Visit, out: &mut Vec<u8>) -> Option<Summary> {
     if detect(bytes).ok()? != Format::Mozlz4 {
         return None;
     }
@@ -137,21 +133,29 @@ fn summarize_mozlz4(
     }
     let release = |n| bytes.release_before(MOZLZ4_HEADER_LEN + n);
     let block = &bytes[MOZLZ4_HEADER_LEN..];
-    walk_block(block, claimed, PIECE, &release, visit, out)
+    walk_block(block, claimed, PIECE, &release, visit, out, false).map(|(summary, _)| summary)
 }
 
 /// Decode `block` (which claims to decode to `claimed` bytes) on a helper
 /// thread, `piece` bytes at a time, while this one counts, giving `visit`
 /// each open tab (`session/streamed.rs`); `release(n)` is called as the
-/// first `n` bytes of the block are decoded.
+/// first `n` bytes of the block are decoded. Once it has decoded all, the
+/// helper walks the later part of what is left ([`Helper`]); the second
+/// result says whether it did.
+///
+/// With `hold` (for tests and fuzzing), the count starts only once the
+/// decoder has decoded everything, given room for all of it (if that is at
+/// most [`HOLD_SLOTS`] pieces), so that the helper's part never depends on
+/// timing.
 fn walk_block(
     block: &[u8],
     claimed: usize,
     piece: usize,
     release: &(dyn Fn(usize) + Sync),
-    visit: &mut dyn FnMut(&Tab<'_>, &mut Vec<u8>),
+    visit: Visit,
     out: &mut Vec<u8>,
-) -> Option<Summary> {
+    hold: bool,
+) -> Option<(Summary, bool)> {
     // The pieces' buffers: slots of one allocation (on huge pages when it is
     // large enough: fresh small pages cost this machine about 2.5 µs each to
     // fault in, 3 ms for a few MiB). Each slot has room for the window, up
@@ -160,28 +164,69 @@ fn walk_block(
     // (the one decoded into, the one counted, and the next); a fourth lets
     // the decoder run a piece ahead.
     let slot = TAB_REACH + 3 + piece;
-    let mut arena = Buffer::zeroed(SLOTS * slot);
+    // Each piece but the last adds at least `piece` bytes, and the decoder
+    // takes the next slot before it sends a piece.
+    let all = claimed / piece + 3;
+    let hold = hold && all <= HOLD_SLOTS;
+    let slots = if hold { all.max(SLOTS) } else { SLOTS };
+    let mut arena = Buffer::zeroed(slots * slot);
     // Bounded channels: their room is allocated once (an unbounded one
-    // allocates as messages pass), and no more than `SLOTS` are ever in one.
-    let (free, lent) = mpsc::sync_channel::<&mut [u8]>(SLOTS);
-    for bytes in arena.chunks_mut(slot) {
+    // allocates as messages pass), and no more than `slots` are ever in one.
+    let (free, lent) = mpsc::sync_channel::<&mut [u8]>(slots);
+    let mut later_slots = arena.chunks_mut(slot);
+    for bytes in later_slots.by_ref().take(2) {
         free.send(bytes).ok()?;
     }
-    let (pieces, arrived) = mpsc::sync_channel::<Piece<'_>>(SLOTS);
+    let (pieces, arrived) = mpsc::sync_channel::<Piece<'_>>(slots);
+    let (give, handed) = mpsc::sync_channel(1);
+    let (done_walking, take) = mpsc::sync_channel(1);
+    let (done, stopped) = (&AtomicBool::new(false), &AtomicBool::new(false));
     thread::scope(|scope| {
         let decoder = crate::session::spawn_beside(scope, move || {
-            decode_pieces(block, claimed, &pieces, &lent, release)
+            let whole = decode_pieces(block, claimed, &pieces, &lent, release);
+            // Closed before `done` is set: the walk takes what is left
+            // without waiting.
+            drop(pieces);
+            drop(lent);
+            done.store(whole, Ordering::Release);
+            stopped.store(true, Ordering::Release);
+            if whole {
+                if let Some(handoff) = receive(&handed) {
+                    let _ = done_walking.send(streamed::speculate(handoff, visit));
+                }
+            }
+            whole
         });
+        // The other slots' pages are faulted in here while the decoder
+        // starts (the kernel zeroes each page on its first touch), instead
+        // of by the decoder as it comes to them.
+        for bytes in later_slots {
+            if !hold {
+                bytes.chunks_mut(4096).for_each(|page| page[0] = 0);
+            }
+            let _ = free.send(bytes);
+        }
+        while hold && !stopped.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+        // The helper's channels close at the end of this statement.
         let summary = streamed::summary(
-            &mut || arrived.recv().ok(),
+            &mut || receive(&arrived),
             &mut |bytes| {
                 let _ = free.send(bytes);
             },
+            Some(&mut Helper {
+                done,
+                arrived: &arrived,
+                give: Some(give),
+                take,
+                min_share: piece / 2,
+            }),
             visit,
             out,
         );
         // If the count gave up early, the decoder's next send (or wait for
-        // a buffer) fails and it stops.
+        // a buffer, or for pieces to walk) fails and it stops.
         drop(arrived);
         drop(free);
         let whole = decoder.join().unwrap_or(false);
@@ -191,6 +236,10 @@ fn walk_block(
 
 /// Slots of the arena the pieces are decoded into.
 const SLOTS: usize = 4;
+
+/// At most this many slots for a count that waits for the whole decode
+/// (`walk_block`'s `hold`).
+const HOLD_SLOTS: usize = 64;
 
 /// The helper: decode `block` into the buffers from `lent`, filling each
 /// after the window, and send them as pieces; true if the whole block
@@ -236,7 +285,7 @@ fn decode_pieces<'s>(
         while from > 0 && end - from < WINDOW + 3 && buf[from] & 0xC0 == 0x80 {
             from -= 1;
         }
-        let Ok(next) = lent.recv() else {
+        let Some(next) = receive(lent) else {
             return false;
         };
         next[..end - from].copy_from_slice(&buf[from..end]);
@@ -279,28 +328,36 @@ fn complete_chars(bytes: &[u8]) -> usize {
 pub fn summary_in_pieces(bytes: &[u8], urls: Option<&mut Vec<u8>>) -> Option<Summary> {
     let claimed = check_header(bytes).ok()?;
     let block = &bytes[MOZLZ4_HEADER_LEN..];
-    match urls {
-        Some(out) => walk_block(block, claimed, PIECE, &|_| {}, &mut write_url, out),
+    let counted = match urls {
+        Some(out) => walk_block(block, claimed, PIECE, &|_| {}, write_url, out, false),
         None => walk_block(
             block,
             claimed,
             PIECE,
             &|_| {},
-            &mut |_, _| {},
+            |_, _| {},
             &mut Vec::new(),
+            false,
         ),
-    }
+    };
+    counted.map(|(summary, _)| summary)
 }
 
 /// For fuzzing and tests: panic if the summary of `json` counted in pieces
 /// (of `piece` bytes), or the open tabs' URLs listed that way
 /// ([`open_tab_urls`]), differ from those of the reference parse, or exist
-/// where the reference parse fails. Returns whether it was counted in pieces
-/// (not given up).
+/// where the reference parse fails. Returns `None` if it was not counted in
+/// pieces (given up), else whether the decoder's thread walked part of it.
+/// With `hold`, the count starts once the whole block has decoded, so that
+/// the decoder's thread takes its part whenever a piece starts with a tab.
 #[doc(hidden)]
-pub fn assert_summary_in_pieces_matches_reference(json: &[u8], piece: usize) -> bool {
+pub fn assert_summary_in_pieces_matches_reference(
+    json: &[u8],
+    piece: usize,
+    hold: bool,
+) -> Option<bool> {
     let block = lz4_flex::block::compress(json);
-    assert_block_in_pieces_matches_reference(&block, json.len(), piece)
+    assert_block_in_pieces_matches_reference(&block, json.len(), piece, hold)
 }
 
 /// For fuzzing: as [`assert_summary_in_pieces_matches_reference`], for an
@@ -311,13 +368,11 @@ pub fn assert_block_in_pieces_matches_reference(
     block: &[u8],
     claimed: usize,
     piece: usize,
-) -> bool {
+    hold: bool,
+) -> Option<bool> {
     let mut urls = Vec::new();
     let piece = piece.max(1);
-    let Some(counted) = walk_block(block, claimed, piece, &|_| {}, &mut write_url, &mut urls)
-    else {
-        return false;
-    };
+    let (counted, shared) = walk_block(block, claimed, piece, &|_| {}, write_url, &mut urls, hold)?;
     let mut file = super::MOZLZ4_MAGIC.to_vec();
     file.extend_from_slice(&u32::try_from(claimed).unwrap_or(u32::MAX).to_le_bytes());
     file.extend_from_slice(block);
@@ -325,12 +380,19 @@ pub fn assert_block_in_pieces_matches_reference(
         .unwrap_or_else(|e| panic!("counted in pieces, but the block does not decode: {e}"));
     let reference = crate::Session::from_json_serial(&json)
         .unwrap_or_else(|e| panic!("counted in pieces, but the reference parse failed: {e}"));
-    assert_eq!(counted, reference.summary(), "piece {piece}");
+    assert_eq!(
+        counted,
+        reference.summary(),
+        "piece {piece}, shared {shared}"
+    );
     let mut written = Vec::new();
     let open = reference.tab_records(crate::session::TabFilter::default());
     export::write_tabs(&mut written, export::TabFormat::Urls, open).expect("writing to memory");
-    assert!(urls == written, "the URLs differ (piece {piece})");
-    true
+    assert!(
+        urls == written,
+        "the URLs differ (piece {piece}, shared {shared})"
+    );
+    Some(shared)
 }
 
 #[cfg(test)]

@@ -1,13 +1,21 @@
 use super::*;
 use ffsession_gen::{generate, mozlz4, Spec};
 
-/// Count `json` in pieces of each size; panics if a count differs from the
-/// reference's. Returns how many sizes counted it (rather than giving up).
-fn counted(json: &[u8], pieces: &[usize]) -> usize {
-    pieces
-        .iter()
-        .filter(|&&piece| assert_summary_in_pieces_matches_reference(json, piece))
-        .count()
+/// Count `json` in pieces of each size, as they arrive and once all have
+/// decoded; panics if a count differs from the reference's. Returns how many
+/// counts there were (rather than giving up), and in how many of those that
+/// waited for the whole decode the decoder's thread walked part of it.
+fn counted(json: &[u8], pieces: &[usize]) -> (usize, usize) {
+    let mut counts = (0, 0);
+    for &piece in pieces {
+        for hold in [false, true] {
+            if let Some(shared) = assert_summary_in_pieces_matches_reference(json, piece, hold) {
+                counts.0 += 1;
+                counts.1 += usize::from(shared && hold);
+            }
+        }
+    }
+    counts
 }
 
 #[test]
@@ -30,11 +38,16 @@ fn generated_sessions_are_counted_in_pieces_as_the_reference_counts_them() {
             ..Spec::default()
         },
     ];
+    let mut shared = 0;
     for spec in specs {
         let json = generate(&spec);
         let sizes = [997, 5_000, 70_000, 300_000, PIECE];
-        assert_eq!(counted(json.as_bytes(), &sizes), sizes.len(), "{spec:?}");
+        let (counts, held_and_shared) = counted(json.as_bytes(), &sizes);
+        assert_eq!(counts, 2 * sizes.len(), "{spec:?}");
+        shared += held_and_shared;
     }
+    // The decoder's thread walked part of them (and the counts held).
+    assert!(shared >= 3, "{shared}");
 }
 
 #[test]
@@ -46,7 +59,7 @@ fn a_piece_per_byte_counts_as_one_piece_does() {
         r#""selectedWindow":1,"session":{"lastUpdate":1700000000123,"recentCrashes":0}}  "#,
     );
     let sizes = [1, 2, 3, 5, 8, 64, 4096];
-    assert_eq!(counted(json.as_bytes(), &sizes), sizes.len());
+    assert_eq!(counted(json.as_bytes(), &sizes).0, 2 * sizes.len());
 }
 
 /// Documents the walk must give up on or count exactly as the reference:
@@ -110,10 +123,10 @@ fn awkward_documents_are_never_counted_otherwise_than_by_the_reference() {
     let docs = awkward_documents();
     let mut counts = 0;
     for doc in &docs {
-        counts += counted(doc, &[3, 100, 4096, PIECE]);
+        counts += counted(doc, &[3, 100, 4096, PIECE]).0;
     }
     // Not all given up: the fixtures of Firefox's own eras mostly count.
-    assert!(counts > 40, "{counts} of {}", docs.len() * 4);
+    assert!(counts > 80, "{counts} of {}", docs.len() * 8);
 }
 
 /// `FileSummary::read` of `path`, and what the ordinary read makes of it.
@@ -174,7 +187,7 @@ fn a_file_summary_and_url_list_are_those_of_the_ordinary_read_large_small_or_dam
     // The large one was counted in pieces, not read the ordinary way.
     let bytes = Buffer::map_file(&dir.path().join("large.jsonlz4")).unwrap();
     assert_eq!(
-        summarize_mozlz4(&bytes, &mut |_, _| {}, &mut Vec::new()).is_some(),
+        summarize_mozlz4(&bytes, |_, _| {}, &mut Vec::new()).is_some(),
         crate::session::two_cores()
     );
 }
