@@ -45,13 +45,7 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
         Some(file) => FileSummary::read(file)?,
         None => {
             let data = super::load_session(global, None)?;
-            FileSummary {
-                summary: data.parse()?.summary(),
-                path: data.path().to_path_buf(),
-                format: data.format(),
-                file_size: data.file_size(),
-                json_size: data.json().len(),
-            }
+            FileSummary::of(&data, data.parse()?.summary())
         }
     };
     let summary = &file.summary;

@@ -92,13 +92,18 @@ impl FileSummary {
         for tab in session.windows.iter().flat_map(|w| &w.tabs) {
             visit(tab, out);
         }
-        Ok(FileSummary {
-            summary: session.summary(),
+        Ok(FileSummary::of(&data, session.summary()))
+    }
+
+    /// The summary `summary` of the session file read as `data`.
+    pub fn of(data: &SessionData, summary: Summary) -> Self {
+        FileSummary {
             path: data.path().to_path_buf(),
             format: data.format(),
             file_size: data.file_size(),
             json_size: data.json().len(),
-        })
+            summary,
+        }
     }
 }
 

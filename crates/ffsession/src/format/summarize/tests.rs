@@ -134,13 +134,8 @@ fn both_ways(path: &Path) -> (Result<FileSummary, String>, Result<FileSummary, S
     let summarized = FileSummary::read(path).map_err(|e| e.to_string());
     let ordinary = SessionData::read(path)
         .and_then(|data| {
-            Ok(FileSummary {
-                summary: data.parse()?.summary(),
-                path: data.path().to_path_buf(),
-                format: data.format(),
-                file_size: data.file_size(),
-                json_size: data.json().len(),
-            })
+            let summary = data.parse()?.summary();
+            Ok(FileSummary::of(&data, summary))
         })
         .map_err(|e| e.to_string());
     (summarized, ordinary)
