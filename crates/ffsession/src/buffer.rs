@@ -18,7 +18,7 @@
 //! Mapping a file is one of the crate's few `unsafe` operations (the others:
 //! letting go of a mapped file's pages, `Buffer::release_before`; reading a
 //! piece of text checked once as UTF-8 without checking it again at each
-//! step, `Piece::text` in `session/streamed.rs`; and the Windows system calls
+//! step, `Piece::text` in `session/streamed/feed.rs`; and the Windows system calls
 //! of `profile.rs` and `store/acl.rs`): the bytes change if
 //! another process writes the file in place while it is mapped, and reading
 //! past a point where it was truncated raises SIGBUS. Firefox never does either
