@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{ok_json, ok_stdout, packed, stderr, TestEnv};
+use crate::common::{ok_json, ok_stdout, packed, stderr, Run, TestEnv};
 
 fn chunk_files(store: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = fs::read_dir(store.join("chunks"))
@@ -49,7 +49,7 @@ fn check_a_whole_store_then_a_flipped_bit_then_the_heal() {
     bytes[i] ^= 0x01;
     fs::write(&victim, bytes).unwrap();
 
-    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    let out = env.store_cmd(&profile).arg("check").run();
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(text.contains("damaged: snapshot #1 "), "{text}");
@@ -60,11 +60,7 @@ fn check_a_whole_store_then_a_flipped_bit_then_the_heal() {
 
     // Restore refuses in one line and leaves the profile as it was.
     let before = snapshot_of(&profile);
-    let out = env
-        .store_cmd(&profile)
-        .args(["restore", "1"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(&profile).args(["restore", "1"]).run();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("damaged"), "{}", stderr(&out));
@@ -87,11 +83,7 @@ fn check_names_a_linked_store_folder() {
     let profile = env.back_up_recovery(&packed(20, 1_795_400_000_000));
     let link = env.path().join("link");
     ffsession_gen::link_dir(&env.store_dir(), &link);
-    let out = env
-        .store_cmd_at(&profile, &link)
-        .arg("check")
-        .output()
-        .unwrap();
+    let out = env.store_cmd_at(&profile, &link).arg("check").run();
     assert_eq!(out.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&out.stdout).contains("symbolic link"));
 }
@@ -101,7 +93,7 @@ fn check_names_a_missing_catalog() {
     let env = TestEnv::new();
     let profile = env.back_up_recovery(&packed(20, 1_795_400_000_000));
     fs::remove_file(env.store_dir().join("catalog.sqlite")).unwrap();
-    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    let out = env.store_cmd(&profile).arg("check").run();
     assert_eq!(out.status.code(), Some(5));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the catalog is missing"), "{text}");
@@ -128,7 +120,7 @@ fn a_lost_catalog_is_not_replaced_by_an_empty_one() {
             &["prune", "--keep-last", "1"],
             &["tidy", "--drop-closed"],
         ] {
-            let out = env.store_cmd(&profile).args(args).output().unwrap();
+            let out = env.store_cmd(&profile).args(args).run();
             assert!(!out.status.success(), "{args:?}");
             let err = stderr(&out);
             assert!(

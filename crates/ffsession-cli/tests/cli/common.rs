@@ -211,14 +211,45 @@ fn command_line(cmd: &Command) -> String {
 
 /// Run `cmd`. Under Wine, starting a process while many others start
 /// sometimes fails with ERROR_INTERNAL_ERROR (1359) from CreateProcess:
-/// tried again, up to three times.
+/// see [`retried`].
 pub fn output(cmd: &mut Command) -> std::process::Output {
+    retried(|| cmd.output())
+}
+
+/// `start()`, tried again after a pause, up to five times, while it fails
+/// with Wine's ERROR_INTERNAL_ERROR (1359) from CreateProcess; any other
+/// error fails the test.
+fn retried(
+    mut start: impl FnMut() -> std::io::Result<std::process::Output>,
+) -> std::process::Output {
     let mut tries = 0;
     loop {
-        match cmd.output() {
-            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => tries += 1,
+        match start() {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 5 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(200 * tries));
+            }
             result => return result.unwrap(),
         }
+    }
+}
+
+/// `cmd.run()`: [`output`] as a method, for chains, on both kinds of
+/// command the tests build.
+pub trait Run {
+    /// Run the command and return its output (see [`output`]).
+    fn run(&mut self) -> std::process::Output;
+}
+
+impl Run for Command {
+    fn run(&mut self) -> std::process::Output {
+        output(self)
+    }
+}
+
+impl Run for std::process::Command {
+    fn run(&mut self) -> std::process::Output {
+        retried(|| self.output())
     }
 }
 
@@ -249,7 +280,7 @@ pub fn ok_json(cmd: &mut Command) -> serde_json::Value {
 /// Run `cmd`, check it failed with exit code 1 (showing its command line and
 /// stderr if not) and return its stderr.
 pub fn expect_error(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
+    let out = output(cmd);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{}: {err}", command_line(cmd));
     err

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{expect_error, ok_json, stderr, TestEnv};
+use crate::common::{expect_error, ok_json, stderr, Run, TestEnv};
 
 #[test]
 fn every_command_rejects_every_bad_file_cleanly() {
@@ -46,7 +46,7 @@ fn every_command_rejects_every_bad_file_cleanly() {
                 .map(|f| vec!["tabs".into(), "--format".into(), (*f).into()]),
         );
         for args in commands {
-            let out = env.cmd().args(&args).arg(&input).output().unwrap();
+            let out = env.cmd().args(&args).arg(&input).run();
             let err = stderr(&out);
             let what = format!("{name} with {args:?}");
             assert_eq!(out.status.code(), Some(1), "{what}: {err}");

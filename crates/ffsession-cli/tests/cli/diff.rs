@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::PathBuf;
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, stdout_json, TestEnv};
+use crate::common::{
+    expect_error, ok_json, ok_output, ok_stdout, stderr, stdout_json, Run, TestEnv,
+};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -240,7 +242,7 @@ fn stats_counts_equal_list_and_the_plot_marks_corrupt_snapshots() {
     let profile = two_snapshots(&env);
     // A third backup of a damaged file: stored and marked corrupt (exit 3).
     env.profile_with_recovery(b"mozLz40\0\xff\xff\xff\x7fdamaged");
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
 
     let mut listed = env.list_snapshots(&profile);

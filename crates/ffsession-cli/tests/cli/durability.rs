@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use ffsession::store::{Digest, SnapshotInfo, Store, StoreError, StoreStats};
 use ffsession_gen::{generate, mozlz4, Spec};
 
-use crate::common::{expect_error, ok_json, stderr, TestEnv};
+use crate::common::{expect_error, ok_json, stderr, Run, TestEnv};
 
 const SIGKILL: i32 = 9;
 pub(crate) const DELAY_ENV: &str = "FFSESSION_TEST_WRITE_DELAY_MS";
@@ -155,7 +155,7 @@ fn backup(env: &TestEnv, profile: &Path, store: &Path) -> Command {
 /// Run a backup to its end; it must succeed (0, or 3 for a damaged newest file).
 pub(crate) fn backup_ok(env: &TestEnv, profile: &Path, store: &Path) -> Duration {
     let start = Instant::now();
-    let out = backup(env, profile, store).output().unwrap();
+    let out = backup(env, profile, store).run();
     let took = start.elapsed();
     assert!(
         matches!(out.status.code(), Some(0 | 3)),
@@ -326,8 +326,7 @@ fn kill_9_at_hundreds_of_points_of_a_backup_loses_nothing() {
         let start = Instant::now();
         let out = backup(&env, &fx.profile, store)
             .env(DELAY_ENV, DELAY_MS)
-            .output()
-            .unwrap();
+            .run();
         assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
         start.elapsed()
     };
@@ -514,7 +513,7 @@ fn failing_backup(
     if let Some(room) = hook_room {
         cmd.env(ENOSPC_ENV, room);
     }
-    let out = cmd.output().unwrap();
+    let out = cmd.run();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     check_disk_full_message(&err, store_dir, problems);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use ffsession::store::{Digest, Store};
 
-use crate::common::{copy_tree, ok_json, TestEnv};
+use crate::common::{copy_tree, ok_json, Run, TestEnv};
 use crate::durability::{backup_ok, kill_after, verify, FakeFirefox, DELAY_ENV};
 
 /// Runs go on until this many were killed before they ended (a kill time
@@ -43,7 +43,7 @@ fn timed(mut run: impl FnMut() -> Command) -> Duration {
         .map(|_| {
             let mut cmd = run();
             let start = Instant::now();
-            let out = cmd.stdout(Stdio::null()).output().unwrap();
+            let out = cmd.stdout(Stdio::null()).run();
             assert!(
                 out.status.success(),
                 "{}",
@@ -104,7 +104,7 @@ fn kill_9_at_a_hundred_points_of_prune_loses_nothing_it_keeps() {
     };
     let whole_dir = fresh();
     let mut whole = timed(|| prune(&fresh()));
-    let out = prune(&whole_dir).output().unwrap();
+    let out = prune(&whole_dir).run();
     assert!(out.status.success());
     let kept = ids(&whole_dir);
     assert!(
@@ -132,7 +132,7 @@ fn kill_9_at_a_hundred_points_of_prune_loses_nothing_it_keeps() {
         verify(&store, &fx.written, &mut HashSet::new());
         drop(store);
         // Pruning again finishes the job, and leaves no stray chunk.
-        assert!(prune(&dir).output().unwrap().status.success());
+        assert!(prune(&dir).run().status.success());
         assert_eq!(ids(&dir), kept, "run {i}");
         let store = Store::open_read_only(&dir).unwrap();
         let (_, unreferenced) = verify(&store, &fx.written, &mut HashSet::new());
@@ -254,7 +254,7 @@ fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
             "run {i}: prefs.js {prefs:?}"
         );
         // A restore run to its end afterwards puts the snapshot in place.
-        let out = restore(&dir).env_remove(DELAY_ENV).output().unwrap();
+        let out = restore(&dir).env_remove(DELAY_ENV).run();
         assert!(
             out.status.success(),
             "run {i}: {}",
@@ -314,11 +314,7 @@ fn orphans_of_killed_backups_are_counted_in_one_line_and_prune_removes_them() {
     );
     let orphans = json["orphan_chunks"].as_array().unwrap().len();
     assert!(orphans >= 20, "{orphans} orphans");
-    let out = env
-        .std_store_cmd_at(&fx.profile, &store)
-        .arg("check")
-        .output()
-        .unwrap();
+    let out = env.std_store_cmd_at(&fx.profile, &store).arg("check").run();
     assert!(out.status.success(), "orphans are harmless");
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("orphan")).collect();
@@ -333,8 +329,7 @@ fn orphans_of_killed_backups_are_counted_in_one_line_and_prune_removes_them() {
     let out = env
         .std_store_cmd_at(&fx.profile, &store)
         .args(["prune", "--keep-last", "1000"])
-        .output()
-        .unwrap();
+        .run();
     assert!(
         out.status.success(),
         "{}",

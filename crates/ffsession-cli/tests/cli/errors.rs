@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{expect_error, ok_stdout, packed, stderr, TestEnv};
+use crate::common::{expect_error, ok_stdout, packed, stderr, Run, TestEnv};
 
 /// Every command with arguments enough to get past its own parsing.
 const COMMANDS: &[&[&str]] = &[
@@ -44,8 +44,7 @@ fn a_bad_lock_wait_is_a_usage_error_for_every_command() {
                 .cmd()
                 .arg(format!("--lock-wait={bad}"))
                 .args(*command)
-                .output()
-                .unwrap();
+                .run();
             let err = stderr(&out);
             assert_eq!(out.status.code(), Some(2), "{command:?} {bad}: {err}");
             assert!(
@@ -108,11 +107,7 @@ fn a_store_that_is_a_file_is_one_line_with_a_hint() {
         &["reindex"],
         &["backup"],
     ] {
-        let out = env
-            .store_cmd_at(&profile, &file)
-            .args(command)
-            .output()
-            .unwrap();
+        let out = env.store_cmd_at(&profile, &file).args(command).run();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{command:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{command:?}: {err}");
@@ -136,7 +131,7 @@ fn backing_up_a_profile_with_no_session_files_fails_and_makes_no_store() {
     let env = TestEnv::new();
     let profile = env.path().join("profile");
     fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -147,11 +142,7 @@ fn backing_up_a_profile_with_no_session_files_fails_and_makes_no_store() {
     assert!(out.stdout.is_empty());
     assert!(!env.store_dir().exists(), "an empty store was created");
     // The same with --json: no report of nothing.
-    let out = env
-        .store_cmd(&profile)
-        .args(["backup", "--json"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(&profile).args(["backup", "--json"]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(!env.store_dir().exists());
@@ -182,11 +173,7 @@ fn all_profiles_skips_a_profile_firefox_never_used_and_stores_lists_no_unknown_p
          [Profile1]\nName=default\nIsRelative=1\nPath=Profiles/old.default\n",
     )
     .unwrap();
-    let out = env
-        .cmd()
-        .args(["backup", "--all-profiles"])
-        .output()
-        .unwrap();
+    let out = env.cmd().args(["backup", "--all-profiles"]).run();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
@@ -238,8 +225,7 @@ fn a_typo_in_the_config_file_is_an_error_naming_the_key() {
                 .arg("--config")
                 .arg(&config)
                 .args(command)
-                .output()
-                .unwrap();
+                .run();
             let err = stderr(&out);
             assert_eq!(out.status.code(), Some(1), "{text:?} {command:?}: {err}");
             assert_eq!(err.lines().count(), 1, "{err}");
@@ -280,7 +266,7 @@ fn values_a_command_cannot_take_are_usage_errors_and_the_help_has_the_exit_codes
         (&["search", "x", "--until", "2026-02-30"], "--until"),
         (&["prune", "--keep-last", "many"], "--keep-last"),
     ] {
-        let out = env.store_cmd(&profile).args(args).output().unwrap();
+        let out = env.store_cmd(&profile).args(args).run();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("error: invalid value"), "{args:?}: {err}");

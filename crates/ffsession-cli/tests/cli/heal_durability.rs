@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use ffsession::store::{check_store, Digest, Store, StoreError};
 use ffsession_gen::{generate, mozlz4, Spec};
 
-use crate::common::{ok_stdout, stderr, TestEnv};
+use crate::common::{ok_stdout, stderr, Run, TestEnv};
 
 const DELAY_ENV: &str = "FFSESSION_TEST_WRITE_DELAY_MS";
 const KILL_ENV: &str = "FFSESSION_TEST_KILL_AFTER_WRITES";
@@ -118,7 +118,7 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
         // bad, and the backup kills itself right after rewriting the first of them.
         let exact = i % 8 == 1;
         let damaged = if exact {
-            let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+            let out = env.store_cmd(&profile).arg("backup").run();
             assert!(out.status.success(), "run {i}: {}", stderr(&out));
             let latest = Store::open_read_only(&store_dir)
                 .unwrap()
@@ -231,7 +231,7 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
     for seed in written.keys().copied().collect::<Vec<_>>() {
         let json = written[&seed].clone();
         let profile = env.profile_with_recovery(&mozlz4(&json));
-        let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+        let out = env.store_cmd(&profile).arg("backup").run();
         assert!(out.status.success(), "{}", stderr(&out));
     }
     let out = ok_stdout(env.store_cmd(&profile).arg("check"));

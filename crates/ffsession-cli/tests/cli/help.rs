@@ -1,7 +1,7 @@
 //! `--help` that teaches: commands grouped by task, global options under
 //! their own heading, and no markdown left over from the doc comments.
 
-use crate::common::{ok_stdout, TestEnv};
+use crate::common::{ok_stdout, Run, TestEnv};
 
 /// Text of rustdoc that must not reach a help screen.
 const LEFTOVERS: &[&str] = &["\\[", "\\]", "\\_", "\\*", "**", "](", "```", "[`", "<br"];
@@ -135,7 +135,7 @@ fn completions_for_every_shell_name_the_commands() {
     }
     let bash = ok_stdout(env.cmd().args(["completions", "bash"]));
     assert!(bash.contains("complete -F _ffsession"), "{bash}");
-    let out = env.cmd().args(["completions", "tcsh"]).output().unwrap();
+    let out = env.cmd().args(["completions", "tcsh"]).run();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -171,6 +171,6 @@ fn man_prints_the_manual_page_as_roff() {
     let backup = ok_stdout(env.cmd().args(["man", "backup"]));
     assert!(backup.contains("\n.TH ffsession-backup 1"), "{backup}");
     assert!(backup.contains("\\-\\-all\\-profiles"), "{backup}");
-    let out = env.cmd().args(["man", "nope"]).output().unwrap();
+    let out = env.cmd().args(["man", "nope"]).run();
     assert_eq!(out.status.code(), Some(2));
 }

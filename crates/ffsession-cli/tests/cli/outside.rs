@@ -6,7 +6,7 @@
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 
-use crate::common::{ok_output, packed, stderr, stdout_json, TestEnv};
+use crate::common::{ok_output, packed, stderr, stdout_json, Run, TestEnv};
 
 const NOW: u64 = 1_795_400_000_000;
 
@@ -20,7 +20,7 @@ fn a_linked_lock_in_the_store_is_refused_and_check_names_it() {
     fs::remove_file(&lock).unwrap();
     symlink(&victim, &lock).unwrap();
 
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -34,7 +34,7 @@ fn a_linked_lock_in_the_store_is_refused_and_check_names_it() {
         0o644
     );
 
-    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    let out = env.store_cmd(&profile).arg("check").run();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(5), "{text}{}", stderr(&out));
     assert!(
@@ -45,7 +45,7 @@ fn a_linked_lock_in_the_store_is_refused_and_check_names_it() {
         "{text}"
     );
     // Reading needs no lock.
-    let list = env.store_cmd(&profile).arg("list").output().unwrap();
+    let list = env.store_cmd(&profile).arg("list").run();
     assert!(list.status.success(), "{}", stderr(&list));
 }
 
@@ -185,11 +185,7 @@ fn a_live_pid_in_the_lock_symlink_means_firefox_runs_despite_a_free_parentlock()
     assert_eq!(json[0]["lock"]["state"], "running", "{json}");
     assert_eq!(json[0]["lock"]["pid"], pid);
     let before = fs::read(profile.join("sessionstore-backups/recovery.jsonlz4")).unwrap();
-    let out = env
-        .store_cmd(&profile)
-        .args(["restore", "1"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(&profile).args(["restore", "1"]).run();
     let err = stderr(&out);
     assert_eq!(
         out.status.code(),
@@ -287,7 +283,7 @@ fn names_that_would_act_on_the_terminal_are_escaped_in_text_and_exact_in_json() 
     assert!(text.contains(r"evil\u{1b}]0;pwned\u{7}.jsonlz4"), "{text}");
 
     for args in [&["check"][..], &["prune", "--dry-run"]] {
-        let out = env.store_cmd(&profile).args(args).output().unwrap();
+        let out = env.store_cmd(&profile).args(args).run();
         assert_terminal_safe(args[0], &out.stdout);
         assert_terminal_safe(args[0], &out.stderr);
     }
@@ -316,7 +312,7 @@ fn world_writable_chunk_files_are_made_private_by_the_next_backup_as_check_says(
     for f in chunk_files(&env.store_dir()) {
         fs::set_permissions(&f, fs::Permissions::from_mode(0o666)).unwrap();
     }
-    let out = env.store_cmd(&profile).arg("check").output().unwrap();
+    let out = env.store_cmd(&profile).arg("check").run();
     assert_eq!(out.status.code(), Some(5));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the next backup makes it 0600"), "{text}");

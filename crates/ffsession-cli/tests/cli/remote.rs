@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use assert_cmd::Command;
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
+use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
 
 /// Tests that stop or fill a server run one at a time.
 static SERVERS: Mutex<()> = Mutex::new(());
@@ -209,8 +209,7 @@ fn round_trip(kind: Kind) {
     assert!(!hits.as_array().unwrap().is_empty(), "{hits}");
     let check = cmd(&fresh)
         .args(["--store", &loc, "check", "--read-data"])
-        .output()
-        .unwrap();
+        .run();
     assert!(check.status.success(), "{}", stderr(&check));
 
     // prune on the remote: the newest session stays, the others go, and
@@ -281,8 +280,7 @@ fn remote_sftp_on_windows_is_one_clear_error() {
         .arg("--store")
         .arg(env.store_dir())
         .args(["copy", "--to", "sftp://127.0.0.1:9/nowhere"])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -315,7 +313,7 @@ fn remote_wrong_password_is_one_error_and_nothing_is_written() {
             .arg("--profile")
             .arg(&profile)
             .args(&args);
-        let out = c.output().unwrap();
+        let out = c.run();
         assert_eq!(out.status.code(), Some(1));
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -355,7 +353,7 @@ fn remote_full_bucket_is_a_clear_error_and_the_remote_stays_readable() {
         .arg("--store")
         .arg(env.store_dir())
         .args(["copy", "--to", &loc]);
-    let out = c.output().unwrap();
+    let out = c.run();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("out of space"), "{err}");
@@ -383,7 +381,7 @@ fn remote_object_deleted_or_flipped_is_named_by_check_and_healed_by_copy() {
 
     let mut c = cmd(&env);
     c.args(["--store", &loc, "check", "--read-data"]);
-    let out = c.output().unwrap();
+    let out = c.run();
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("damaged snapshot"), "{text}");
@@ -432,17 +430,14 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
                 .arg(env.store_dir())
                 .args(["copy", "--json", "--to", &loc])
                 .env("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES", n.to_string());
-            let out = c.output().unwrap();
+            let out = c.run();
             if !out.status.success() {
                 killed += 1;
                 done_before += n;
             }
             // After each kill the remote reads: every snapshot it lists is
             // whole (fetched and verified by one reader, as it grows).
-            let list = cmd(&reader)
-                .args(["--store", &loc, "list", "--json"])
-                .output()
-                .unwrap();
+            let list = cmd(&reader).args(["--store", &loc, "list", "--json"]).run();
             assert!(
                 list.status.success(),
                 "{kind:?} after {p}: {}",
@@ -532,10 +527,7 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
     let laptop = TestEnv::new();
     ok_stdout(cmd(&laptop).args(["--store", &loc, "list"]));
     kill_sshd();
-    let out = cmd(&laptop)
-        .args(["--store", &loc, "list", "--json"])
-        .output()
-        .unwrap();
+    let out = cmd(&laptop).args(["--store", &loc, "list", "--json"]).run();
     start_sshd();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -547,10 +539,7 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
     assert_eq!(listed.as_array().unwrap().len(), jsons.len());
     // A machine that never read it has nothing to show: one clear error.
     kill_sshd();
-    let out = cmd(&TestEnv::new())
-        .args(["--store", &loc, "list"])
-        .output()
-        .unwrap();
+    let out = cmd(&TestEnv::new()).args(["--store", &loc, "list"]).run();
     start_sshd();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("sftp://"), "{}", stderr(&out));

@@ -5,15 +5,14 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
+use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
 
 /// `ffsession rescue INPUT -o out.jsonlz4`, run to the end.
 fn rescue_to_out(env: &TestEnv, input: &Path) -> std::process::Output {
     env.cmd()
         .args(["rescue", "-o", "out.jsonlz4"])
         .arg(input)
-        .output()
-        .unwrap()
+        .run()
 }
 
 fn tab_urls(env: &TestEnv, file: &Path) -> Vec<String> {
@@ -35,7 +34,7 @@ fn a_truncated_file_is_rescued_into_a_session_that_reads() {
     let all = tab_urls(&env, &original);
     let cut = env.write("cut.jsonlz4", &g.packed[..g.packed.len() * 6 / 10]);
     // The reader refuses it and points at rescue.
-    let out = env.cmd().arg("info").arg(&cut).output().unwrap();
+    let out = env.cmd().arg("info").arg(&cut).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("ffsession rescue"),
@@ -205,7 +204,7 @@ fn a_damaged_snapshot_in_the_store_is_rescued() {
     let cut = &g.packed[..g.packed.len() * 8 / 10];
     let profile = env.profile_with_recovery(cut);
     // backup raises its alarm for the damaged newest file and names rescue.
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(out.status.code(), Some(3));
     assert!(
         stderr(&out).contains("ffsession rescue"),

@@ -56,8 +56,7 @@ fn store_with_a_live_wal(env: &TestEnv) -> std::path::PathBuf {
         .store_cmd(&profile)
         .args(["restore", "1"])
         .env("FFSESSION_TEST_KILL_AFTER_WRITES", "2")
-        .output()
-        .unwrap();
+        .run();
     assert!(!killed.status.success(), "{}", stderr(&killed));
     let wal = env.store_dir().join("catalog.sqlite-wal");
     assert!(
@@ -233,8 +232,7 @@ fn prune_keeps_the_only_intact_snapshot_and_says_why() {
     let out = env
         .store_cmd(&profile)
         .args(["restore", "latest", "--dry-run"])
-        .output()
-        .unwrap();
+        .run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("restore #1 "));
     assert!(
@@ -254,7 +252,7 @@ fn restore_latest_takes_the_current_session_not_an_upgrade_copy() {
             &packed(3, NOW - 30 * DAY),
         ),
     ]);
-    let backup = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let backup = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(
         backup.status.code(),
         Some(0),
@@ -277,20 +275,12 @@ fn diff_latest_is_the_newest_session_and_a_newer_a_is_said() {
     let env = TestEnv::new();
     let profile = env.back_up_recovery(&packed(30, NOW - DAY));
     env.back_up_recovery(&packed(32, NOW));
-    let out = env
-        .store_cmd(&profile)
-        .args(["diff", "1", "latest"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(&profile).args(["diff", "1", "latest"]).run();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("b: snapshot #2"), "{text}");
     assert!(!stderr(&out).contains("newer"), "{}", stderr(&out));
-    let out = env
-        .store_cmd(&profile)
-        .args(["diff", "latest", "1"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(&profile).args(["diff", "latest", "1"]).run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("A is the newer session"),

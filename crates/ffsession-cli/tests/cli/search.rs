@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use ffsession_gen::Spec;
 use serde_json::{json, Value};
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, session, stderr, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
 
 /// A generated session whose first window holds exactly `tabs` (URL, title).
 fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
@@ -61,13 +61,7 @@ impl Fixture {
 
     /// True when `search ARGS --json` finds nothing: exit code 1 and `[]`.
     fn no_hits(&self, args: &[&str]) -> bool {
-        let out = self
-            .cmd()
-            .arg("search")
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
+        let out = self.cmd().arg("search").args(args).arg("--json").run();
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         crate::common::stdout_json(&out) == serde_json::json!([])
     }
@@ -131,8 +125,7 @@ fn search_input_is_never_sql() {
     let none = f
         .cmd()
         .args(["search", "\"'; DELETE FROM snapshots; --\""])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(none.status.code(), Some(1), "{}", stderr(&none));
     assert_eq!(f.env.list_snapshots(&f.profile).len(), 1);
     assert_eq!(f.search(&["narwhal"]).len(), 1);
@@ -145,11 +138,7 @@ fn search_errors_are_one_line_with_a_hint() {
     assert!(err.contains("no backups yet"), "{err}");
     f.backup(&[NARWHAL]);
 
-    let out = f
-        .cmd()
-        .args(["search", "--fts", "\"narwhal"])
-        .output()
-        .unwrap();
+    let out = f.cmd().args(["search", "--fts", "\"narwhal"]).run();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("invalid search query"), "{err}");
@@ -164,11 +153,7 @@ fn search_errors_are_one_line_with_a_hint() {
     // A date the option cannot take is a usage error (exit 2).
     for bad in ["2026-13-45", "yesterday", "2026-11-01 noon"] {
         for option in ["--since", "--until"] {
-            let out = f
-                .cmd()
-                .args(["search", "narwhal", option, bad])
-                .output()
-                .unwrap();
+            let out = f.cmd().args(["search", "narwhal", option, bad]).run();
             let err = stderr(&out);
             assert_eq!(out.status.code(), Some(2), "{err}");
             assert!(
@@ -203,7 +188,7 @@ fn punctuation_is_literal_and_no_match_exits_1() {
 
     // No match: exit 1 (as grep), a note on stderr, nothing on stdout; with
     // --json an empty list.
-    let out = f.cmd().args(["search", "10.0.0.1"]).output().unwrap();
+    let out = f.cmd().args(["search", "10.0.0.1"]).run();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
     let err = stderr(&out);
@@ -211,15 +196,11 @@ fn punctuation_is_literal_and_no_match_exits_1() {
         err.contains("no tabs match") && !err.contains("error"),
         "{err}"
     );
-    let out = f
-        .cmd()
-        .args(["search", "nothing-like-it", "--json"])
-        .output()
-        .unwrap();
+    let out = f.cmd().args(["search", "nothing-like-it", "--json"]).run();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(crate::common::stdout_json(&out), serde_json::json!([]));
     // An empty query is a usage error.
-    let out = f.cmd().args(["search", "  "]).output().unwrap();
+    let out = f.cmd().args(["search", "  "]).run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 
     let help = ok_stdout(f.cmd().args(["search", "--help"]));

@@ -1,7 +1,7 @@
 //! What goes to stderr besides errors: notes `--quiet` silences, and colour
 //! only on a terminal without NO_COLOR, as clap's own messages.
 
-use crate::common::{ok_output, packed, stderr, TestEnv};
+use crate::common::{ok_output, packed, stderr, Run, TestEnv};
 
 #[test]
 fn quiet_silences_the_notes_but_not_warnings_or_errors() {
@@ -50,16 +50,11 @@ fn quiet_silences_the_notes_but_not_warnings_or_errors() {
     let out = env
         .store_cmd(&profile)
         .args(["search", "-q", "nothing-like-it"])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
     // Errors are never silenced.
-    let out = env
-        .cmd()
-        .args(["-q", "info", "missing.jsonlz4"])
-        .output()
-        .unwrap();
+    let out = env.cmd().args(["-q", "info", "missing.jsonlz4"]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).starts_with("ffsession: error: "),
@@ -103,11 +98,7 @@ fn errors_are_coloured_like_clap_s_on_a_terminal_only() {
         assert!(plain.contains("error:"), "{plain:?}");
     }
     // Not a terminal (a pipe, a log file): plain text.
-    let out = env
-        .cmd()
-        .args(["info", "missing.jsonlz4"])
-        .output()
-        .unwrap();
+    let out = env.cmd().args(["info", "missing.jsonlz4"]).run();
     let err = stderr(&out);
     assert!(
         err.starts_with("ffsession: error: ") && !err.contains('\u{1b}'),

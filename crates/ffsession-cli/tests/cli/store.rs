@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::Spec;
 
 use crate::common::{
-    expect_error, ok_json, ok_stdout, packed, session, stderr, stdout_json, TestEnv,
+    expect_error, ok_json, ok_stdout, packed, session, stderr, stdout_json, Run, TestEnv,
 };
 
 #[test]
@@ -71,7 +71,7 @@ fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
     let profile = env.back_up_recovery(&good);
 
     env.profile_with_recovery(&good[..good.len() / 3]);
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -83,7 +83,7 @@ fn a_damaged_or_shrunken_newest_file_exits_3_and_is_kept() {
     );
 
     env.profile_with_recovery(&packed(12, 2_000));
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(out.status.code(), Some(3));
     assert!(
         stderr(&out).contains("has 12 tabs, down from 40 in snapshot 1"),
@@ -104,7 +104,7 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
     fs::create_dir_all(recovery.parent().unwrap()).unwrap();
     for (i, tabs) in [30, 31, 32, 5, 6].into_iter().enumerate() {
         fs::write(&recovery, packed(tabs, 1_000 + i as u64)).unwrap();
-        let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+        let out = env.store_cmd(&profile).arg("backup").run();
         assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
     }
     let none = [
@@ -269,7 +269,7 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
     let good = packed(10, 1_000);
     let profile = env.back_up_recovery(&good);
     env.profile_with_recovery(&good[..100]);
-    let _ = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let _ = env.store_cmd(&profile).arg("backup").run();
     for (id, msg) in [
         ("2", "cannot be restored: its file was damaged"),
         ("99", "no snapshot with id 99"),
@@ -312,11 +312,7 @@ fn watch_backs_up_on_change_and_stops_on_interrupt() {
         .spawn()
         .unwrap();
     let list = |env: &TestEnv| -> Vec<serde_json::Value> {
-        let out = env
-            .store_cmd(&profile)
-            .args(["list", "--json"])
-            .output()
-            .unwrap();
+        let out = env.store_cmd(&profile).args(["list", "--json"]).run();
         if !out.status.success() {
             return Vec::new();
         }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::{generate, mozlz4, Spec};
 use serde_json::{json, Value};
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, Run, TestEnv};
 
 const DAY: u64 = 86_400_000;
 
@@ -169,8 +169,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let out = env
         .store_cmd(&p)
         .args(["tidy", "--archive-older-than", "30 days"])
-        .output()
-        .unwrap();
+        .run();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     let first = err.lines().next().unwrap_or_default();

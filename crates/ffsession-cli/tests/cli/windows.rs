@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{ok_output, ok_stdout, packed, read_service_file, service_file, TestEnv};
+use crate::common::{ok_output, ok_stdout, packed, read_service_file, service_file, Run, TestEnv};
 
 /// The launcher next to the `ffsession.exe` under test.
 fn launcher() -> PathBuf {
@@ -63,8 +63,7 @@ fn snapshots(env: &TestEnv, store: &Path) -> usize {
         .arg("--store")
         .arg(store)
         .args(["list", "--json"])
-        .output()
-        .unwrap();
+        .run();
     if !out.status.success() {
         return 0;
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ffsession_gen::StoreLockHolder;
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, packed, stderr, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, packed, stderr, Run, TestEnv};
 
 /// A store with one backup, and a child process holding its lock.
 fn locked_store(env: &TestEnv) -> (std::path::PathBuf, StoreLockHolder) {
@@ -184,11 +184,7 @@ fn backup_all_profiles_stores_each_profile_into_its_own_store() {
 fn backup_all_profiles_goes_on_after_a_failure_and_exits_non_zero() {
     let env = TestEnv::new();
     two_profiles(&env, true);
-    let out = env
-        .cmd()
-        .args(["backup", "--all-profiles"])
-        .output()
-        .unwrap();
+    let out = env.cmd().args(["backup", "--all-profiles"]).run();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
@@ -274,11 +270,7 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
         .spawn()
         .unwrap();
     let ids = |env: &TestEnv| -> Vec<i64> {
-        let out = env
-            .store_cmd(&profile)
-            .args(["list", "--json"])
-            .output()
-            .unwrap();
+        let out = env.store_cmd(&profile).args(["list", "--json"]).run();
         if !out.status.success() {
             return Vec::new();
         }
