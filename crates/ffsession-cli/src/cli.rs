@@ -1,5 +1,6 @@
 //! The command line: global options and the list of subcommands.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -245,40 +246,96 @@ pub fn command() -> clap::Command {
     ))
 }
 
+/// [`command`] with every command's options in place from the start, as
+/// completion scripts and the manual need them: clap copies the commands
+/// into its `help` command's tree before it adds deferred options, so
+/// `ffsession help service install` would be missing from the scripts.
+pub fn whole_command() -> clap::Command {
+    WHOLE.set(true);
+    let cmd = command();
+    WHOLE.set(false);
+    cmd
+}
+
 /// Parse the command line (clap's errors and `--help` exit here).
 pub fn parse() -> Cli {
     let matches = command().get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
+/// A command's options, added to clap's command tree only when that command
+/// is the one parsed or its help shown (`Command::defer`; all at once in
+/// [`whole_command`]): building all 25 commands' options up front took
+/// about 60 of the 300 page faults of `ffsession --version`.
+#[derive(Debug)]
+pub struct Lazy<T>(pub T);
+
+impl<T: FromArgMatches> FromArgMatches for Lazy<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Lazy)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
+thread_local! {
+    /// Set while [`whole_command`] builds: every command's options are
+    /// added at once.
+    static WHOLE: Cell<bool> = const { Cell::new(false) };
+}
+
+impl<T: Args> Args for Lazy<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        if WHOLE.get() {
+            T::augment_args(cmd)
+        } else {
+            cmd.defer(T::augment_args)
+        }
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        if WHOLE.get() {
+            T::augment_args_for_update(cmd)
+        } else {
+            cmd.defer(T::augment_args_for_update)
+        }
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    Profiles(commands::profiles::ProfilesArgs),
-    Backup(commands::backup::BackupArgs),
-    Copy(commands::copy::CopyArgs),
-    Check(commands::check::CheckArgs),
-    List(commands::list::ListArgs),
-    Stores(commands::stores::StoresArgs),
-    Stats(commands::stats::StatsArgs),
-    Prune(commands::prune::PruneArgs),
-    Restore(commands::restore::RestoreArgs),
-    Watch(commands::watch::WatchArgs),
-    Service(commands::service::ServiceArgs),
-    Info(commands::info::InfoArgs),
-    Tabs(commands::tabs::TabsArgs),
-    Diff(commands::diff::DiffArgs),
-    Search(commands::search::SearchArgs),
-    History(commands::history::HistoryArgs),
-    Reindex(commands::reindex::ReindexArgs),
-    Rescue(commands::rescue::RescueArgs),
-    Tidy(commands::tidy::TidyArgs),
-    Extract(commands::extract::ExtractArgs),
-    Merge(commands::merge::MergeArgs),
-    Decompress(commands::decompress::DecompressArgs),
-    Compress(commands::compress::CompressArgs),
-    Completions(commands::completions::CompletionsArgs),
-    Man(commands::man::ManArgs),
+    Profiles(Lazy<commands::profiles::ProfilesArgs>),
+    Backup(Lazy<commands::backup::BackupArgs>),
+    Copy(Lazy<commands::copy::CopyArgs>),
+    Check(Lazy<commands::check::CheckArgs>),
+    List(Lazy<commands::list::ListArgs>),
+    Stores(Lazy<commands::stores::StoresArgs>),
+    Stats(Lazy<commands::stats::StatsArgs>),
+    Prune(Lazy<commands::prune::PruneArgs>),
+    Restore(Lazy<commands::restore::RestoreArgs>),
+    Watch(Lazy<commands::watch::WatchArgs>),
+    Service(Lazy<commands::service::ServiceArgs>),
+    Info(Lazy<commands::info::InfoArgs>),
+    Tabs(Lazy<commands::tabs::TabsArgs>),
+    Diff(Lazy<commands::diff::DiffArgs>),
+    Search(Lazy<commands::search::SearchArgs>),
+    History(Lazy<commands::history::HistoryArgs>),
+    Reindex(Lazy<commands::reindex::ReindexArgs>),
+    Rescue(Lazy<commands::rescue::RescueArgs>),
+    Tidy(Lazy<commands::tidy::TidyArgs>),
+    Extract(Lazy<commands::extract::ExtractArgs>),
+    Merge(Lazy<commands::merge::MergeArgs>),
+    Decompress(Lazy<commands::decompress::DecompressArgs>),
+    Compress(Lazy<commands::compress::CompressArgs>),
+    Completions(Lazy<commands::completions::CompletionsArgs>),
+    Man(Lazy<commands::man::ManArgs>),
 }
 
 #[cfg(test)]
@@ -288,6 +345,41 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         command().debug_assert();
+    }
+
+    /// The ids of `cmd`'s options and those of its commands, recursively.
+    fn options(cmd: &clap::Command, path: &str, into: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            into.push(format!("{path} {}", arg.get_id()));
+        }
+        for sub in cmd.get_subcommands() {
+            options(sub, &format!("{path} {}", sub.get_name()), into);
+        }
+    }
+
+    #[test]
+    fn deferred_options_are_all_there_once_built() {
+        let (mut lazy, mut whole) = (command(), whole_command());
+        // Deferred: only the global options before a build.
+        let info = lazy.find_subcommand("info").unwrap();
+        assert!(info.get_arguments().all(|a| a.is_global_set()));
+        lazy.build();
+        whole.build();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        options(&lazy, "", &mut a);
+        options(&whole, "", &mut b);
+        assert!(a.contains(&" info json".to_owned()), "{a:?}");
+        assert!(
+            a.contains(&" service install lock_wait".to_owned()),
+            "{a:?}"
+        );
+        a.sort();
+        b.sort();
+        // The same options (clap's `help` command is filled in from the
+        // commands as they were before the build, so it is left out).
+        a.retain(|o| !o.starts_with(" help "));
+        b.retain(|o| !o.starts_with(" help "));
+        assert_eq!(a, b);
     }
 
     #[test]

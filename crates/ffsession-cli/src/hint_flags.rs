@@ -9,10 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::CommandFactory;
-
-use crate::cli::Cli;
-
 /// Options named in shared files, and the commands that can show them.
 const SHARED: &[(&str, &str, &[&str])] = &[
     ("tidy/plan.rs", "--archive-older-than", &["tidy"]),
@@ -259,7 +255,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_flag_a_message_names_exists_on_its_command() {
-    let root = Cli::command();
+    let root = crate::cli::whole_command();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut bad = Vec::new();
     let mut checked = 0;
@@ -292,7 +288,7 @@ fn every_flag_a_message_names_exists_on_its_command() {
 
 #[test]
 fn the_scan_finds_flags_and_their_commands() {
-    let root = Cli::command();
+    let root = crate::cli::whole_command();
     let texts = texts(
         r##"let a = "pass --in-place"; // --nothing
         /// `ffsession rescue FILE -o OUT` or --window

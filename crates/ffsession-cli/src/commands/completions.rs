@@ -22,7 +22,7 @@ pub struct CompletionsArgs {
 }
 
 pub fn run(args: CompletionsArgs) -> Result<()> {
-    let mut cmd = crate::cli::command();
+    let mut cmd = crate::cli::whole_command();
     // Made in memory, then written: clap_complete panics on a write error,
     // and a closed pipe (`| head`) is a quiet end, not a panic.
     let mut script = Vec::new();

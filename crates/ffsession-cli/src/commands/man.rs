@@ -21,7 +21,7 @@ pub struct ManArgs {
 }
 
 pub fn run(args: ManArgs) -> Result<()> {
-    let root = crate::cli::command();
+    let root = crate::cli::whole_command();
     let page = match &args.command {
         // Without clap's `help` command, which has no page of its own.
         None => root.disable_help_subcommand(true),

@@ -38,7 +38,7 @@ use ffsession::platform::Platform;
 use ffsession::profile::{self, Profile};
 use ffsession::{sources, SessionData};
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command, GlobalArgs, Lazy};
 use crate::config::Config;
 use crate::error::UserError;
 
@@ -47,31 +47,31 @@ pub fn run(cli: Cli) -> Result<()> {
     let g = &cli.global;
     crate::ui::set_quiet(g.quiet);
     match cli.command {
-        Command::Profiles(args) => profiles::run(g, args),
-        Command::Backup(args) => backup::run(g, args),
-        Command::Copy(args) => copy::run(g, args),
-        Command::Check(args) => check::run(g, args),
-        Command::List(args) => list::run(g, args),
-        Command::Prune(args) => prune::run(g, args),
-        Command::Restore(args) => restore::run(g, args),
-        Command::Watch(args) => watch::run(g, args),
-        Command::Service(args) => service::run(g, args),
-        Command::Info(args) => info::run(g, args),
-        Command::Tabs(args) => tabs::run(g, args),
-        Command::Diff(args) => diff::run(g, args),
-        Command::Search(args) => search::run(g, args),
-        Command::Stores(args) => stores::run(g, args),
-        Command::History(args) => history::run(g, args),
-        Command::Reindex(args) => reindex::run(g, args),
-        Command::Rescue(args) => rescue::run(g, args),
-        Command::Tidy(args) => tidy::run(g, args),
-        Command::Extract(args) => extract::run(g, args),
-        Command::Merge(args) => merge::run(g, args),
-        Command::Stats(args) => stats::run(g, args),
-        Command::Decompress(args) => decompress::run(args),
-        Command::Compress(args) => compress::run(args),
-        Command::Completions(args) => completions::run(args),
-        Command::Man(args) => man::run(args),
+        Command::Profiles(Lazy(args)) => profiles::run(g, args),
+        Command::Backup(Lazy(args)) => backup::run(g, args),
+        Command::Copy(Lazy(args)) => copy::run(g, args),
+        Command::Check(Lazy(args)) => check::run(g, args),
+        Command::List(Lazy(args)) => list::run(g, args),
+        Command::Prune(Lazy(args)) => prune::run(g, args),
+        Command::Restore(Lazy(args)) => restore::run(g, args),
+        Command::Watch(Lazy(args)) => watch::run(g, args),
+        Command::Service(Lazy(args)) => service::run(g, args),
+        Command::Info(Lazy(args)) => info::run(g, args),
+        Command::Tabs(Lazy(args)) => tabs::run(g, args),
+        Command::Diff(Lazy(args)) => diff::run(g, args),
+        Command::Search(Lazy(args)) => search::run(g, args),
+        Command::Stores(Lazy(args)) => stores::run(g, args),
+        Command::History(Lazy(args)) => history::run(g, args),
+        Command::Reindex(Lazy(args)) => reindex::run(g, args),
+        Command::Rescue(Lazy(args)) => rescue::run(g, args),
+        Command::Tidy(Lazy(args)) => tidy::run(g, args),
+        Command::Extract(Lazy(args)) => extract::run(g, args),
+        Command::Merge(Lazy(args)) => merge::run(g, args),
+        Command::Stats(Lazy(args)) => stats::run(g, args),
+        Command::Decompress(Lazy(args)) => decompress::run(args),
+        Command::Compress(Lazy(args)) => compress::run(args),
+        Command::Completions(Lazy(args)) => completions::run(args),
+        Command::Man(Lazy(args)) => man::run(args),
     }
 }
 
