@@ -143,7 +143,8 @@ fn summarize_mozlz4(bytes: &Buffer, visit: Visit, out: &mut Vec<u8>) -> Option<S
 
 /// Decode `block` (which claims to decode to `claimed` bytes) on a helper
 /// thread, `piece` bytes at a time, while this one counts, giving `visit`
-/// each open tab (`session/streamed.rs`); `release(n)` is called as the
+/// each open tab (`session/streamed.rs`); this thread decodes the first
+/// piece itself while the helper starts. `release(n)` is called as the
 /// first `n` bytes of the block are decoded. Once it has decoded all, the
 /// helper walks the later part of what is left ([`Helper`]); the second
 /// result says whether it did.
@@ -173,22 +174,27 @@ fn walk_block(
     // takes the next slot before it sends a piece.
     let all = claimed / piece + 3;
     let hold = hold && all <= HOLD_SLOTS;
-    let slots = if hold { all.max(SLOTS) } else { SLOTS };
-    let mut arena = Buffer::zeroed(slots * slot);
+    let count = if hold { all.max(SLOTS) } else { SLOTS };
+    let mut arena = Buffer::zeroed(count * slot);
+    let mut slots = arena.chunks_mut(slot);
+    let (first, second) = (slots.next()?, slots.next()?);
     // Bounded channels: their room is allocated once (an unbounded one
     // allocates as messages pass), and no more than `slots` are ever in one.
-    let (free, lent) = mpsc::sync_channel::<&mut [u8]>(slots);
-    let mut later_slots = arena.chunks_mut(slot);
-    for bytes in later_slots.by_ref().take(2) {
-        free.send(bytes).ok()?;
-    }
-    let (pieces, arrived) = mpsc::sync_channel::<Piece<'_>>(slots);
+    let (free, lent) = mpsc::sync_channel::<&mut [u8]>(count);
+    let (pieces, arrived) = mpsc::sync_channel::<Piece<'_>>(count);
+    let (hand, handed_decoding) = mpsc::sync_channel::<Step<'_, '_>>(1);
     let (give, handed) = mpsc::sync_channel(1);
     let (done_walking, take) = mpsc::sync_channel(1);
     let (done, stopped) = (&AtomicBool::new(false), &AtomicBool::new(false));
+    let our_pieces = pieces.clone();
     thread::scope(|scope| {
         let decoder = crate::session::spawn_beside(scope, move || {
-            let whole = decode_pieces(block, claimed, &pieces, &lent, release);
+            // Where this thread takes over from the first piece.
+            let whole = match receive(&handed_decoding) {
+                Some(Step::More(decoding)) => decode_pieces(decoding, &pieces, &lent, release),
+                Some(Step::Done(whole)) => whole,
+                None => false,
+            };
             // Closed before `done` is set: the walk takes what is left
             // without waiting.
             drop(pieces);
@@ -202,10 +208,15 @@ fn walk_block(
             }
             whole
         });
+        // The first piece is decoded here while that thread starts (which
+        // takes 50-200 µs), then handed over with the next slot.
+        let step = Decoding::new(block, claimed, first).step(|| Some(second), &our_pieces, release);
+        drop(our_pieces);
+        let _ = hand.send(step);
         // The other slots' pages are faulted in here while the decoder
-        // starts (the kernel zeroes each page on its first touch), instead
-        // of by the decoder as it comes to them.
-        for bytes in later_slots {
+        // fills the second (the kernel zeroes each page on its first touch),
+        // instead of by the decoder as it comes to them.
+        for bytes in slots {
             if !hold {
                 bytes.chunks_mut(4096).for_each(|page| page[0] = 0);
             }
@@ -246,33 +257,76 @@ const SLOTS: usize = 4;
 /// (`walk_block`'s `hold`).
 const HOLD_SLOTS: usize = 64;
 
-/// The helper: decode `block` into the buffers from `lent`, filling each
+/// The helper: go on from `decoding`, filling each buffer from `lent`
 /// after the window, and send them as pieces; true if the whole block
-/// decoded to `claimed` bytes of UTF-8 and every piece was sent.
-fn decode_pieces<'s>(
-    block: &[u8],
-    claimed: usize,
+/// decoded to the size claimed, as UTF-8, and every piece was sent.
+fn decode_pieces<'b, 's>(
+    mut decoding: Decoding<'b, 's>,
     pieces: &mpsc::SyncSender<Piece<'s>>,
     lent: &mpsc::Receiver<&'s mut [u8]>,
     release: &(dyn Fn(usize) + Sync),
 ) -> bool {
-    let mut decoder = Pieces::new(block, claimed);
-    let Ok(mut buf) = lent.recv() else {
-        return false;
-    };
-    // Bytes of `buf` before the new output, and the offset of `buf[0]` in
-    // the JSON.
-    let mut start = 0;
-    let mut base = 0;
     loop {
-        let Ok(end) = decoder.fill(buf, start) else {
-            return false;
-        };
-        release(decoder.input_read());
-        if decoder.finished() {
-            // All of it: a character cut at the end is not UTF-8.
-            return Piece::new(buf, end, base).is_some_and(|p| pieces.send(p).is_ok());
+        match decoding.step(|| receive(lent), pieces, release) {
+            Step::More(next) => decoding = next,
+            Step::Done(whole) => return whole,
         }
+    }
+}
+
+/// A block being decoded a piece at a time: the decoder, and the buffer
+/// the next piece goes into.
+struct Decoding<'b, 's> {
+    decoder: Pieces<'b>,
+    buf: &'s mut [u8],
+    /// Bytes of `buf` before the new output (the window).
+    start: usize,
+    /// The offset of `buf[0]` in the JSON.
+    base: usize,
+}
+
+/// What one [`Decoding::step`] leaves.
+enum Step<'b, 's> {
+    /// A piece was sent; the next goes on from here.
+    More(Decoding<'b, 's>),
+    /// The end: true if the whole block decoded to the size claimed, as
+    /// UTF-8, and every piece was sent.
+    Done(bool),
+}
+
+impl<'b, 's> Decoding<'b, 's> {
+    /// The decoding of `block` (which claims to decode to `claimed`
+    /// bytes), into `buf` first.
+    fn new(block: &'b [u8], claimed: usize, buf: &'s mut [u8]) -> Self {
+        Decoding {
+            decoder: Pieces::new(block, claimed),
+            buf,
+            start: 0,
+            base: 0,
+        }
+    }
+
+    /// Fill the buffer and send it as a piece to `pieces`, with the window
+    /// copied to the buffer `next` gives, where the next piece goes.
+    /// `release(n)` is called once the first `n` bytes of the block are
+    /// decoded.
+    fn step(
+        mut self,
+        next: impl FnOnce() -> Option<&'s mut [u8]>,
+        pieces: &mpsc::SyncSender<Piece<'s>>,
+        release: &(dyn Fn(usize) + Sync),
+    ) -> Step<'b, 's> {
+        let (start, base) = (self.start, self.base);
+        let Ok(end) = self.decoder.fill(self.buf, start) else {
+            return Step::Done(false);
+        };
+        release(self.decoder.input_read());
+        if self.decoder.finished() {
+            // All of it: a character cut at the end is not UTF-8.
+            let sent = Piece::new(self.buf, end, base).is_some_and(|p| pieces.send(p).is_ok());
+            return Step::Done(sent);
+        }
+        let buf = self.buf;
         // The piece's text ends where a tab starts, if one starts in its
         // last `TAB_REACH` bytes: the walk then meets the end of the piece
         // between two tabs and reads no tab twice (a tab read in part is read
@@ -290,19 +344,22 @@ fn decode_pieces<'s>(
         while from > 0 && end - from < WINDOW + 3 && buf[from] & 0xC0 == 0x80 {
             from -= 1;
         }
-        let Some(next) = receive(lent) else {
-            return false;
+        let Some(next) = next() else {
+            return Step::Done(false);
         };
         next[..end - from].copy_from_slice(&buf[from..end]);
         let Some(piece) = Piece::new(buf, text_end, base) else {
-            return false;
+            return Step::Done(false);
         };
         if pieces.send(piece).is_err() {
-            return false;
+            return Step::Done(false);
         }
-        buf = next;
-        start = end - from;
-        base += from;
+        Step::More(Decoding {
+            decoder: self.decoder,
+            buf: next,
+            start: end - from,
+            base: base + from,
+        })
     }
 }
 
