@@ -61,7 +61,8 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
             start_time_local: ts.start_time.and_then(fmt::local_time),
         });
     }
-    let mut out = io::stdout().lock();
+    // Written in one go (stdout alone writes each line as it ends).
+    let mut out = io::BufWriter::new(io::stdout().lock());
     let size = match file.format {
         Format::Mozlz4 => format!(
             "mozlz4, {} compressed, {} JSON",
