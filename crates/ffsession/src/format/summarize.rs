@@ -3,7 +3,8 @@
 //! [`SessionData::read`] keeps the whole JSON, because the parsed
 //! [`Session`](crate::Session) borrows from it. A summary keeps nothing from
 //! it, so a large mozlz4 file is decoded here a piece at a time on a helper
-//! thread ([`stream::Pieces`]), while this thread counts each piece
+//! thread ([`stream::Pieces`]; the first piece on this thread, while the
+//! helper starts), while this thread counts each piece
 //! (`session/streamed.rs`) and hands its memory back for the next one. Peak
 //! memory is a few pieces instead of the whole JSON, and the count runs
 //! while the decoder works, on the other core, instead of after it.
