@@ -180,7 +180,7 @@ fn walk_block(
     let mut slots = arena.chunks_mut(slot);
     let (first, second) = (slots.next()?, slots.next()?);
     // Bounded channels: their room is allocated once (an unbounded one
-    // allocates as messages pass), and no more than `slots` are ever in one.
+    // allocates as messages pass), and no more than `count` are ever in one.
     let (free, lent) = mpsc::sync_channel::<&mut [u8]>(count);
     let (pieces, arrived) = mpsc::sync_channel::<Piece<'_>>(count);
     let (hand, handed_decoding) = mpsc::sync_channel::<Step<'_, '_>>(1);
