@@ -286,21 +286,22 @@ thread_local! {
     static WHOLE: Cell<bool> = const { Cell::new(false) };
 }
 
+/// `add` applied to `cmd` when it is built (at once in [`whole_command`]).
+fn deferred(cmd: clap::Command, add: fn(clap::Command) -> clap::Command) -> clap::Command {
+    if WHOLE.get() {
+        add(cmd)
+    } else {
+        cmd.defer(add)
+    }
+}
+
 impl<T: Args> Args for Lazy<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        if WHOLE.get() {
-            T::augment_args(cmd)
-        } else {
-            cmd.defer(T::augment_args)
-        }
+        deferred(cmd, T::augment_args)
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        if WHOLE.get() {
-            T::augment_args_for_update(cmd)
-        } else {
-            cmd.defer(T::augment_args_for_update)
-        }
+        deferred(cmd, T::augment_args_for_update)
     }
 
     fn group_id() -> Option<clap::Id> {
