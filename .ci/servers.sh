@@ -8,11 +8,13 @@
 # Nothing here touches ~/.ssh: the tests reach sshd through a wrapper `ssh`
 # (first on PATH) that reads its own config, key and known_hosts.
 
+# The ports are below 32768, out of the kernel's range for the local end of
+# outgoing connections (32768-60999), which could take one of them first.
 ffs_servers_main() {
     set -eu
     local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
     export FFS_SERVERS="$root"
-    local ssh_port=42022 webdav_port=42080
+    local ssh_port=31022 webdav_port=31080
     rm -rf "$root"
     mkdir -p "$root/bin" "$root/sftp" "$root/webdav" "$root/garage"
     chmod 700 "$root"
@@ -100,7 +102,7 @@ ffs_garage_install() {
 # Garage, one node, a key and the tests' buckets (after ffs_servers_main).
 ffs_garage_start() {
     set -eu
-    local root="$FFS_SERVERS" s3_port=42900
+    local root="$FFS_SERVERS" s3_port=31900
     ffs_garage_install
     # --- Garage, one node.
     local secret
@@ -110,8 +112,8 @@ metadata_dir = "$root/garage/meta"
 data_dir = "$root/garage/data"
 db_engine = "sqlite"
 replication_factor = 1
-rpc_bind_addr = "127.0.0.1:42901"
-rpc_public_addr = "127.0.0.1:42901"
+rpc_bind_addr = "127.0.0.1:31901"
+rpc_public_addr = "127.0.0.1:31901"
 rpc_secret = "$secret"
 
 [s3_api]
@@ -120,7 +122,7 @@ api_bind_addr = "127.0.0.1:$s3_port"
 root_domain = ".s3.garage.localhost"
 
 [admin]
-api_bind_addr = "127.0.0.1:42903"
+api_bind_addr = "127.0.0.1:31903"
 EOF
     local g="garage -c $root/garage.toml"
     garage -c "$root/garage.toml" server >"$root/garage.log" 2>&1 &
@@ -136,6 +138,18 @@ EOF
         $g status >/dev/null 2>&1 && break
         sleep 0.2
     done
+    # The S3 API can fail to listen while the rest of Garage runs (a port
+    # taken: it said "Address already in use" once, when the ports were in
+    # the kernel's range for outgoing connections, 32768-60999).
+    for _ in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$s3_port") 2>/dev/null && break
+        sleep 0.2
+    done
+    (exec 3<>"/dev/tcp/127.0.0.1/$s3_port") 2>/dev/null || {
+        echo "servers: Garage's S3 API does not listen on $s3_port"
+        cat "$root/garage.log"
+        return 1
+    }
     $g layout assign -z dc1 -c 1G "$node" >/dev/null
     $g layout apply --version 1 >/dev/null
     $g key create ffs-key >"$root/key.txt"
