@@ -3,6 +3,7 @@
 use std::cell::Cell;
 use std::path::PathBuf;
 
+use clap::builder::Resettable;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::commands;
@@ -239,11 +240,24 @@ fn grouped_commands() -> String {
 
 /// The command line as clap sees it, with the commands grouped by task in
 /// the top-level help.
+///
+/// The global options are global only in the command that is parsed: at the
+/// top they are ordinary options, and each command adds them as global
+/// options of its own when it is built (see [`Lazy`]). clap would otherwise
+/// copy all seven into each of the 25 commands at every start, which took
+/// about 50 of the 310 page faults of `ffsession info` on a small session.
+/// clap still merges the values given before and after the command's name,
+/// as it does for global options (an option given after the name wins).
 pub fn command() -> clap::Command {
-    Cli::command().help_template(format!(
+    let cmd = Cli::command().help_template(format!(
         "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{}Global options:\n{{options}}{{after-help}}",
         grouped_commands()
-    ))
+    ));
+    if WHOLE.get() {
+        cmd
+    } else {
+        cmd.mut_args(|arg| arg.global(false))
+    }
 }
 
 /// [`command`] with every command's options in place from the start, as
@@ -286,22 +300,49 @@ thread_local! {
     static WHOLE: Cell<bool> = const { Cell::new(false) };
 }
 
-/// `add` applied to `cmd` when it is built (at once in [`whole_command`]).
-fn deferred(cmd: clap::Command, add: fn(clap::Command) -> clap::Command) -> clap::Command {
+/// `add` applied to `cmd` at once in [`whole_command`]; else `add_then_global`
+/// (`add`, then the global options) when `cmd` is built.
+fn deferred(
+    cmd: clap::Command,
+    add: fn(clap::Command) -> clap::Command,
+    add_then_global: fn(clap::Command) -> clap::Command,
+) -> clap::Command {
     if WHOLE.get() {
         add(cmd)
     } else {
-        cmd.defer(add)
+        cmd.defer(add_then_global)
     }
+}
+
+/// `T`'s options, then the global options (global from this command down).
+fn with_global<T: Args>(cmd: clap::Command) -> clap::Command {
+    add_global(T::augment_args(cmd))
+}
+
+/// As [`with_global`], for `update_from_arg_matches`.
+fn with_global_for_update<T: Args>(cmd: clap::Command) -> clap::Command {
+    add_global(T::augment_args_for_update(cmd))
+}
+
+/// The global options added to `cmd`, which keeps its own description
+/// (clap's derive would give it [`GlobalArgs`]'s doc comment).
+fn add_global(cmd: clap::Command) -> clap::Command {
+    let kept = |text: Option<&clap::builder::StyledStr>| {
+        text.cloned().map_or(Resettable::Reset, Resettable::Value)
+    };
+    let (about, long_about) = (kept(cmd.get_about()), kept(cmd.get_long_about()));
+    GlobalArgs::augment_args(cmd)
+        .about(about)
+        .long_about(long_about)
 }
 
 impl<T: Args> Args for Lazy<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        deferred(cmd, T::augment_args)
+        deferred(cmd, T::augment_args, with_global::<T>)
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        deferred(cmd, T::augment_args_for_update)
+        deferred(cmd, T::augment_args_for_update, with_global_for_update::<T>)
     }
 
     fn group_id() -> Option<clap::Id> {
@@ -361,9 +402,11 @@ mod tests {
     #[test]
     fn deferred_options_are_all_there_once_built() {
         let (mut lazy, mut whole) = (command(), whole_command());
-        // Deferred: only the global options before a build.
+        // Deferred: no options before a build, not even the global ones,
+        // which are ordinary options at the top.
         let info = lazy.find_subcommand("info").unwrap();
-        assert!(info.get_arguments().all(|a| a.is_global_set()));
+        assert_eq!(info.get_arguments().count(), 0);
+        assert!(lazy.get_arguments().all(|a| !a.is_global_set()));
         lazy.build();
         whole.build();
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -381,6 +424,45 @@ mod tests {
         a.retain(|o| !o.starts_with(" help "));
         b.retain(|o| !o.starts_with(" help "));
         assert_eq!(a, b);
+    }
+
+    /// The global options as parsed from `args`.
+    fn global(args: &[&str]) -> GlobalArgs {
+        let args = std::iter::once("ffsession").chain(args.iter().copied());
+        let matches = command().try_get_matches_from(args).unwrap();
+        Cli::from_arg_matches(&matches).unwrap().global
+    }
+
+    #[test]
+    fn global_options_count_before_and_after_the_command_at_any_depth() {
+        use std::time::Duration;
+        let before = global(&["--store", "a", "--lock-wait", "5s", "-q", "info"]);
+        let after = global(&["info", "--store", "a", "--lock-wait", "5s", "-q"]);
+        let nested = global(&[
+            "service",
+            "install",
+            "--store",
+            "a",
+            "--lock-wait",
+            "5s",
+            "-q",
+        ]);
+        for g in [before, after, nested] {
+            assert_eq!(g.store, Some(PathBuf::from("a")));
+            assert_eq!(g.lock_wait, Duration::from_secs(5));
+            assert!(g.quiet);
+        }
+        // The command's own default does not undo a value given before it.
+        assert_eq!(
+            global(&["--lock-wait", "5s", "backup"]).lock_wait,
+            Duration::from_secs(5)
+        );
+        assert_eq!(global(&["backup"]).lock_wait, Duration::from_secs(60));
+        assert!(!global(&["backup"]).quiet);
+        // Given on both sides, the one after the command's name wins.
+        let both = global(&["-P", "a", "--store", "a", "list", "--store", "b"]);
+        assert_eq!(both.store, Some(PathBuf::from("b")));
+        assert_eq!(both.profile.as_deref(), Some("a"));
     }
 
     #[test]
