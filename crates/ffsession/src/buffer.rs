@@ -86,13 +86,14 @@ impl Buffer {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if meta.len() < HUGE_PAGE as u64 || !meta.is_file() {
-            return Buffer::read_file(path);
+            return Buffer::read_open(file, &meta, path);
         }
+        let len = usize::try_from(meta.len()).map_err(io::Error::other)?;
         // SAFETY: session files are replaced by rename, never rewritten or
         // truncated in place (module docs). The mapping is private: writing to
         // the buffer would copy the page, never change the file.
         #[allow(unsafe_code)]
-        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map_copy(&file)? };
         let len = map.len();
         Ok(Buffer(Inner::Mapped {
             map,
@@ -104,8 +105,21 @@ impl Buffer {
 
     /// Read a whole file into memory.
     pub fn read_file(path: &Path) -> io::Result<Buffer> {
-        let mut file = File::open(path)?;
-        let len = usize::try_from(file.metadata()?.len()).map_err(io::Error::other)?;
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        Buffer::read_open(file, &meta, path)
+    }
+
+    /// Read `file`, open at `path`, whose metadata when opened was `meta`.
+    fn read_open(mut file: File, meta: &std::fs::Metadata, path: &Path) -> io::Result<Buffer> {
+        if !meta.is_file() {
+            // A pipe (`<(...)`, /dev/stdin) has no size and cannot be
+            // opened again: read it to its end.
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            return Ok(Buffer::from(bytes));
+        }
+        let len = usize::try_from(meta.len()).map_err(io::Error::other)?;
         let mut buf = Buffer::zeroed(len);
         let mut filled = 0;
         while filled < len {

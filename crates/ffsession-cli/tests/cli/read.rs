@@ -301,3 +301,35 @@ fn the_shipped_sample_reads() {
     let v = ok_json(env.cmd().args(["info", "--json"]).arg(&sample));
     assert!(v["tabs"].as_u64().unwrap() > 0);
 }
+
+/// A session read from a pipe (`ffsession info <(...)`, `... | ffsession
+/// info /dev/stdin`) reads as the file does. A pipe has no size and cannot
+/// be opened a second time: the reader reads it to its end.
+#[cfg(unix)]
+#[test]
+fn a_session_from_a_pipe_reads_as_the_file_does() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 400,
+        ..spec()
+    });
+    assert!(g.packed.len() > 64 << 10, "more than a pipe holds at once");
+    let file = env.write("s.jsonlz4", &g.packed);
+    let urls = ["tabs", "--format", "urls"];
+    let from_file = ok_stdout(env.cmd().args(urls).arg(&file));
+    let piped = ok_stdout(
+        env.cmd()
+            .args(urls)
+            .arg("/dev/stdin")
+            .write_stdin(g.packed.clone()),
+    );
+    assert_eq!(piped, from_file);
+    assert_eq!(piped.lines().count(), 400);
+    let v = ok_json(
+        env.cmd()
+            .args(["info", "--json", "/dev/stdin"])
+            .write_stdin(g.packed.clone()),
+    );
+    assert_eq!(v["tabs"], 400);
+    assert_eq!(v["file_size"], g.packed.len());
+}
