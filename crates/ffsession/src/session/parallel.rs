@@ -39,10 +39,22 @@ pub(crate) const TAB_START: &[u8] = b",{\"entries\":[";
 /// core in a virtual machine now and then a millisecond more.
 pub(crate) const PARALLEL_MIN_BYTES: usize = 2 << 20;
 
-/// Whether a second thread can run at the same time (checked once).
+/// Whether a second thread can run at the same time (checked once): on
+/// Linux, whether this thread may run on two CPUs or more.
+///
+/// Not `available_parallelism` there, which also reads the cgroup's CPU
+/// quota: 18 system calls and 45-70 µs before every read of a large
+/// session. A read takes milliseconds, far less than a quota's period
+/// (100 ms), so even a quota of one CPU lets two threads run at once.
 pub(crate) fn two_cores() -> bool {
     static TWO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TWO.get_or_init(|| thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+    *TWO.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        let two = rustix::thread::sched_getaffinity(None).is_ok_and(|cpus| cpus.count() >= 2);
+        #[cfg(not(target_os = "linux"))]
+        let two = thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        two
+    })
 }
 
 /// Spawn `f` on a scoped thread that runs on another core than this thread.
