@@ -2,7 +2,9 @@
 # Whole-process figures (docs/performance.md): wall time of `ffsession info` and
 # `ffsession tabs --format urls` on a 23.6 MB-JSON, 4,000-tab session beside the
 # same jobs in Python (python-lz4 + json) in the same run, `info` on a 4 MB
-# session, and peak RSS of `info` on the 23.6 MB and 40 MB sessions against
+# session, `ffsession --version` (starting the program, the floor of every
+# command: it shows how fast this machine starts processes in this run), and
+# peak RSS of `info` on the 23.6 MB and 40 MB sessions against
 # their JSON size.
 # Usage: bash scripts/bench-process.sh [RUNS]   (default 30 runs; needs hyperfine
 # for the times, python-lz4 for the Python side; RSS needs GNU time)
@@ -28,7 +30,7 @@ for r in json.load(open(sys.argv[1]))["results"]:
     print("%.2f" % (statistics.median(r["times"]) * 1000))' "$1"
 }
 if command -v hyperfine >/dev/null; then
-    cmds=("$bin info $dir/s23.jsonlz4" "$bin tabs --format urls $dir/s23.jsonlz4" "$bin info $dir/s4.jsonlz4")
+    cmds=("$bin info $dir/s23.jsonlz4" "$bin tabs --format urls $dir/s23.jsonlz4" "$bin info $dir/s4.jsonlz4" "$bin --version")
     py=0
     if python3 -c 'import lz4.block' 2>/dev/null; then
         cmp <(python3 scripts/urls-python.py "$dir/s23.jsonlz4") \
@@ -44,10 +46,11 @@ if command -v hyperfine >/dev/null; then
     echo "info, 23.6 MB:            median ${m[0]} ms over $runs runs"
     echo "tabs --format urls, 23.6: median ${m[1]} ms"
     echo "info, 4 MB:               median ${m[2]} ms"
+    echo "--version (start-up):     median ${m[3]} ms"
     if [ "$py" = 1 ]; then
         python3 - "${m[@]}" <<'PY'
 import sys
-info, urls, _, py_info, py_urls = map(float, sys.argv[1:6])
+info, urls, _, _, py_info, py_urls = map(float, sys.argv[1:7])
 print(f"Python summary: median {py_info:.1f} ms -> info is {py_info / info:.1f}x faster")
 print(f"Python URL list: median {py_urls:.1f} ms -> tabs --format urls is {py_urls / urls:.1f}x faster")
 PY
