@@ -277,10 +277,12 @@ pub fn parse() -> Cli {
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
-/// A command's options, added to clap's command tree only when that command
-/// is the one parsed or its help shown (`Command::defer`; all at once in
-/// [`whole_command`]): building all 25 commands' options up front took
-/// about 60 of the 300 page faults of `ffsession --version`.
+/// A command's options, then the global options as its own, added to
+/// clap's command tree only when that command is the one parsed or its help
+/// shown (`Command::defer`; all at once, without the global options, which
+/// clap copies down itself there, in [`whole_command`]): building all 25
+/// commands' options up front took about 60 of the 300 page faults of
+/// `ffsession --version`.
 #[derive(Debug)]
 pub struct Lazy<T>(pub T);
 
