@@ -316,18 +316,9 @@ fn deferred(
     }
 }
 
-/// `T`'s options, then the global options (global from this command down).
-fn with_global<T: Args>(cmd: clap::Command) -> clap::Command {
-    add_global(T::augment_args(cmd))
-}
-
-/// As [`with_global`], for `update_from_arg_matches`.
-fn with_global_for_update<T: Args>(cmd: clap::Command) -> clap::Command {
-    add_global(T::augment_args_for_update(cmd))
-}
-
-/// The global options added to `cmd`, which keeps its own description
-/// (clap's derive would give it [`GlobalArgs`]'s doc comment).
+/// The global options added to `cmd` (global from it down), which keeps
+/// its own description (clap's derive would give it [`GlobalArgs`]'s doc
+/// comment).
 fn add_global(cmd: clap::Command) -> clap::Command {
     let kept = |text: Option<&clap::builder::StyledStr>| {
         text.cloned().map_or(Resettable::Reset, Resettable::Value)
@@ -340,11 +331,13 @@ fn add_global(cmd: clap::Command) -> clap::Command {
 
 impl<T: Args> Args for Lazy<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        deferred(cmd, T::augment_args, with_global::<T>)
+        deferred(cmd, T::augment_args, |cmd| add_global(T::augment_args(cmd)))
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        deferred(cmd, T::augment_args_for_update, with_global_for_update::<T>)
+        deferred(cmd, T::augment_args_for_update, |cmd| {
+            add_global(T::augment_args_for_update(cmd))
+        })
     }
 
     fn group_id() -> Option<clap::Id> {

@@ -94,7 +94,6 @@ impl Buffer {
         // the buffer would copy the page, never change the file.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::MmapOptions::new().len(len).map_copy(&file)? };
-        let len = map.len();
         Ok(Buffer(Inner::Mapped {
             map,
             start: 0,
