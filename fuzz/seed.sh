@@ -19,7 +19,7 @@ corpus="$fuzz/corpus"
 if [[ "${1:-}" == "--clean" ]]; then
     rm -rf "$corpus"
 fi
-mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize"
+mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize" "$corpus/tab"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -99,6 +99,9 @@ for f in "$corpus"/session_json/*; do
     done
 done
 
+# tab: the plain JSON seeds too (the target reads each object in them).
+cp "$corpus"/session_json/* "$corpus/tab/"
+
 # rescue: everything, and the real Firefox and era fixtures (Firefox's own
 # LZ4 blocks, which `rescue` compresses again to locate damage).
 cp "$tmp"/bad/* "$tmp"/valid/* "$tmp"/tiny/* "$corpus/rescue/"
@@ -106,6 +109,6 @@ cp "$root"/crates/ffsession/tests/fixtures/firefox/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/firefox-large/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/eras/* "$corpus/rescue/"
 
-for t in mozlz4 session session_json rescue summarize; do
+for t in mozlz4 session session_json rescue summarize tab; do
     echo "$t: $(ls "$corpus/$t" | wc -l) seeds, $(du -sh "$corpus/$t" | cut -f1)"
 done

@@ -128,6 +128,20 @@ pub fn session_json(data: &[u8]) {
     }
 }
 
+/// The `tab` target: the quick tab reader of the fast paths
+/// (`session/skim.rs`) reads the tab object the text starts with as
+/// serde_json reads it, from the same bytes, or leaves it to serde_json.
+/// Also each tab object the text holds, from its `{`.
+pub fn tab(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    ffsession::session::assert_tab_reader_matches_serde(text);
+    for (at, _) in text.match_indices('{').skip(1).take(16) {
+        ffsession::session::assert_tab_reader_matches_serde(&text[at..]);
+    }
+}
+
 /// The `summarize` target: the summary `ffsession info` counts while the
 /// JSON arrives in pieces (`format/summarize.rs`) must be that of the
 /// reference parse, or not be given at all. The first byte picks the piece

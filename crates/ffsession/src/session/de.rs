@@ -421,3 +421,39 @@ macro_rules! object_only {
     };
 }
 pub(crate) use object_only;
+
+/// The field readers of the model, as standalone values.
+macro_rules! field_type {
+    ($name:ident, $ty:ty, $read:path) => {
+        pub(super) struct $name<'a>(pub(super) $ty, std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                Ok($name($read(d)?, std::marker::PhantomData))
+            }
+        }
+    };
+}
+field_type!(OptU64, Option<u64>, opt_u64);
+field_type!(OptI64, Option<i64>, opt_i64);
+field_type!(OptStr, Option<Cow<'a, str>>, opt_str);
+field_type!(OptId, Option<Cow<'a, str>>, opt_id);
+field_type!(BoolOrNull, bool, bool_or_null);
+field_type!(Blob, Skipped, unused_blob);
+
+/// A list field of the model (`de::list`), as a standalone value.
+pub(super) struct List<T>(pub(super) Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        list(d).map(List)
+    }
+}
+
+/// An object field of the model (`de::object_or_default`), as a standalone value.
+pub(super) struct OrDefault<T>(pub(super) T);
+
+impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for OrDefault<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        object_or_default(d).map(OrDefault)
+    }
+}

@@ -18,6 +18,7 @@
 mod de;
 mod parallel;
 mod records;
+mod skim;
 pub(crate) mod streamed;
 mod summary;
 
@@ -32,6 +33,7 @@ use crate::error::ParseError;
 pub use parallel::assert_fast_paths_match_reference;
 pub(crate) use parallel::{spawn_beside, two_cores, TAB_START};
 pub use records::{TabFilter, TabRecord, TabState};
+pub use skim::assert_matches_serde as assert_tab_reader_matches_serde;
 
 // Every model type reads only from a JSON object: serde's derive alone would
 // also take an array of the fields in order, a shape Firefox never writes.

@@ -29,7 +29,9 @@ use std::thread::{self, ScopedJoinHandle};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 
-use super::{de, ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
+use super::de::{self, List, OptI64, OptStr, OptU64, OrDefault};
+pub(super) use super::skim::is_space;
+use super::{skim, ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
 
 /// The bytes before the `{` of a tab that is not the first in its window.
 pub(crate) const TAB_START: &[u8] = b",{\"entries\":[";
@@ -202,7 +204,7 @@ fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Sp
         if cancel.load(Ordering::Relaxed) {
             return Err(GiveUp);
         }
-        tabs.push(cursor.value::<Tab>()?);
+        tabs.push(cursor.tab()?);
         if !cursor.more(b']')? {
             break;
         }
@@ -230,11 +232,6 @@ fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Sp
         windows,
         end: cursor.pos,
     })
-}
-
-/// JSON's whitespace (not form feed, unlike `u8::is_ascii_whitespace`).
-pub(super) fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
 /// A position in the document, over the validated piece of it this thread has.
@@ -277,6 +274,16 @@ impl<'a> Cursor<'a> {
             }
             _ => Err(GiveUp),
         }
+    }
+
+    /// One tab object: read by [`skim`] where it can, else by serde_json
+    /// (the same result either way).
+    pub(super) fn tab(&mut self) -> Result<Tab<'a>> {
+        if let Some((tab, len)) = skim::tab(self.rest()) {
+            self.pos += len;
+            return Ok(tab);
+        }
+        self.value()
     }
 
     /// An object key and its `:`.
@@ -445,7 +452,7 @@ fn tabs_array<'a>(
                 return p.helper.join().map_err(|_| GiveUp)?.map(Some);
             }
         }
-        tabs.push(cursor.value::<Tab>()?);
+        tabs.push(cursor.tab()?);
         if !cursor.more(b']')? {
             return Ok(None);
         }
@@ -554,39 +561,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
             Some(key) => Ok(Key(key)),
             None => Err(serde::de::Error::custom("null is not an object key")),
         }
-    }
-}
-
-/// The field readers of the model, as standalone values.
-macro_rules! field_type {
-    ($name:ident, $ty:ty, $read:path) => {
-        pub(super) struct $name<'a>(pub(super) $ty, std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                Ok($name($read(d)?, std::marker::PhantomData))
-            }
-        }
-    };
-}
-field_type!(OptU64, Option<u64>, de::opt_u64);
-field_type!(OptI64, Option<i64>, de::opt_i64);
-field_type!(OptStr, Option<Cow<'a, str>>, de::opt_str);
-
-/// A list field of the model (`de::list`), as a standalone value.
-pub(super) struct List<T>(pub(super) Vec<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        de::list(d).map(List)
-    }
-}
-
-/// An object field of the model (`de::object_or_default`), as a standalone value.
-pub(super) struct OrDefault<T>(pub(super) T);
-
-impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for OrDefault<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        de::object_or_default(d).map(OrDefault)
     }
 }
 

@@ -22,7 +22,8 @@
 
 use serde::de::IgnoredAny;
 
-use super::parallel::{once, GiveUp, List, OptU64, OrDefault, WindowFields};
+use super::de::{List, OptU64, OrDefault};
+use super::parallel::{once, GiveUp, WindowFields};
 use super::{de, Summary, Tab, TabGroup, Timestamps};
 
 mod feed;
@@ -317,7 +318,7 @@ fn tab_run(
         // what the visitor wrote back before writing again.
         let mark = visitor.as_ref().map_or(0, |v| v.out.len());
         let (pinned, hidden, entries) = feed.step(|c| {
-            let tab = c.value::<Tab>()?;
+            let tab = c.tab()?;
             if let Some(v) = visitor.as_deref_mut() {
                 v.out.truncate(mark);
                 (v.visit)(&tab, v.out);
