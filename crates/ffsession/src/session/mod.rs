@@ -299,8 +299,9 @@ impl<'a> Session<'a> {
     /// process. The tests below hold any parser to that.)
     ///
     /// Large documents are parsed on two threads when the machine has two cores
-    /// (see `parallel.rs`), and every parse is first a fast attempt that skips
-    /// favicons and base64 fields faster (`de::fast_attempt`); the result is
+    /// (see `parallel.rs`), smaller ones by the same walk on this thread; the
+    /// walk reads tabs with a quick reader of its own (`skim.rs`) and skips
+    /// favicons and base64 fields faster (`de::fast_attempt`). The result is
     /// the same as [`Session::from_json_serial`], which reads the document
     /// whenever a fast path is in doubt.
     ///
@@ -323,10 +324,10 @@ impl<'a> Session<'a> {
         Self::fast_attempt(json)
     }
 
-    /// One fast attempt on this thread, `None` where the reference must decide.
+    /// One fast attempt on this thread, `None` where the reference must
+    /// decide: the two-thread parse's walk, with no helper.
     fn fast_attempt(json: &'a [u8]) -> Option<Self> {
-        let text = simdutf8::basic::from_utf8(json).ok()?;
-        de::fast_attempt(|| serde_json::from_str(text)).ok()
+        parallel::parse_one_thread(json).ok()
     }
 
     /// [`Session::from_json`] without the helper thread: the fast attempt on

@@ -1,8 +1,7 @@
 //! Parsing one session on two threads.
 //!
 //! serde_json reads a session at 1.5-2 GB/s on one core; the derived
-//! `Deserialize` of [`Session`] is the reference parser and stays the only one
-//! for small files. Large files are split in two at a tab boundary found by
+//! `Deserialize` of [`Session`] is the reference parser. Large files are split in two at a tab boundary found by
 //! pattern: Firefox writes every tab of a window's `tabs` array as
 //! `{"entries":[...`, and in valid JSON the bytes `,{"entries":[` can only be
 //! the start of an object that is a later element of an array (a `"` inside a
@@ -18,9 +17,11 @@
 //! syntax or shape error, a duplicate field, invalid UTF-8, or whatever fails a
 //! fast attempt, `de::fast_attempt`) gives up the fast path and runs the
 //! reference parser on the whole document, which also words the error. Only the
-//! top level and the window objects are walked here; every value inside them
-//! (tabs, closed tabs, groups, numbers) is read by serde_json through the
-//! model's own `Deserialize` impls.
+//! top level and the window objects are walked here; tabs are read by the
+//! quick tab reader (`skim.rs`), and every other value inside them (closed
+//! tabs, groups, numbers), and any tab that reader leaves, by serde_json
+//! through the model's own `Deserialize` impls. Documents too small for two
+//! threads are walked the same way on one ([`parse_one_thread`]).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -150,6 +151,18 @@ pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
         }
         result
     })
+}
+
+/// The fast attempt on one thread: the same walk over the whole document,
+/// with no helper to adopt.
+pub(crate) fn parse_one_thread(json: &[u8]) -> Result<Session<'_>> {
+    let text = simdutf8::basic::from_utf8(json).map_err(|_| GiveUp)?;
+    let mut cursor = Cursor {
+        text,
+        base: 0,
+        pos: 0,
+    };
+    de::fast_attempt(|| session(&mut cursor, &mut None))
 }
 
 /// This thread's part: validate the text before the split and walk it.
