@@ -10,8 +10,9 @@
 //!   reports its progress so that a mapped file's pages can go behind it;
 //! - `summary_reference`: decompress + parse with the reference parser
 //!   (`Session::from_json_serial`, one thread) + count;
-//! - `summary_one_thread`: the same with the fast attempt that skips favicons
-//!   and base64 fields faster, still on one thread;
+//! - `summary_one_thread`: the same with the fast attempt, still on one
+//!   thread (the two-thread parse's walk, tabs read by the quick tab reader,
+//!   favicons and base64 fields skipped faster);
 //! - `summary`: decompress + parse + count (`ffsession info`: the fast attempt,
 //!   and documents of 2 MiB and more on two threads);
 //! - `summary_in_pieces`: decompress on a helper thread a piece at a time
