@@ -376,51 +376,41 @@ impl<'a> Skim<'a> {
 
     /// `de::opt_str`: a string without escapes at once, `null`, or serde_json.
     fn opt_str(&mut self) -> Option<Option<Cow<'a, str>>> {
-        match self.peek()? {
-            b'"' => {
-                let start = self.pos;
-                if let Some(s) = self.plain_str() {
-                    return Some(Some(Cow::Borrowed(s)));
-                }
-                self.pos = start;
-            }
-            b'n' if self.word(b"null") => return Some(None),
-            _ => {}
-        }
-        Some(self.serde::<OptStr>()?.0)
+        self.string_field(None, |s| Some(Cow::Borrowed(s)), |v: OptStr| v.0)
     }
 
     /// `de::opt_id`: as [`Skim::opt_str`], numbers by serde_json.
     fn opt_id(&mut self) -> Option<Option<Cow<'a, str>>> {
-        match self.peek()? {
-            b'"' => {
-                let start = self.pos;
-                if let Some(s) = self.plain_str() {
-                    return Some(Some(Cow::Borrowed(s)));
-                }
-                self.pos = start;
-            }
-            b'n' if self.word(b"null") => return Some(None),
-            _ => {}
-        }
-        Some(self.serde::<OptId>()?.0)
+        self.string_field(None, |s| Some(Cow::Borrowed(s)), |v: OptId| v.0)
     }
 
     /// `de::unused_blob` in a fast attempt: a string without escapes or
     /// control characters, or `null`, at once; anything else by serde_json.
     fn blob(&mut self) -> Option<()> {
+        self.string_field((), drop, |_: Blob| ())
+    }
+
+    /// A field whose usual value is a string: one without escapes or
+    /// control characters is given to `plain`, `null` is `null`, and any
+    /// other value is read by serde_json as `T` and given to `other`.
+    fn string_field<T: Deserialize<'a>, V>(
+        &mut self,
+        null: V,
+        plain: impl FnOnce(&'a str) -> V,
+        other: impl FnOnce(T) -> V,
+    ) -> Option<V> {
         match self.peek()? {
             b'"' => {
                 let start = self.pos;
-                if self.plain_str().is_some() {
-                    return Some(());
+                if let Some(s) = self.plain_str() {
+                    return Some(plain(s));
                 }
                 self.pos = start;
             }
-            b'n' if self.word(b"null") => return Some(()),
+            b'n' if self.word(b"null") => return Some(null),
             _ => {}
         }
-        self.serde::<Blob>().map(drop)
+        self.serde::<T>().map(other)
     }
 
     /// A field the model does not read: checked and skipped here, or by
