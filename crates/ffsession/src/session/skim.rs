@@ -1,6 +1,6 @@
 //! A quick reader of one tab object, for the walks over a
-//! [`Cursor`](super::parallel::Cursor) (the two-thread parse, `info` and
-//! `tabs --format urls` a piece at a time).
+//! [`Cursor`](super::parallel::Cursor) (the fast attempt on one thread, the
+//! two-thread parse, `info` and `tabs --format urls` a piece at a time).
 //!
 //! serde_json reads a tab as the derived `Deserialize` of [`Tab`] asks: each
 //! key is parsed and matched through the field visitor, each value goes
@@ -38,8 +38,7 @@ use super::{Entry, Tab};
 /// Read the tab object that `text` starts with (after any whitespace): the
 /// tab and the length of text it took, or `None` where serde_json must read
 /// it (see the module documentation). Only for fast attempts
-/// ([`de::fast_attempt`](super::de::fast_attempt)), whose way of skipping
-/// unused strings it follows.
+/// (`de::fast_attempt`), whose way of skipping unused strings it follows.
 pub(super) fn tab(text: &str) -> Option<(Tab<'_>, usize)> {
     let mut skim = Skim { text, pos: 0 };
     let tab = skim.tab()?;
