@@ -1,9 +1,10 @@
 //! Parsing one session on two threads.
 //!
 //! serde_json reads a session at 1.5-2 GB/s on one core; the derived
-//! `Deserialize` of [`Session`] is the reference parser. Large files are split in two at a tab boundary found by
-//! pattern: Firefox writes every tab of a window's `tabs` array as
-//! `{"entries":[...`, and in valid JSON the bytes `,{"entries":[` can only be
+//! `Deserialize` of [`Session`] is the reference parser. Large files are
+//! split in two at a tab boundary found by pattern: Firefox writes every tab
+//! of a window's `tabs` array as `{"entries":[...`, and in valid JSON the
+//! bytes `,{"entries":[` can only be
 //! the start of an object that is a later element of an array (a `"` inside a
 //! string is escaped, and `,` inside an object is followed by a key). A helper
 //! thread parses from there as if it stood at a tab of a window: the rest of
@@ -31,8 +32,8 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 
 use super::de::{self, List, OptI64, OptStr, OptU64, OrDefault};
-pub(super) use super::skim::is_space;
-use super::{skim, ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
+use super::skim::{self, is_space};
+use super::{ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
 
 /// The bytes before the `{` of a tab that is not the first in its window.
 pub(crate) const TAB_START: &[u8] = b",{\"entries\":[";
@@ -156,16 +157,11 @@ pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
 /// The fast attempt on one thread: the same walk over the whole document,
 /// with no helper to adopt.
 pub(crate) fn parse_one_thread(json: &[u8]) -> Result<Session<'_>> {
-    let text = simdutf8::basic::from_utf8(json).map_err(|_| GiveUp)?;
-    let mut cursor = Cursor {
-        text,
-        base: 0,
-        pos: 0,
-    };
-    de::fast_attempt(|| session(&mut cursor, &mut None))
+    de::fast_attempt(|| walk_prefix(json, json.len(), &mut None))
 }
 
-/// This thread's part: validate the text before the split and walk it.
+/// This thread's part: validate the text before the split and walk it (all
+/// of it, with no helper, when `split` is the length).
 fn walk_prefix<'a>(
     json: &'a [u8],
     split: usize,

@@ -7,7 +7,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 
-use super::super::parallel::{is_space, Cursor, GiveUp, TAB_START};
+use super::super::parallel::{Cursor, GiveUp, TAB_START};
+use super::super::skim::is_space;
 
 type Result<T> = std::result::Result<T, GiveUp>;
 
