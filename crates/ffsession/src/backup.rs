@@ -258,6 +258,10 @@ pub fn backup_profile_with(
             }
             _ => None,
         });
+    // The store now names the folder it backs up (see `store::owner`). A
+    // failure to write that name costs nothing stored: the next backup
+    // writes it.
+    let _ = crate::store::owner::bind(store.dir(), profile_dir);
     Ok(BackupReport {
         snapshots: taken,
         alarm,

@@ -2,7 +2,7 @@
 //! profile) into the store.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
@@ -93,18 +93,17 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
         ));
     }
     let mut out: Vec<(Profile, PathBuf)> = Vec::with_capacity(profiles.len());
+    // Two profiles whose names give one store name (the same name, names
+    // apart only by case or by characters a folder name cannot hold): the
+    // later one's store is kept apart by its folder, as a backup of it alone
+    // would keep it once the first has named its store (`store::owner`).
+    let key = |d: &Path| d.to_string_lossy().to_lowercase();
     for p in profiles {
-        let dir = global.store_dir(config, &p)?;
-        if let Some((other, _)) = out.iter().find(|(_, d)| *d == dir) {
-            return Err(UserError::with_hint(
-                format!(
-                    "profiles \"{}\" and \"{}\" would share the store {}",
-                    fmt::escape(&other.name),
-                    fmt::escape(&p.name),
-                    fmt::path(&dir)
-                ),
-                "rename one of them in Firefox's profile manager, or back them up one at a time with --profile NAME --store DIR",
-            ));
+        let mut dir = global.store_dir(config, &p)?;
+        if out.iter().any(|(_, d)| key(d) == key(&dir)) {
+            let name = dir.file_name().unwrap_or_default().to_string_lossy();
+            let apart = format!("{name}-{}", ffsession::store::owner::folder_key(&p.path));
+            dir = dir.with_file_name(apart);
         }
         out.push((p, dir));
     }

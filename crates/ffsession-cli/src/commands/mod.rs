@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use ffsession::platform::Platform;
 use ffsession::profile::{self, Profile};
+use ffsession::store::owner;
 use ffsession::{sources, SessionData};
 
 use crate::cli::{Cli, Command, GlobalArgs, Lazy};
@@ -120,7 +121,9 @@ impl GlobalArgs {
     }
 
     /// `<data dir>/ffsession/<profile name>`: the profile's own store when
-    /// neither `--store` nor the config names one.
+    /// neither `--store` nor the config names one. When that store backs up
+    /// another profile folder of the same name that is still there, the
+    /// profile's store is `<profile name>-<8 hex digits of its path>`.
     pub fn data_store_dir(&self, profile: &Profile) -> Result<PathBuf> {
         let name: String = profile
             .name
@@ -133,7 +136,14 @@ impl GlobalArgs {
                 }
             })
             .collect();
-        Ok(self.stores_root()?.join(name))
+        let root = self.stores_root()?;
+        let by_name = root.join(&name);
+        Ok(match owner::owner(&by_name, &profile.path) {
+            owner::Owner::Other(_) => {
+                root.join(format!("{name}-{}", owner::folder_key(&profile.path)))
+            }
+            owner::Owner::Unbound | owner::Owner::This | owner::Owner::Moved(_) => by_name,
+        })
     }
 }
 

@@ -12,7 +12,8 @@ use crate::cli::GlobalArgs;
 use crate::fmt;
 
 /// List the backup stores in the data directory (one per Firefox profile):
-/// where each is, how many snapshots it holds, the newest, and its size.
+/// where each is, the profile folder it backs up, how many snapshots it
+/// holds, the newest, and its size.
 ///
 /// Every store command works on a store alone with --store DIR, with no
 /// Firefox installed: a store copied from an old machine is listed, searched
@@ -39,6 +40,8 @@ struct StoreRow {
     snapshots: Option<u64>,
     newest_ms: Option<u64>,
     profile: Option<String>,
+    /// The profile folder the store backs up (`<store>/profile`), if named.
+    profile_folder: Option<PathBuf>,
     stored_bytes: Option<u64>,
     /// A store (it has chunks/) whose catalog.sqlite is gone: its snapshots
     /// cannot be listed until the catalog is put back.
@@ -83,6 +86,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
+        let profile_folder = ffsession::store::owner::bound_profile(&path);
         rows.push(match describe(&path) {
             Ok((snapshots, newest_ms, profile, stored_bytes)) => StoreRow {
                 path,
@@ -90,6 +94,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
                 snapshots: Some(snapshots),
                 newest_ms,
                 profile,
+                profile_folder,
                 stored_bytes: Some(stored_bytes),
                 catalog_missing,
                 error: None,
@@ -100,6 +105,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
                 snapshots: None,
                 newest_ms: None,
                 profile: None,
+                profile_folder,
                 stored_bytes: None,
                 catalog_missing,
                 error: Some(e.to_string()),
@@ -167,6 +173,9 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
             )?,
         }
         writeln!(out, "  {}", fmt::path(&r.path))?;
+        if let Some(folder) = &r.profile_folder {
+            writeln!(out, "  backs up {}", fmt::path(folder))?;
+        }
     }
     writeln!(
         out,

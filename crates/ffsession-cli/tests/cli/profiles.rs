@@ -143,3 +143,155 @@ fn firefox_dir_option_and_environment_variable() {
     );
     assert_eq!(from_profile["tabs"], 4);
 }
+
+/// A profiles.ini in `root` listing one profile, `default-release`, in
+/// `folder` (relative to `root`), whose recovery file holds `tabs` tabs.
+fn one_profile(root: &std::path::Path, folder: &str, tabs: usize, last_update: u64) {
+    let backups = root.join(folder).join("sessionstore-backups");
+    fs::create_dir_all(&backups).unwrap();
+    fs::write(backups.join("recovery.jsonlz4"), packed(tabs, last_update)).unwrap();
+    fs::write(
+        root.join("profiles.ini"),
+        format!(
+            "[Profile0]\nName=default-release\nIsRelative=1\nPath={folder}\nDefault=1\n\n\
+             [General]\nStartWithLastProfile=1\nVersion=2\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn profiles_of_one_name_in_two_firefox_folders_keep_their_own_stores() {
+    // A distribution's Firefox and a Snap one, each with a profile named
+    // default-release: the second's backups must not land in the first's
+    // store, where `restore latest` would take the newest of either.
+    let env = TestEnv::new();
+    let deb = env.firefox_root();
+    let snap = env.path().join("snap/firefox/common/.mozilla/firefox");
+    one_profile(&deb, "abc.default-release", 3, 1_795_000_000_000);
+    one_profile(&snap, "xyz.default-release", 7, 1_795_100_000_000);
+    let in_snap = |cmd: &mut assert_cmd::Command| {
+        cmd.arg("--firefox-dir").arg(&snap);
+    };
+
+    ok_output(env.cmd().arg("backup"));
+    let mut cmd = env.cmd();
+    in_snap(&mut cmd);
+    let out = ok_stdout(cmd.arg("backup"));
+    let stores = ok_json(env.cmd().args(["stores", "--json"]));
+    let stores = stores.as_array().unwrap();
+    assert_eq!(stores.len(), 2, "{stores:?}");
+    assert_eq!(stores[0]["name"], "default-release");
+    let second = stores[1]["name"].as_str().unwrap();
+    assert!(
+        second.starts_with("default-release-") && second.len() == "default-release-".len() + 8,
+        "{second}"
+    );
+    assert!(
+        out.contains(&format!(
+            "stored in {}",
+            env.stores_root().join(second).display()
+        )),
+        "{out}"
+    );
+    for (row, folder) in [
+        (&stores[0], deb.join("abc.default-release")),
+        (&stores[1], snap.join("xyz.default-release")),
+    ] {
+        assert_eq!(row["profile_folder"], folder.to_str().unwrap(), "{row}");
+    }
+
+    // Each profile lists, and would restore, only its own snapshots.
+    let list = ok_json(env.cmd().args(["list", "--json"]));
+    let tabs: Vec<_> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["counts"]["tabs"].clone())
+        .collect();
+    assert_eq!(tabs, [3]);
+    let mut cmd = env.cmd();
+    in_snap(&mut cmd);
+    let list = ok_json(cmd.args(["list", "--json"]));
+    let tabs: Vec<_> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["counts"]["tabs"].clone())
+        .collect();
+    assert_eq!(tabs, [7]);
+    let text = ok_stdout(env.cmd().arg("stores"));
+    assert!(
+        text.contains(&format!(
+            "  backs up {}",
+            snap.join("xyz.default-release").display()
+        )),
+        "{text}"
+    );
+
+    // A profile that moved keeps its store, which then names the new folder.
+    fs::rename(
+        deb.join("abc.default-release"),
+        deb.join("moved.default-release"),
+    )
+    .unwrap();
+    one_profile(&deb, "moved.default-release", 4, 1_795_200_000_000);
+    ok_output(env.cmd().arg("backup"));
+    let list = ok_json(env.cmd().args(["list", "--json"]));
+    let tabs: Vec<_> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["counts"]["tabs"].clone())
+        .collect();
+    assert_eq!(tabs, [4, 3]);
+    assert_eq!(
+        ffsession::store::owner::bound_profile(&env.stores_root().join("default-release")),
+        Some(deb.join("moved.default-release"))
+    );
+}
+
+#[test]
+fn all_profiles_keeps_two_profiles_of_one_name_in_their_own_stores() {
+    let env = TestEnv::new();
+    let root = env.firefox_root();
+    for (folder, tabs) in [("Profiles/a.default", 2), ("Profiles/b.default", 5)] {
+        let backups = root.join(folder).join("sessionstore-backups");
+        fs::create_dir_all(&backups).unwrap();
+        fs::write(
+            backups.join("recovery.jsonlz4"),
+            packed(tabs, 1_795_000_000_000),
+        )
+        .unwrap();
+    }
+    fs::write(
+        root.join("profiles.ini"),
+        "[Profile0]\nName=default\nIsRelative=1\nPath=Profiles/a.default\nDefault=1\n\n\
+         [Profile1]\nName=default\nIsRelative=1\nPath=Profiles/b.default\n\n\
+         [General]\nStartWithLastProfile=1\nVersion=2\n",
+    )
+    .unwrap();
+    // Twice: the second run finds each profile's store as the first made it.
+    for run in 1..=2 {
+        ok_output(env.cmd().args(["backup", "--all-profiles"]));
+        let stores = ok_json(env.cmd().args(["stores", "--json"]));
+        let stores = stores.as_array().unwrap();
+        assert_eq!(stores.len(), 2, "run {run}: {stores:?}");
+        for (row, folder, tabs) in [
+            (&stores[0], "Profiles/a.default", 2),
+            (&stores[1], "Profiles/b.default", 5),
+        ] {
+            assert_eq!(row["snapshots"], run, "run {run}: {row}");
+            assert_eq!(
+                row["profile_folder"],
+                root.join(folder).to_str().unwrap(),
+                "{row}"
+            );
+            let mut cmd = env.cmd();
+            cmd.arg("--profile")
+                .arg(root.join(folder))
+                .args(["list", "--json"]);
+            assert_eq!(ok_json(&mut cmd)[0]["counts"]["tabs"], tabs, "run {run}");
+        }
+    }
+}

@@ -57,6 +57,7 @@ pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
             super::CONTENTS_DIR,
             super::ARCHIVES_DIR,
             super::STORE_FILE,
+            super::owner::PROFILE_FILE,
         ]
         .contains(&name.as_ref())
             || crate::fs_util::is_temp_file_name(&name);

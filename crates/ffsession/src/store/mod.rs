@@ -9,6 +9,7 @@
 //! ```text
 //! <store>/                      0700 (tightened to 0700 when opened for writing)
 //!   lock                        the writer's pid; exclusively locked while open for writing
+//!   profile                     the profile folder it backs up (`owner.rs`)
 //!   catalog.sqlite              the catalog (+ -wal, -shm while open), 0600
 //!   chunks/<2 hex>/<digest>.zst one zstd frame per chunk, 0600; rewritten only
 //!                               when found damaged, with the same content
@@ -93,6 +94,7 @@ mod hygiene;
 mod index;
 mod layout;
 mod manifest;
+pub mod owner;
 mod queries;
 mod read;
 mod rebuild;
