@@ -167,7 +167,9 @@ fn profiles_of_one_name_in_two_firefox_folders_keep_their_own_stores() {
     // store, where `restore latest` would take the newest of either.
     let env = TestEnv::new();
     let deb = env.firefox_root();
-    let snap = env.path().join("snap/firefox/common/.mozilla/firefox");
+    let snap = ["snap", "firefox", "common", ".mozilla", "firefox"]
+        .iter()
+        .fold(env.path().to_path_buf(), |p, c| p.join(c));
     one_profile(&deb, "abc.default-release", 3, 1_795_000_000_000);
     one_profile(&snap, "xyz.default-release", 7, 1_795_100_000_000);
     let in_snap = |cmd: &mut assert_cmd::Command| {
@@ -277,19 +279,16 @@ fn all_profiles_keeps_two_profiles_of_one_name_in_their_own_stores() {
         let stores = ok_json(env.cmd().args(["stores", "--json"]));
         let stores = stores.as_array().unwrap();
         assert_eq!(stores.len(), 2, "run {run}: {stores:?}");
-        for (row, folder, tabs) in [
-            (&stores[0], "Profiles/a.default", 2),
-            (&stores[1], "Profiles/b.default", 5),
-        ] {
+        for (row, folder, tabs) in [(&stores[0], "a.default", 2), (&stores[1], "b.default", 5)] {
             assert_eq!(row["snapshots"], run, "run {run}: {row}");
             assert_eq!(
                 row["profile_folder"],
-                root.join(folder).to_str().unwrap(),
+                root.join("Profiles").join(folder).to_str().unwrap(),
                 "{row}"
             );
             let mut cmd = env.cmd();
             cmd.arg("--profile")
-                .arg(root.join(folder))
+                .arg(root.join("Profiles").join(folder))
                 .args(["list", "--json"]);
             assert_eq!(ok_json(&mut cmd)[0]["counts"]["tabs"], tabs, "run {run}");
         }
