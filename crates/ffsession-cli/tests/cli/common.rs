@@ -301,6 +301,26 @@ pub fn session(spec: Spec) -> Generated {
 
 /// The mozlz4 file of a generated session with `tabs` tabs, last updated at
 /// `last_update` (ms).
+/// A `profiles.ini` in `root` listing `profiles` (name, folder relative to
+/// `root`, tabs), the first the default. A folder with tabs gets a recovery
+/// file of that many tabs, last updated at `last_update`; one without is not
+/// made.
+pub fn firefox_profiles(root: &Path, profiles: &[(&str, &str, Option<usize>)], last_update: u64) {
+    let mut ini = String::new();
+    for (i, (name, folder, tabs)) in profiles.iter().enumerate() {
+        if let Some(tabs) = tabs {
+            let backups = root.join(folder).join("sessionstore-backups");
+            fs::create_dir_all(&backups).unwrap();
+            fs::write(backups.join("recovery.jsonlz4"), packed(*tabs, last_update)).unwrap();
+        }
+        let default = if i == 0 { "Default=1\n" } else { "" };
+        ini += &format!("[Profile{i}]\nName={name}\nIsRelative=1\nPath={folder}\n{default}\n");
+    }
+    ini += "[General]\nStartWithLastProfile=1\nVersion=2\n";
+    fs::create_dir_all(root).unwrap();
+    fs::write(root.join("profiles.ini"), ini).unwrap();
+}
+
 pub fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
     session(Spec {
         tabs,

@@ -3,7 +3,8 @@
 use std::fs;
 
 use crate::common::{
-    expect_error, ok_json, ok_output, ok_stdout, packed, stderr, stdout_json, TestEnv,
+    expect_error, firefox_profiles, ok_json, ok_output, ok_stdout, packed, stderr, stdout_json,
+    TestEnv,
 };
 
 fn with_profile(env: &TestEnv) -> std::path::PathBuf {
@@ -147,17 +148,20 @@ fn firefox_dir_option_and_environment_variable() {
 /// A profiles.ini in `root` listing one profile, `default-release`, in
 /// `folder` (relative to `root`), whose recovery file holds `tabs` tabs.
 fn one_profile(root: &std::path::Path, folder: &str, tabs: usize, last_update: u64) {
-    let backups = root.join(folder).join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
-    fs::write(backups.join("recovery.jsonlz4"), packed(tabs, last_update)).unwrap();
-    fs::write(
-        root.join("profiles.ini"),
-        format!(
-            "[Profile0]\nName=default-release\nIsRelative=1\nPath={folder}\nDefault=1\n\n\
-             [General]\nStartWithLastProfile=1\nVersion=2\n"
-        ),
-    )
-    .unwrap();
+    firefox_profiles(
+        root,
+        &[("default-release", folder, Some(tabs))],
+        last_update,
+    );
+}
+
+/// The tab counts of the snapshots `list --json` shows, newest first.
+fn listed_tabs(cmd: &mut assert_cmd::Command) -> Vec<u64> {
+    let list = ok_json(cmd.args(["list", "--json"]));
+    let list = list.as_array().unwrap();
+    list.iter()
+        .map(|s| s["counts"]["tabs"].as_u64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -204,24 +208,10 @@ fn profiles_of_one_name_in_two_firefox_folders_keep_their_own_stores() {
     }
 
     // Each profile lists, and would restore, only its own snapshots.
-    let list = ok_json(env.cmd().args(["list", "--json"]));
-    let tabs: Vec<_> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["counts"]["tabs"].clone())
-        .collect();
-    assert_eq!(tabs, [3]);
+    assert_eq!(listed_tabs(&mut env.cmd()), [3]);
     let mut cmd = env.cmd();
     in_snap(&mut cmd);
-    let list = ok_json(cmd.args(["list", "--json"]));
-    let tabs: Vec<_> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["counts"]["tabs"].clone())
-        .collect();
-    assert_eq!(tabs, [7]);
+    assert_eq!(listed_tabs(&mut cmd), [7]);
     let text = ok_stdout(env.cmd().arg("stores"));
     assert!(
         text.contains(&format!(
@@ -239,14 +229,7 @@ fn profiles_of_one_name_in_two_firefox_folders_keep_their_own_stores() {
     .unwrap();
     one_profile(&deb, "moved.default-release", 4, 1_795_200_000_000);
     ok_output(env.cmd().arg("backup"));
-    let list = ok_json(env.cmd().args(["list", "--json"]));
-    let tabs: Vec<_> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["counts"]["tabs"].clone())
-        .collect();
-    assert_eq!(tabs, [4, 3]);
+    assert_eq!(listed_tabs(&mut env.cmd()), [4, 3]);
     assert_eq!(
         ffsession::store::owner::bound_profile(&env.stores_root().join("default-release")),
         Some(deb.join("moved.default-release"))
@@ -257,22 +240,14 @@ fn profiles_of_one_name_in_two_firefox_folders_keep_their_own_stores() {
 fn all_profiles_keeps_two_profiles_of_one_name_in_their_own_stores() {
     let env = TestEnv::new();
     let root = env.firefox_root();
-    for (folder, tabs) in [("Profiles/a.default", 2), ("Profiles/b.default", 5)] {
-        let backups = root.join(folder).join("sessionstore-backups");
-        fs::create_dir_all(&backups).unwrap();
-        fs::write(
-            backups.join("recovery.jsonlz4"),
-            packed(tabs, 1_795_000_000_000),
-        )
-        .unwrap();
-    }
-    fs::write(
-        root.join("profiles.ini"),
-        "[Profile0]\nName=default\nIsRelative=1\nPath=Profiles/a.default\nDefault=1\n\n\
-         [Profile1]\nName=default\nIsRelative=1\nPath=Profiles/b.default\n\n\
-         [General]\nStartWithLastProfile=1\nVersion=2\n",
-    )
-    .unwrap();
+    firefox_profiles(
+        &root,
+        &[
+            ("default", "Profiles/a.default", Some(2)),
+            ("default", "Profiles/b.default", Some(5)),
+        ],
+        1_795_000_000_000,
+    );
     // Twice: the second run finds each profile's store as the first made it.
     for run in 1..=2 {
         ok_output(env.cmd().args(["backup", "--all-profiles"]));

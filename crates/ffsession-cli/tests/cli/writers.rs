@@ -129,26 +129,15 @@ fn readers_never_wait_for_a_writer() {
 /// Two profiles in profiles.ini; the second one's folder is missing when
 /// `broken`.
 fn two_profiles(env: &TestEnv, broken: bool) {
-    let root = env.firefox_root();
-    for (dir, tabs) in [("Profiles/a.default", 2), ("Profiles/b.work", 4)] {
-        if broken && dir.ends_with("work") {
-            continue;
-        }
-        let backups = root.join(dir).join("sessionstore-backups");
-        fs::create_dir_all(&backups).unwrap();
-        fs::write(
-            backups.join("recovery.jsonlz4"),
-            packed(tabs, 1_795_000_000_000),
-        )
-        .unwrap();
-    }
-    fs::write(
-        root.join("profiles.ini"),
-        "[Profile0]\nName=default\nIsRelative=1\nPath=Profiles/a.default\nDefault=1\n\n\
-         [Profile1]\nName=work\nIsRelative=1\nPath=Profiles/b.work\n\n\
-         [General]\nStartWithLastProfile=1\nVersion=2\n",
-    )
-    .unwrap();
+    let work = (!broken).then_some(4);
+    crate::common::firefox_profiles(
+        &env.firefox_root(),
+        &[
+            ("default", "Profiles/a.default", Some(2)),
+            ("work", "Profiles/b.work", work),
+        ],
+        1_795_000_000_000,
+    );
 }
 
 #[test]
