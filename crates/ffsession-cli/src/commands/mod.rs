@@ -139,8 +139,18 @@ impl GlobalArgs {
         let root = self.stores_root()?;
         let by_name = root.join(&name);
         Ok(match owner::owner(&by_name, &profile.path) {
-            owner::Owner::Other(_) => {
-                root.join(format!("{name}-{}", owner::folder_key(&profile.path)))
+            owner::Owner::Other(other) => {
+                let apart = root.join(format!("{name}-{}", owner::folder_key(&profile.path)));
+                if !apart.exists() {
+                    crate::ui::note(format_args!(
+                        "{} backs up {}, another profile named \"{}\"; this profile's backups go to {}",
+                        crate::fmt::path(&by_name),
+                        crate::fmt::path(&other),
+                        crate::fmt::escape(&profile.name),
+                        crate::fmt::path(&apart)
+                    ));
+                }
+                apart
             }
             owner::Owner::Unbound | owner::Owner::This | owner::Owner::Moved(_) => by_name,
         })

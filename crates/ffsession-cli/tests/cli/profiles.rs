@@ -183,7 +183,22 @@ fn profiles_of_one_name_in_two_firefox_folders_keep_their_own_stores() {
     ok_output(env.cmd().arg("backup"));
     let mut cmd = env.cmd();
     in_snap(&mut cmd);
-    let out = ok_stdout(cmd.arg("backup"));
+    let output = ok_output(cmd.arg("backup"));
+    let out = String::from_utf8(output.stdout.clone()).unwrap();
+    // Said once, when the profile's own store is made.
+    let note = format!(
+        "backs up {}, another profile named \"default-release\"; this profile's backups go to ",
+        deb.join("abc.default-release").display()
+    );
+    assert!(stderr(&output).contains(&note), "{}", stderr(&output));
+    let mut cmd = env.cmd();
+    in_snap(&mut cmd);
+    let again = ok_output(cmd.arg("list"));
+    assert!(
+        !stderr(&again).contains("another profile"),
+        "{}",
+        stderr(&again)
+    );
     let stores = ok_json(env.cmd().args(["stores", "--json"]));
     let stores = stores.as_array().unwrap();
     assert_eq!(stores.len(), 2, "{stores:?}");
