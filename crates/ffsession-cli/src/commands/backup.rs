@@ -101,9 +101,7 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
     for p in profiles {
         let mut dir = global.store_dir(config, &p)?;
         if out.iter().any(|(_, d)| key(d) == key(&dir)) {
-            let name = dir.file_name().unwrap_or_default().to_string_lossy();
-            let apart = format!("{name}-{}", ffsession::store::owner::folder_key(&p.path));
-            dir = dir.with_file_name(apart);
+            dir = ffsession::store::owner::apart(&dir, &p.path);
         }
         out.push((p, dir));
     }

@@ -136,11 +136,10 @@ impl GlobalArgs {
                 }
             })
             .collect();
-        let root = self.stores_root()?;
-        let by_name = root.join(&name);
+        let by_name = self.stores_root()?.join(&name);
         Ok(match owner::owner(&by_name, &profile.path) {
             owner::Owner::Other(other) => {
-                let apart = root.join(format!("{name}-{}", owner::folder_key(&profile.path)));
+                let apart = owner::apart(&by_name, &profile.path);
                 if !apart.exists() {
                     crate::ui::note(format_args!(
                         "{} backs up {}, another profile named \"{}\"; this profile's backups go to {}",

@@ -60,6 +60,16 @@ pub fn owner(store_dir: &Path, profile_dir: &Path) -> Owner {
     }
 }
 
+/// The store of `profile_dir` kept apart from `by_name`, the store of
+/// another profile of the same name: `by_name` with `-` and the folder's
+/// [`folder_key`] after its name.
+pub fn apart(by_name: &Path, profile_dir: &Path) -> PathBuf {
+    let mut name = by_name.file_name().unwrap_or_default().to_os_string();
+    name.push("-");
+    name.push(folder_key(profile_dir));
+    by_name.with_file_name(name)
+}
+
 /// The suffix that keeps the default store of `profile_dir` apart from
 /// another profile's of the same name: 8 hex digits of the BLAKE3 hash of
 /// the folder's absolute path.
@@ -183,6 +193,10 @@ mod tests {
         assert_ne!(folder_key(&a), folder_key(&b));
         assert_eq!(folder_key(&a), folder_key(&dir.path().join("x/./default")));
         assert_eq!(folder_key(&a).len(), 8);
+        assert_eq!(
+            apart(&dir.path().join("store"), &a),
+            dir.path().join(format!("store-{}", folder_key(&a)))
+        );
         assert!(folder_key(&a).bytes().all(|c| c.is_ascii_hexdigit()));
     }
 
