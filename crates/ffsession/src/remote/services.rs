@@ -41,6 +41,7 @@ pub fn open_backend(
     match location {
         Location::Folder(path) => Ok(Box::new(LocalBackend::new(path.clone()))),
         Location::S3 { bucket, prefix } => {
+            https_crypto();
             let mut b = opendal::services::S3::default()
                 .bucket(bucket)
                 .root(&format!("/{prefix}"))
@@ -68,6 +69,7 @@ pub fn open_backend(
             host,
             path,
         } => {
+            https_crypto();
             let mut b = opendal::services::Webdav::default()
                 .endpoint(&format!("{}://{host}", if *tls { "https" } else { "http" }))
                 .root(path);
@@ -82,6 +84,14 @@ pub fn open_backend(
         }
         Location::Sftp { .. } => sftp(location, options),
     }
+}
+
+/// Installs ring as rustls' cryptography for the process: the HTTP client of
+/// S3 and WebDAV needs one installed before it is built (the workspace
+/// Cargo.toml says why ring). One installed already (by an earlier call, or
+/// by a program using this library) is kept.
+fn https_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 #[cfg(unix)]
@@ -128,4 +138,48 @@ fn sftp(location: &Location, _: &RemoteOptions) -> Result<Box<dyn Backend>, Remo
         location: location.to_string(),
         reason: "SFTP is not available on this system (OpenDAL's SFTP drives OpenSSH's control master, which exists on Unix only)".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::backend::Kind;
+
+    /// A server that takes each connection and closes it at once: no TLS
+    /// handshake or HTTP answer ever comes.
+    fn hang_up_server() -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                drop(conn);
+            }
+        });
+        port
+    }
+
+    /// The HTTP client of S3 and WebDAV is built with rustls and no
+    /// cryptography of its own (the workspace Cargo.toml): without
+    /// `https_crypto` installing ring it panics at the first request. Here
+    /// an HTTPS WebDAV and an HTTPS S3 server that hang up are errors.
+    #[test]
+    fn https_remotes_that_hang_up_are_errors_not_panics() {
+        let port = hang_up_server();
+        let webdav = Location::parse(&format!("webdavs://127.0.0.1:{port}/store")).unwrap();
+        let s3 = Location::parse("s3://bucket/store").unwrap();
+        let options = RemoteOptions {
+            s3_endpoint: Some(format!("https://127.0.0.1:{port}")),
+            s3_access_key_id: Some("key".into()),
+            s3_secret_access_key: Some("secret".into()),
+            ..RemoteOptions::default()
+        };
+        for location in [webdav, s3] {
+            let backend = open_backend(&location, &options).unwrap();
+            let err = backend.list(Kind::Snapshots).unwrap_err();
+            assert!(
+                matches!(err, RemoteError::Backend { .. }),
+                "{location}: {err:?}"
+            );
+        }
+    }
 }
