@@ -38,10 +38,12 @@ pub fn open_backend(
         location: name.clone(),
         reason: e.to_string(),
     };
+    if !matches!(location, Location::Folder(_)) {
+        tls_crypto();
+    }
     match location {
         Location::Folder(path) => Ok(Box::new(LocalBackend::new(path.clone()))),
         Location::S3 { bucket, prefix } => {
-            https_crypto();
             let mut b = opendal::services::S3::default()
                 .bucket(bucket)
                 .root(&format!("/{prefix}"))
@@ -69,7 +71,6 @@ pub fn open_backend(
             host,
             path,
         } => {
-            https_crypto();
             let mut b = opendal::services::Webdav::default()
                 .endpoint(&format!("{}://{host}", if *tls { "https" } else { "http" }))
                 .root(path);
@@ -86,11 +87,12 @@ pub fn open_backend(
     }
 }
 
-/// Installs ring as rustls' cryptography for the process: the HTTP client of
-/// S3 and WebDAV needs one installed before it is built (the workspace
-/// Cargo.toml says why ring). One installed already (by an earlier call, or
-/// by a program using this library) is kept.
-fn https_crypto() {
+/// Installs ring as rustls' cryptography for the process. Every OpenDAL
+/// service, SFTP too, builds an HTTP client when it is set up, and that
+/// client needs one installed (the workspace Cargo.toml says why ring). One
+/// installed already (by an earlier call, or by a program using this
+/// library) is kept.
+fn tls_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
@@ -158,12 +160,18 @@ mod tests {
         port
     }
 
-    /// The HTTP client of S3 and WebDAV is built with rustls and no
-    /// cryptography of its own (the workspace Cargo.toml): without
-    /// `https_crypto` installing ring it panics at the first request. Here
-    /// an HTTPS WebDAV and an HTTPS S3 server that hang up are errors.
+    /// OpenDAL's HTTP client is built with rustls and no cryptography of
+    /// its own (the workspace Cargo.toml): without `tls_crypto` installing
+    /// ring, setting up any service but a folder panics, SFTP's too. Here
+    /// an SFTP remote is set up (it connects only when used), and an HTTPS
+    /// WebDAV and an HTTPS S3 server that hang up are errors.
     #[test]
-    fn https_remotes_that_hang_up_are_errors_not_panics() {
+    fn remotes_set_up_and_https_remotes_that_hang_up_are_errors_not_panics() {
+        #[cfg(unix)]
+        {
+            let sftp = Location::parse("sftp://127.0.0.1:1/store").unwrap();
+            open_backend(&sftp, &RemoteOptions::default()).unwrap();
+        }
         let port = hang_up_server();
         let webdav = Location::parse(&format!("webdavs://127.0.0.1:{port}/store")).unwrap();
         let s3 = Location::parse("s3://bucket/store").unwrap();
