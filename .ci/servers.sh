@@ -1,7 +1,8 @@
 # Real servers on 127.0.0.1 for the remote-store tests (issue 23): OpenSSH's
-# sshd (SFTP), Garage (S3) and rclone's WebDAV server. Sourced by .ci/run
-# (`. .ci/servers.sh`), so the FFSESSION_TEST_* variables it exports reach
-# `cargo test`; the servers stop when the shell that sourced it exits.
+# sshd (SFTP), Garage (S3) and rclone's WebDAV server (over HTTP, and over
+# HTTPS). Sourced by .ci/run (`. .ci/servers.sh`), so the FFSESSION_TEST_*
+# variables it exports reach `cargo test`; the servers stop when the shell
+# that sourced it exits.
 # Also usable by hand: `bash .ci/servers.sh` starts them and prints the
 # variables (then `kill $(cat $FFS_SERVERS/*.pid)` stops them).
 #
@@ -14,7 +15,7 @@ ffs_servers_main() {
     set -eu
     local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
     export FFS_SERVERS="$root"
-    local ssh_port=31022 webdav_port=31080
+    local ssh_port=31022 webdav_port=31080 webdavs_port=31443
     rm -rf "$root"
     mkdir -p "$root/bin" "$root/sftp" "$root/webdav" "$root/garage"
     chmod 700 "$root"
@@ -25,6 +26,7 @@ ffs_servers_main() {
     command -v restic >/dev/null 2>&1 || need+=(restic)
     command -v age >/dev/null 2>&1 || need+=(age)
     command -v zstd >/dev/null 2>&1 || need+=(zstd)
+    command -v openssl >/dev/null 2>&1 || need+=(openssl)
     if [ "${#need[@]}" -gt 0 ]; then
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
@@ -70,9 +72,28 @@ EOF
         --user ffs --pass ffs-webdav-secret >"$root/webdav.log" 2>&1 &
     echo $! >"$root/webdav.pid"
 
-    for _ in $(seq 1 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$webdav_port") 2>/dev/null && break
-        sleep 0.2
+    # --- The same over HTTPS, with a certificate from a CA made here, which
+    # the tests trust through SSL_CERT_FILE (read by the system's verifier
+    # on Linux).
+    local ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+    openssl req -x509 "${ec[@]}" -keyout "$root/ca.key" -out "$root/ca.pem" \
+        -days 3 -subj "/CN=ffsession test CA" 2>/dev/null
+    openssl req "${ec[@]}" -keyout "$root/tls.key" -out "$root/tls.csr" \
+        -subj "/CN=127.0.0.1" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+        >"$root/tls.ext"
+    openssl x509 -req -in "$root/tls.csr" -CA "$root/ca.pem" -CAkey "$root/ca.key" \
+        -CAcreateserial -out "$root/tls.pem" -days 3 -extfile "$root/tls.ext" 2>/dev/null
+    rclone serve webdav "$root/webdav" --addr "127.0.0.1:$webdavs_port" \
+        --cert "$root/tls.pem" --key "$root/tls.key" \
+        --user ffs --pass ffs-webdav-secret >"$root/webdavs.log" 2>&1 &
+    echo $! >"$root/webdavs.pid"
+
+    for port in "$webdav_port" "$webdavs_port"; do
+        for _ in $(seq 1 50); do
+            (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+            sleep 0.2
+        done
     done
 
     export FFSESSION_TEST_SERVERS="$root"
@@ -81,8 +102,10 @@ EOF
     export FFSESSION_TEST_SSHD_PID="$root/sshd.pid"
     export FFSESSION_TEST_WEBDAV="webdav://ffs@127.0.0.1:$webdav_port/store"
     export FFSESSION_TEST_WEBDAV_PASSWORD=ffs-webdav-secret
+    export FFSESSION_TEST_WEBDAVS="webdavs://ffs@127.0.0.1:$webdavs_port/store"
+    export FFSESSION_TEST_CA="$root/ca.pem"
     env | grep '^FFSESSION_TEST_' | sed 's/^/export /' >"$root/servers.env"
-    echo "servers: sshd on 127.0.0.1:$ssh_port, WebDAV on :$webdav_port"
+    echo "servers: sshd on 127.0.0.1:$ssh_port, WebDAV on :$webdav_port, WebDAV over HTTPS on :$webdavs_port"
 }
 
 # Garage from the Rust registry when it is missing, without the features the

@@ -46,6 +46,9 @@ enum Kind {
     Sftp,
     S3,
     WebDav,
+    /// WebDAV over HTTPS (its test trusts the server's CA on Linux only).
+    #[cfg(target_os = "linux")]
+    WebDavs,
 }
 
 fn unique() -> String {
@@ -69,6 +72,8 @@ fn location(kind: Kind, env: &TestEnv) -> String {
         Kind::Sftp => format!("{}/{}", var("FFSESSION_TEST_SFTP"), unique()),
         Kind::S3 => format!("s3://ffs/{}", unique()),
         Kind::WebDav => format!("{}/{}", var("FFSESSION_TEST_WEBDAV"), unique()),
+        #[cfg(target_os = "linux")]
+        Kind::WebDavs => format!("{}/{}", var("FFSESSION_TEST_WEBDAVS"), unique()),
     }
 }
 
@@ -102,6 +107,11 @@ fn std_cmd(env: &TestEnv) -> StdCommand {
             "FFSESSION_WEBDAV_PASSWORD",
             var("FFSESSION_TEST_WEBDAV_PASSWORD"),
         );
+    // The CA of the HTTPS server's certificate, trusted through the file
+    // the system's verifier reads on Linux (on Windows and macOS it asks
+    // the system's own store).
+    #[cfg(target_os = "linux")]
+    c.env("SSL_CERT_FILE", var("FFSESSION_TEST_CA"));
     c
 }
 
@@ -264,6 +274,49 @@ fn remote_round_trip_s3() {
 #[test]
 fn remote_round_trip_webdav() {
     round_trip(Kind::WebDav);
+}
+
+/// HTTPS, through rustls with ring (the workspace Cargo.toml): the round
+/// trip over `webdavs://`, to a server whose certificate comes from a CA
+/// the commands trust. Before it, the same copy trusting only another
+/// certificate is refused, and with no CA certificates at all (which made
+/// OpenDAL's HTTP client panic) it is one clear error; neither sends
+/// anything.
+#[cfg(target_os = "linux")]
+#[test]
+fn remote_round_trip_webdav_over_https() {
+    let Some(servers) = servers() else { return };
+    {
+        let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+        let env = TestEnv::new();
+        let (profile, _) = backed_up(&env, 1, 10_000);
+        let loc = location(Kind::WebDavs, &env);
+        let no_ca = env.path().join("no-ca.pem");
+        fs::write(&no_ca, "").unwrap();
+        // The server's own certificate as the only one trusted: not the CA
+        // that issued it.
+        let other = servers.join("tls.pem");
+        for (trusted, says) in [(&other, "UnknownIssuer"), (&no_ca, "CA certificates")] {
+            let out = cmd(&env)
+                .env("SSL_CERT_FILE", trusted)
+                .arg("--profile")
+                .arg(&profile)
+                .arg("--store")
+                .arg(env.store_dir())
+                .args(["copy", "--to", &loc])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(&loc) && err.contains(says), "{err}");
+            let written = servers
+                .join("webdav/store")
+                .join(loc.rsplit('/').next().unwrap());
+            assert!(!written.exists(), "{}", written.display());
+        }
+    }
+    round_trip(Kind::WebDavs);
 }
 
 /// On Windows, where SFTP is not available, `sftp://` is one clear error.

@@ -79,7 +79,19 @@ impl OpendalBackend {
     }
 
     fn err(location: &str, op: &'static str, path: &str, e: opendal::Error) -> RemoteError {
-        let reason = e.to_string();
+        let mut reason = e.to_string();
+        // OpenDAL's text of a failed request ends at "error sending
+        // request"; why it failed (a certificate refused, a connection
+        // refused) is the last of its sources.
+        let mut source = std::error::Error::source(&e);
+        let mut cause = None;
+        while let Some(s) = source {
+            cause = Some(s.to_string());
+            source = s.source();
+        }
+        if let Some(cause) = cause.filter(|c| !reason.contains(c.as_str())) {
+            reason = format!("{reason}: {cause}");
+        }
         let lower = reason.to_ascii_lowercase();
         let full = lower.contains("no space")
             || lower.contains("quota")

@@ -40,6 +40,10 @@ pub fn open_backend(
     };
     if !matches!(location, Location::Folder(_)) {
         tls_crypto();
+        http_client_can_be_built().map_err(|reason| RemoteError::Location {
+            location: name.clone(),
+            reason,
+        })?;
     }
     match location {
         Location::Folder(path) => Ok(Box::new(LocalBackend::new(path.clone()))),
@@ -94,6 +98,28 @@ pub fn open_backend(
 /// library) is kept.
 fn tls_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Whether OpenDAL's HTTP client can be built here. OpenDAL builds it as
+/// any service is set up, SFTP's too, and panics if it cannot: on a system
+/// with no CA certificates (a container without `ca-certificates`, an empty
+/// `SSL_CERT_FILE`). One built here first, with the same settings, says so
+/// as an error instead.
+fn http_client_can_be_built() -> Result<(), String> {
+    match reqwest::Client::builder().build() {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let mut cause = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                cause = s.to_string();
+                source = s.source();
+            }
+            Err(format!(
+                "the HTTPS client cannot be set up ({cause}): install the system's CA certificates (Debian: the ca-certificates package), or point SSL_CERT_FILE at a file of them"
+            ))
+        }
+    }
 }
 
 #[cfg(unix)]
