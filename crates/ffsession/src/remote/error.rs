@@ -119,3 +119,16 @@ impl RemoteError {
         matches!(self, RemoteError::Backend { full: false, .. })
     }
 }
+
+/// The text of the last error in `e`'s chain of sources, if it has one:
+/// often the reason itself (a refused certificate, a refused connection)
+/// under a library's own words.
+pub(super) fn last_cause(e: &dyn std::error::Error) -> Option<String> {
+    let mut cause = None;
+    let mut source = e.source();
+    while let Some(s) = source {
+        cause = Some(s.to_string());
+        source = s.source();
+    }
+    cause
+}

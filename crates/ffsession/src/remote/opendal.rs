@@ -83,13 +83,7 @@ impl OpendalBackend {
         // OpenDAL's text of a failed request ends at "error sending
         // request"; why it failed (a certificate refused, a connection
         // refused) is the last of its sources.
-        let mut source = std::error::Error::source(&e);
-        let mut cause = None;
-        while let Some(s) = source {
-            cause = Some(s.to_string());
-            source = s.source();
-        }
-        if let Some(cause) = cause.filter(|c| !reason.contains(c.as_str())) {
+        if let Some(cause) = super::error::last_cause(&e).filter(|c| !reason.contains(c.as_str())) {
             reason = format!("{reason}: {cause}");
         }
         let lower = reason.to_ascii_lowercase();

@@ -109,12 +109,7 @@ fn http_client_can_be_built() -> Result<(), String> {
     match reqwest::Client::builder().build() {
         Ok(_) => Ok(()),
         Err(e) => {
-            let mut cause = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                cause = s.to_string();
-                source = s.source();
-            }
+            let cause = super::error::last_cause(&e).unwrap_or_else(|| e.to_string());
             Err(format!(
                 "the HTTPS client cannot be set up ({cause}): install the system's CA certificates (Debian: the ca-certificates package), or point SSL_CERT_FILE at a file of them"
             ))
