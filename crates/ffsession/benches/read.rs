@@ -42,7 +42,7 @@ use criterion::{Criterion, Throughput};
 use ffsession::buffer::Buffer;
 use ffsession::error::ParseError;
 use ffsession::export::{write_tabs, TabFormat};
-use ffsession::format;
+use ffsession::format::{self, SessionData};
 use ffsession::session::{Session, TabFilter};
 use ffsession_gen::{generate, mozlz4, Spec};
 
@@ -71,6 +71,7 @@ fn workloads() -> Vec<Workload> {
         })
     };
     let mut out = Vec::with_capacity(1 << 20);
+    let mut out_at_once = Vec::with_capacity(1 << 20);
     let mut urls = Vec::with_capacity(1 << 20);
     let mut pieces_urls = Vec::with_capacity(1 << 20);
     vec![
@@ -99,6 +100,12 @@ fn workloads() -> Vec<Workload> {
         ),
         ("summary", summary(|j| Session::from_json(j))),
         (
+            "summary_at_once",
+            Box::new(|packed| {
+                SessionData::from_slice_parsed(packed, |_, session| session.summary().tabs).unwrap()
+            }),
+        ),
+        (
             "summary_in_pieces",
             Box::new(|packed| format::summary_in_pieces(packed, None).unwrap().tabs),
         ),
@@ -114,6 +121,26 @@ fn workloads() -> Vec<Workload> {
                 };
                 write_tabs(&mut out, TabFormat::Json, session.tab_records(filter)).unwrap();
                 out.len()
+            }),
+        ),
+        (
+            "tab_list_at_once",
+            Box::new(move |packed| {
+                SessionData::from_slice_parsed(packed, |_, session| {
+                    out_at_once.clear();
+                    let filter = TabFilter {
+                        window: None,
+                        include_closed: true,
+                    };
+                    write_tabs(
+                        &mut out_at_once,
+                        TabFormat::Json,
+                        session.tab_records(filter),
+                    )
+                    .unwrap();
+                    out_at_once.len()
+                })
+                .unwrap()
             }),
         ),
         (

@@ -21,6 +21,9 @@ use crate::buffer::Buffer;
 use crate::error::{Error, FormatError, IoResultExt, ParseError};
 use crate::session::Session;
 
+mod at_once;
+#[doc(hidden)]
+pub use at_once::assert_at_once_matches_reference;
 mod stream;
 mod summarize;
 

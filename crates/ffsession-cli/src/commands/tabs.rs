@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use ffsession::export::{write_tabs, TabFormat};
-use ffsession::session::{TabFilter, TabRecord, TabState};
+use ffsession::format::SessionData;
+use ffsession::session::{Session, TabFilter, TabRecord, TabState};
 
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -69,8 +70,25 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
         out.flush()?;
         return Ok(());
     }
-    let data = super::load_session(global, args.file.as_deref())?;
-    let session = data.parse()?;
+    match &args.file {
+        // Parsed while it decodes (`format/at_once.rs`).
+        Some(file) => {
+            SessionData::read_parsed(file, |data, session| list(data, &session, &args, format))?
+        }
+        None => {
+            let data = super::load_session(global, None)?;
+            list(&data, &data.parse()?, &args, format)
+        }
+    }
+}
+
+/// Write the tabs of `session`, read from `data`, that `args` asks for.
+fn list(
+    data: &SessionData,
+    session: &Session<'_>,
+    args: &TabsArgs,
+    format: TabFormat,
+) -> Result<()> {
     if let Some(w) = args.window {
         if w == 0 || w > session.windows.len() {
             return Err(UserError::with_hint(

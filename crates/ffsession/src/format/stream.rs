@@ -173,8 +173,18 @@ impl<'b> Pieces<'b> {
     /// until `out` is full or the block ends. Returns how much of `out` is
     /// filled.
     pub(crate) fn fill(&mut self, out: &mut [u8], start: usize) -> Result<usize, Broken> {
-        debug_assert!(start >= WINDOW.min(self.total) && start <= self.total);
-        let mut o = start;
+        let (window, out) = out.split_at_mut(start);
+        Ok(start + self.fill_after(window, out)?)
+    }
+
+    /// Decode into `out` until it is full or the block ends, where `window`
+    /// holds the last bytes of output before it (at least [`WINDOW`] of
+    /// them, or all); returns how much of `out` is filled. For a reader
+    /// that keeps the whole output in one buffer and reads what is decoded
+    /// while the rest is (`session/growing.rs`).
+    pub(crate) fn fill_after(&mut self, window: &[u8], out: &mut [u8]) -> Result<usize, Broken> {
+        debug_assert!(window.len() >= WINDOW.min(self.total) && window.len() <= self.total);
+        let mut o = 0;
         loop {
             match self.state {
                 State::End => return Ok(o),
@@ -233,7 +243,11 @@ impl<'b> Pieces<'b> {
                 }
                 State::Match { offset, left } => {
                     let n = left.min(out.len() - o);
-                    copy_match(out, o, offset, n);
+                    if offset <= o {
+                        copy_match(out, o, offset, n);
+                    } else {
+                        copy_match_after(window, out, o, offset, n);
+                    }
                     self.total += n;
                     o += n;
                     if n < left {
@@ -284,6 +298,22 @@ fn copy_match(out: &mut [u8], at: usize, offset: usize, len: usize) {
         for k in 0..len {
             out[at + k] = out[from + k];
         }
+    }
+}
+
+/// [`copy_match`] for a match that starts in `window`, the output just
+/// before `out`: `offset - at` bytes back from its end (checked by the
+/// caller: the window holds them).
+#[cold]
+fn copy_match_after(window: &[u8], out: &mut [u8], at: usize, offset: usize, len: usize) {
+    let back = offset - at;
+    let from = window.len() - back;
+    // The bytes in the window, then (for a match that runs past the
+    // window's end) the rest from `out`, which now lies `offset` back.
+    let n = back.min(len);
+    out[at..at + n].copy_from_slice(&window[from..from + n]);
+    if n < len {
+        copy_match(out, at + n, offset, len - n);
     }
 }
 

@@ -15,7 +15,9 @@
 //! Firefox reads them. A file holding only `{"windows": []}` is a valid, empty
 //! session; a file without a `windows` array is not a session.
 
+mod cursor;
 mod de;
+pub(crate) mod growing;
 mod parallel;
 mod records;
 mod skim;
@@ -31,7 +33,7 @@ use crate::error::ParseError;
 
 #[doc(hidden)]
 pub use parallel::assert_fast_paths_match_reference;
-pub(crate) use parallel::{spawn_beside, two_cores, TAB_START};
+pub(crate) use parallel::{parse_growing, spawn_beside, two_cores, PARALLEL_MIN_BYTES, TAB_START};
 pub use records::{TabFilter, TabRecord, TabState};
 pub use skim::assert_matches_serde as assert_tab_reader_matches_serde;
 

@@ -25,14 +25,16 @@
 //! threads are walked the same way on one ([`parse_one_thread`]).
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::thread::{self, ScopedJoinHandle};
 
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer};
 
+pub(super) use super::cursor::Cursor;
 use super::de::{self, List, OptI64, OptStr, OptU64, OrDefault};
-use super::skim::{self, is_space};
+use super::growing::Growing;
+use super::skim::is_space;
 use super::{ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
 
 /// The bytes before the `{` of a tab that is not the first in its window.
@@ -110,6 +112,24 @@ fn leave_core(cpu: usize) {
     }
 }
 
+/// The next message from `from`, `None` once its sender is gone. It waits
+/// awake for up to [`SPIN`] before sleeping: on a virtual machine, a thread
+/// that sleeps can take a millisecond to wake.
+pub(crate) fn receive<T>(from: &mpsc::Receiver<T>) -> Option<T> {
+    let start = std::time::Instant::now();
+    loop {
+        match from.try_recv() {
+            Ok(message) => return Some(message),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) if start.elapsed() > SPIN => return from.recv().ok(),
+            Err(mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// How long [`receive`] waits awake.
+const SPIN: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// The fast path gave up; the reference parser decides (and words the error).
 #[derive(Debug)]
 pub(crate) struct GiveUp;
@@ -137,10 +157,11 @@ pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
     let cancel = AtomicBool::new(false);
     thread::scope(|scope| {
         let mut pending = Some(Pending {
-            start: split,
+            start: Start::At(split),
             helper: spawn_beside(scope, || {
                 de::fast_attempt(|| speculate(&json[split..], split, &cancel))
             }),
+            cancel: None,
         });
         let result = de::fast_attempt(|| walk_prefix(json, split, &mut pending));
         if let Some(unused) = pending {
@@ -152,6 +173,60 @@ pub(crate) fn parse_split(json: &[u8], split: usize) -> Result<Session<'_>> {
         }
         result
     })
+}
+
+/// Parse the document `growing` holds while it is written: `start` (on
+/// this thread, while the helper's thread starts) begins writing it, and
+/// `write` (on the helper thread) goes on from there, returning whether the
+/// whole text became ready. This thread walks behind the writer. Once the writer is done, it offers to read the
+/// second half of what this walk has left, from a tab on, as
+/// [`parse_split`]'s helper does, and this thread adopts what it read on
+/// reaching that tab. Should this walk have passed that tab already (or
+/// the helper give up), it goes on alone: it has the whole text. The
+/// helper always writes the whole document before it returns, even when
+/// this walk gives up.
+pub(crate) fn parse_growing<'a, W: Send>(
+    growing: &'a Growing<'a>,
+    start: impl FnOnce() -> W,
+    write: impl FnOnce(W) -> bool + Send,
+) -> Result<Session<'a>> {
+    let (cancel, offer) = (&AtomicBool::new(false), &Offer::default());
+    let (give, take) = mpsc::sync_channel(1);
+    thread::scope(|scope| {
+        let helper = spawn_beside(scope, move || {
+            let whole = receive(&take).is_some_and(write);
+            if !whole || cancel.load(Ordering::Relaxed) {
+                return Err(GiveUp);
+            }
+            let (text, _) = growing.text().ok_or(GiveUp)?;
+            let walked = offer.walked.load(Ordering::Relaxed);
+            let from = walked + (text.len().saturating_sub(walked)) / 2;
+            let found = memchr::memmem::find(text.as_bytes().get(from..).ok_or(GiveUp)?, TAB_START);
+            let split = found.ok_or(GiveUp)? + from + 1;
+            offer.split.store(split, Ordering::Release);
+            de::fast_attempt(|| speculate_text(&text[split..], split, cancel))
+        });
+        // The writer's first step here, while the helper's thread starts.
+        let _ = give.send(start());
+        let mut pending = Some(Pending {
+            start: Start::Offered(offer),
+            helper,
+            cancel: Some(cancel),
+        });
+        let result = de::fast_attempt(|| session(&mut Cursor::growing(growing)?, &mut pending));
+        // Not adopted: stop the helper early (the scope joins it).
+        cancel.store(true, Ordering::Relaxed);
+        result
+    })
+}
+
+/// How [`parse_growing`]'s two threads agree on where the helper starts.
+#[derive(Default)]
+struct Offer {
+    /// How far the walk has come (at the start of its last tab).
+    walked: AtomicUsize,
+    /// Where the helper starts, once it knows (0 until then).
+    split: AtomicUsize,
 }
 
 /// The fast attempt on one thread: the same walk over the whole document,
@@ -168,12 +243,7 @@ fn walk_prefix<'a>(
     pending: &mut Option<Pending<'_, 'a>>,
 ) -> Result<Session<'a>> {
     let text = simdutf8::basic::from_utf8(&json[..split]).map_err(|_| GiveUp)?;
-    let mut cursor = Cursor {
-        text,
-        base: 0,
-        pos: 0,
-    };
-    session(&mut cursor, pending)
+    session(&mut Cursor::new(text, 0), pending)
 }
 
 /// What the helper read, starting at a tab.
@@ -194,20 +264,46 @@ struct Speculation<'a> {
 
 /// The helper thread, not yet adopted.
 struct Pending<'scope, 'a> {
-    start: usize,
+    start: Start<'scope>,
     helper: ScopedJoinHandle<'scope, Result<Speculation<'a>>>,
+    /// For a walk that may go on alone ([`parse_growing`]): how to stop the
+    /// helper early. Without it, a walk that cannot adopt the helper gives up.
+    cancel: Option<&'scope AtomicBool>,
+}
+
+/// Where the helper starts.
+#[derive(Clone, Copy)]
+enum Start<'o> {
+    /// At this offset, the `{` of a tab.
+    At(usize),
+    /// Where the helper offers to start, once it does ([`parse_growing`]).
+    Offered(&'o Offer),
+}
+
+impl Pending<'_, '_> {
+    /// Where the helper starts, if known yet; tells an [`Offer`] how far
+    /// `cursor` has come.
+    fn start(&self, cursor: &Cursor<'_>) -> Option<usize> {
+        match self.start {
+            Start::At(start) => Some(start),
+            Start::Offered(offer) => {
+                offer.walked.store(cursor.pos, Ordering::Relaxed);
+                Some(offer.split.load(Ordering::Acquire)).filter(|&split| split > 0)
+            }
+        }
+    }
 }
 
 /// The helper: validate the rest of the document and read it as if `text`
 /// started at a tab that is not the first of a window.
 fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Speculation<'a>> {
     let text = simdutf8::basic::from_utf8(bytes).map_err(|_| GiveUp)?;
-    let mut cursor = Cursor {
-        text,
-        base,
-        pos: base,
-    };
-    let cursor = &mut cursor;
+    speculate_text(text, base, cancel)
+}
+
+/// [`speculate`] on text already validated.
+fn speculate_text<'a>(text: &'a str, base: usize, cancel: &AtomicBool) -> Result<Speculation<'a>> {
+    let cursor = &mut Cursor::new(text, base);
     let mut tabs = Vec::new();
     loop {
         if cancel.load(Ordering::Relaxed) {
@@ -243,93 +339,6 @@ fn speculate<'a>(bytes: &'a [u8], base: usize, cancel: &AtomicBool) -> Result<Sp
     })
 }
 
-/// A position in the document, over the validated piece of it this thread has.
-pub(super) struct Cursor<'a> {
-    pub(super) text: &'a str,
-    /// Offset of `text` in the document.
-    pub(super) base: usize,
-    /// Offset in the document.
-    pub(super) pos: usize,
-}
-
-impl<'a> Cursor<'a> {
-    pub(super) fn rest(&self) -> &'a str {
-        &self.text[self.pos - self.base..]
-    }
-
-    /// Skip whitespace and return the next byte.
-    pub(super) fn peek(&mut self) -> Result<u8> {
-        let rest = self.rest().as_bytes();
-        let n = rest.iter().position(|&b| !is_space(b)).ok_or(GiveUp)?;
-        self.pos += n;
-        Ok(rest[n])
-    }
-
-    fn eat(&mut self, byte: u8) -> Result<()> {
-        if self.peek()? != byte {
-            return Err(GiveUp);
-        }
-        self.pos += 1;
-        Ok(())
-    }
-
-    /// One JSON value read by serde_json, borrowing from the document.
-    pub(super) fn value<T: Deserialize<'a>>(&mut self) -> Result<T> {
-        let mut values = serde_json::Deserializer::from_str(self.rest()).into_iter::<T>();
-        match values.next() {
-            Some(Ok(value)) => {
-                self.pos += values.byte_offset();
-                Ok(value)
-            }
-            _ => Err(GiveUp),
-        }
-    }
-
-    /// One tab object: read by [`skim`] where it can, else by serde_json
-    /// (the same result either way).
-    pub(super) fn tab(&mut self) -> Result<Tab<'a>> {
-        if let Some((tab, len)) = skim::tab(self.rest()) {
-            self.pos += len;
-            return Ok(tab);
-        }
-        self.value()
-    }
-
-    /// An object key and its `:`.
-    pub(super) fn key(&mut self) -> Result<Cow<'a, str>> {
-        let Key(key) = self.value()?;
-        self.eat(b':')?;
-        Ok(key)
-    }
-
-    /// Open an object or array with `open`: true if a first key or element
-    /// follows, false if `close` comes at once.
-    pub(super) fn open(&mut self, open: u8, close: u8) -> Result<bool> {
-        self.eat(open)?;
-        if self.peek()? == close {
-            self.pos += 1;
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    /// After a value in an object or array: true if another follows (`,`),
-    /// false at `close`.
-    pub(super) fn more(&mut self, close: u8) -> Result<bool> {
-        match self.peek()? {
-            b',' => {
-                self.pos += 1;
-                Ok(true)
-            }
-            b if b == close => {
-                self.pos += 1;
-                Ok(false)
-            }
-            _ => Err(GiveUp),
-        }
-    }
-}
-
 /// The top-level object, read field by field.
 fn session<'a>(
     cursor: &mut Cursor<'a>,
@@ -356,7 +365,7 @@ fn session<'a>(
         more = cursor.more(b'}')?;
     }
     // Only whitespace may follow.
-    if !cursor.rest().bytes().all(is_space) {
+    if !cursor.rest_of_all()?.bytes().all(is_space) {
         return Err(GiveUp);
     }
     Ok(Session {
@@ -427,11 +436,8 @@ fn window<'a>(
                 let tabs = fields.tabs.as_mut().ok_or(GiveUp)?;
                 tabs.extend(speculation.tabs);
                 fields.merge(speculation.window_rest)?;
-                *cursor = Cursor {
-                    text: speculation.text,
-                    base: speculation.base,
-                    pos: speculation.end,
-                };
+                *cursor = Cursor::new(speculation.text, speculation.base);
+                cursor.pos = speculation.end;
                 return Ok((fields.into_window(), Some(speculation.windows)));
             }
         } else {
@@ -453,12 +459,19 @@ fn tabs_array<'a>(
     }
     loop {
         if let Some(p) = pending.as_ref() {
-            if cursor.pos >= p.start {
+            if let Some(start) = p.start(cursor).filter(|&start| cursor.pos >= start) {
                 let p = pending.take().ok_or(GiveUp)?;
-                if cursor.pos > p.start {
-                    return Err(GiveUp);
+                let adopted = if cursor.pos == start {
+                    p.helper.join().map_err(|_| GiveUp).and_then(|r| r)
+                } else {
+                    Err(GiveUp)
+                };
+                match (adopted, p.cancel) {
+                    (Ok(speculation), _) => return Ok(Some(speculation)),
+                    // Go on alone (the helper is joined by the caller).
+                    (Err(GiveUp), Some(cancel)) => cancel.store(true, Ordering::Relaxed),
+                    (Err(GiveUp), None) => return Err(GiveUp),
                 }
-                return p.helper.join().map_err(|_| GiveUp)?.map(Some);
             }
         }
         tabs.push(cursor.tab()?);
@@ -557,18 +570,6 @@ impl<'a> WindowFields<'a> {
             sizemode: self.sizemode.flatten(),
             title: self.title.flatten(),
             closed_at: self.closed_at.flatten(),
-        }
-    }
-}
-
-/// An object key, borrowed unless escaped.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        match de::opt_str(d)? {
-            Some(key) => Ok(Key(key)),
-            None => Err(serde::de::Error::custom("null is not an object key")),
         }
     }
 }

@@ -5,8 +5,9 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender};
 
+pub(crate) use super::super::parallel::receive;
 use super::super::parallel::{Cursor, GiveUp, TAB_START};
 use super::super::skim::is_space;
 
@@ -123,24 +124,6 @@ pub(super) struct Walked {
     /// What the visitor wrote of the helper's tabs.
     pub(super) out: Vec<u8>,
 }
-
-/// The next message from `from`, `None` once its sender is gone. It waits
-/// awake for up to [`SPIN`] before sleeping: on a virtual machine, a thread
-/// that sleeps can take a millisecond to wake.
-pub(crate) fn receive<T>(from: &mpsc::Receiver<T>) -> Option<T> {
-    let start = std::time::Instant::now();
-    loop {
-        match from.try_recv() {
-            Ok(message) => return Some(message),
-            Err(mpsc::TryRecvError::Disconnected) => return None,
-            Err(mpsc::TryRecvError::Empty) if start.elapsed() > SPIN => return from.recv().ok(),
-            Err(mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
-        }
-    }
-}
-
-/// How long [`receive`] waits awake.
-const SPIN: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The text at hand, and where the walk is in it.
 pub(super) struct Feed<'f, 's> {
@@ -330,11 +313,8 @@ impl<'f, 's> Feed<'f, 's> {
     pub(super) fn step<R>(&mut self, mut f: impl FnMut(&mut Cursor<'_>) -> Result<R>) -> Result<R> {
         loop {
             let text = self.text.as_str();
-            let mut cursor = Cursor {
-                text,
-                base: self.base,
-                pos: self.pos,
-            };
+            let mut cursor = Cursor::new(text, self.base);
+            cursor.pos = self.pos;
             let result = f(&mut cursor);
             let end = self.base + text.len();
             match result {
