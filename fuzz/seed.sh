@@ -19,7 +19,7 @@ corpus="$fuzz/corpus"
 if [[ "${1:-}" == "--clean" ]]; then
     rm -rf "$corpus"
 fi
-mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize" "$corpus/tab"
+mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize" "$corpus/tab" "$corpus/at_once"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -99,6 +99,14 @@ for f in "$corpus"/session_json/*; do
     done
 done
 
+# at_once: the same behind a byte that picks the step (4 bytes, in lockstep,
+# and 64 bytes), and the mozlz4 files behind one.
+for f in "$corpus"/session_json/* "$corpus"/mozlz4/*; do
+    for step in 07 7e; do
+        { printf "\x$step"; cat "$f"; } >"$corpus/at_once/$step-$(basename "$f")"
+    done
+done
+
 # tab: the plain JSON seeds too (the target reads each object in them).
 cp "$corpus"/session_json/* "$corpus/tab/"
 
@@ -109,6 +117,6 @@ cp "$root"/crates/ffsession/tests/fixtures/firefox/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/firefox-large/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/eras/* "$corpus/rescue/"
 
-for t in mozlz4 session session_json rescue summarize tab; do
+for t in mozlz4 session session_json rescue summarize tab at_once; do
     echo "$t: $(ls "$corpus/$t" | wc -l) seeds, $(du -sh "$corpus/$t" | cut -f1)"
 done

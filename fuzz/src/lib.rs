@@ -164,6 +164,25 @@ pub fn summarize(data: &[u8]) {
     }
 }
 
+/// The first byte picks a step size (1-128 bytes) and whether each step is
+/// made ready only once the parse has read all before (odd: every cut is
+/// read); the rest is session JSON, compressed as Firefox does, parsed while
+/// it decodes a step at a time (`format::assert_at_once_matches_reference`,
+/// what `SessionData::read_parsed` runs on a large file); and the rest is
+/// also read that way as a mozlz4 file of its own (damaged blocks, lying
+/// sizes).
+pub fn at_once(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let step = usize::from(first >> 1) + 1;
+    let lockstep = first & 1 == 1;
+    if let Ok(file) = format::compress(rest) {
+        format::assert_at_once_matches_reference(&file, step, lockstep);
+    }
+    format::assert_at_once_matches_reference(rest, step, false);
+}
+
 /// Summary, tab records (closed included) and all export formats of `session`.
 pub fn exercise(session: &Session<'_>) {
     let summary = session.summary();

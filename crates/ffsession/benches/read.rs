@@ -13,12 +13,19 @@
 //! - `summary_one_thread`: the same with the fast attempt, still on one
 //!   thread (the two-thread parse's walk, tabs read by the quick tab reader,
 //!   favicons and base64 fields skipped faster);
-//! - `summary`: decompress + parse + count (`ffsession info`: the fast attempt,
-//!   and documents of 2 MiB and more on two threads);
+//! - `summary`: decompress + parse + count (what most commands read: the
+//!   fast attempt, and documents of 2 MiB and more on two threads);
+//! - `summary_at_once`: the same, parsed while it decodes
+//!   (`SessionData::read_parsed`, `format/at_once.rs`: from 2 MiB, a helper
+//!   thread decodes into the buffer while this one parses behind it, then
+//!   parses the second half of what is left);
 //! - `summary_in_pieces`: decompress on a helper thread a piece at a time
 //!   while this one counts, keeping none of the JSON (`format/summarize.rs`:
 //!   `ffsession info` on a file of 2 MiB of JSON or more; here at every size);
-//! - `tab_list`: decompress + parse + every tab rendered as JSON (`ffsession tabs`);
+//! - `tab_list`: decompress + parse at once + every tab rendered as JSON
+//!   (`ffsession tabs FILE`);
+//! - `tab_list_after_read`: the same, parsed after decompressing (`ffsession
+//!   tabs` on the profile's newest file, read among the others);
 //! - `urls`: decompress + parse + the open tabs' URLs, a line each
 //!   (`ffsession tabs --format urls` on a small file);
 //! - `urls_in_pieces`: the same lines, read a piece at a time as
@@ -110,7 +117,7 @@ fn workloads() -> Vec<Workload> {
             Box::new(|packed| format::summary_in_pieces(packed, None).unwrap().tabs),
         ),
         (
-            "tab_list",
+            "tab_list_after_read",
             Box::new(move |packed| {
                 let json = format::decompress_to_buffer(packed).unwrap();
                 let session = Session::from_json(&json).unwrap();
@@ -124,7 +131,7 @@ fn workloads() -> Vec<Workload> {
             }),
         ),
         (
-            "tab_list_at_once",
+            "tab_list",
             Box::new(move |packed| {
                 SessionData::from_slice_parsed(packed, |_, session| {
                     out_at_once.clear();

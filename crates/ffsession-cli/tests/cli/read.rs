@@ -101,6 +101,62 @@ fn tabs_json_lists_the_current_entry_of_every_tab() {
     assert!(v.as_array().unwrap().iter().all(|t| t["state"] == "open"));
 }
 
+/// `tabs FILE` parses a large mozlz4 file while it decodes
+/// (`SessionData::read_parsed`): it lists what the same session as plain
+/// JSON lists (read the ordinary way), also from a pipe, and a damaged one
+/// fails as `info` fails on it.
+#[test]
+fn tabs_of_a_large_file_parsed_while_it_decodes_are_those_of_its_json() {
+    let env = TestEnv::new();
+    let g = session(Spec {
+        tabs: 400,
+        ..spec()
+    });
+    assert!(
+        g.json.len() >= 2 << 20,
+        "large enough to be parsed while it decodes"
+    );
+    let packed = env.write("s.jsonlz4", &g.packed);
+    let plain = env.write("s.json", g.json.as_bytes());
+    for args in [
+        &["tabs", "--json"][..],
+        &["tabs", "--closed", "--format", "csv"],
+        &["tabs", "--window", "2"],
+    ] {
+        let listed = ok_stdout(env.cmd().args(args).arg(&packed));
+        assert_eq!(
+            listed,
+            ok_stdout(env.cmd().args(args).arg(&plain)),
+            "{args:?}"
+        );
+        #[cfg(unix)]
+        assert_eq!(
+            listed,
+            ok_stdout(
+                env.cmd()
+                    .args(args)
+                    .arg("/dev/stdin")
+                    .write_stdin(g.packed.clone())
+            ),
+            "{args:?}"
+        );
+    }
+    let v = ok_json(env.cmd().args(["tabs", "--json"]).arg(&packed));
+    let urls: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["url"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = expected_tabs(&g.json).into_iter().map(|t| t.0).collect();
+    assert_eq!(urls, expected);
+
+    let cut = env.write("cut.jsonlz4", &g.packed[..g.packed.len() / 2]);
+    let err = expect_error(env.cmd().args(["tabs", "--json"]).arg(&cut));
+    assert!(err.contains("cut.jsonlz4"), "{err}");
+    assert_eq!(err, expect_error(env.cmd().arg("info").arg(&cut)));
+}
+
 #[test]
 fn every_format_keeps_tricky_titles_intact() {
     let env = TestEnv::new();

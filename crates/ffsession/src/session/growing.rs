@@ -82,6 +82,12 @@ impl<'d> Growing<'d> {
         })
     }
 
+    /// Readers will wait for no more (for tests that write a step at a time
+    /// only once a reader waits: [`Growing::waited_for`] is then always true).
+    pub(crate) fn stop_waiting(&self) {
+        self.wanted.store(usize::MAX, Ordering::Relaxed);
+    }
+
     /// Whether a reader has waited for more than `ready` bytes: for tests
     /// that write a step at a time only once a reader has read all before.
     pub(crate) fn waited_for(&self, ready: usize) -> bool {

@@ -216,6 +216,7 @@ pub(crate) fn parse_growing<'a, W: Send>(
         let result = de::fast_attempt(|| session(&mut Cursor::growing(growing)?, &mut pending));
         // Not adopted: stop the helper early (the scope joins it).
         cancel.store(true, Ordering::Relaxed);
+        growing.stop_waiting();
         result
     })
 }
