@@ -164,9 +164,9 @@ pub fn summarize(data: &[u8]) {
     }
 }
 
-/// The first byte picks a step size (1-128 bytes) and whether each step is
-/// made ready only once the parse has read all before (odd: every cut is
-/// read); the rest is session JSON, compressed as Firefox does, parsed while
+/// The first byte picks a step size (1-128 bytes, or more for large inputs)
+/// and whether each step is made ready only once the parse has read all
+/// before (odd, on inputs up to 16 KiB: every cut is read); the rest is session JSON, compressed as Firefox does, parsed while
 /// it decodes a step at a time (`format::assert_at_once_matches_reference`,
 /// what `SessionData::read_parsed` runs on a large file); and the rest is
 /// also read that way as a mozlz4 file of its own (damaged blocks, lying
@@ -175,8 +175,10 @@ pub fn at_once(data: &[u8]) {
     let Some((&first, rest)) = data.split_first() else {
         return;
     };
-    let step = usize::from(first >> 1) + 1;
-    let lockstep = first & 1 == 1;
+    // At most 4,096 steps, and lockstep on small inputs only: in lockstep
+    // the walk reads a value again at every step that cuts it.
+    let step = (usize::from(first >> 1) + 1).max(rest.len() / 4096);
+    let lockstep = first & 1 == 1 && rest.len() <= 16 << 10;
     if let Ok(file) = format::compress(rest) {
         format::assert_at_once_matches_reference(&file, step, lockstep);
     }

@@ -23,6 +23,7 @@ mod records;
 mod skim;
 pub(crate) mod streamed;
 mod summary;
+mod threads;
 
 use std::borrow::Cow;
 

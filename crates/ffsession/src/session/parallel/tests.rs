@@ -1,4 +1,6 @@
 use super::*;
+#[cfg(target_os = "linux")]
+use crate::session::threads::leave_core;
 use ffsession_gen::{generate, Spec};
 
 fn same(json: &[u8], split: usize) {
