@@ -257,6 +257,28 @@ impl Gen {
     }
 }
 
+/// Sessions for readers that take their JSON a part at a time (in pieces,
+/// or while it decodes): the default; many tabs over seven windows, their
+/// non-ASCII titles (`TRICKY_TITLES`) cut between parts; and a few tabs
+/// whose form data and storage are longer than a part, with closed windows.
+pub fn piecewise_specs() -> [Spec; 3] {
+    [
+        Spec::default(),
+        Spec {
+            tabs: 400,
+            windows: 7,
+            ..Spec::default()
+        },
+        Spec {
+            tabs: 12,
+            formdata_bytes: 150_000,
+            storage_bytes: 90_000,
+            closed_windows: 3,
+            ..Spec::default()
+        },
+    ]
+}
+
 /// Generate session JSON for `spec`.
 pub fn generate(spec: &Spec) -> String {
     let mut g = Gen {

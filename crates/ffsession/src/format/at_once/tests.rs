@@ -1,27 +1,9 @@
 use super::*;
-use ffsession_gen::{generate, mozlz4, Spec};
+use ffsession_gen::{generate, mozlz4, piecewise_specs, Spec};
 
 #[test]
 fn generated_sessions_read_at_once_as_the_ordinary_read_does() {
-    let specs = [
-        Spec::default(),
-        // Non-ASCII titles cut between steps, several windows, closed ones.
-        Spec {
-            tabs: 300,
-            windows: 7,
-            closed_windows: 2,
-            ..Spec::default()
-        },
-        // Values longer than a step.
-        Spec {
-            tabs: 12,
-            formdata_bytes: 150_000,
-            storage_bytes: 90_000,
-            closed_windows: 3,
-            ..Spec::default()
-        },
-    ];
-    for spec in specs {
+    for spec in piecewise_specs() {
         let file = mozlz4(generate(&spec).as_bytes());
         for step in [4_093, 70_000, 300_000, Step::EVERY.bytes] {
             for lockstep in [false, true] {

@@ -1,5 +1,5 @@
 use super::*;
-use ffsession_gen::{generate, mozlz4, Spec};
+use ffsession_gen::{generate, mozlz4, piecewise_specs, Spec};
 
 /// Count `json` in pieces of each size, as they arrive and once all have
 /// decoded; panics if a count differs from the reference's. Returns how many
@@ -20,26 +20,8 @@ fn counted(json: &[u8], pieces: &[usize]) -> (usize, usize) {
 
 #[test]
 fn generated_sessions_are_counted_in_pieces_as_the_reference_counts_them() {
-    let specs = [
-        Spec::default(),
-        // Non-ASCII titles (`TRICKY_TITLES`) cut between pieces, many tabs.
-        Spec {
-            tabs: 400,
-            windows: 7,
-            ..Spec::default()
-        },
-        // Form data longer than the window: a tab longer than the overlap of
-        // two pieces is joined from both.
-        Spec {
-            tabs: 12,
-            formdata_bytes: 150_000,
-            storage_bytes: 90_000,
-            closed_windows: 3,
-            ..Spec::default()
-        },
-    ];
     let mut shared = 0;
-    for spec in specs {
+    for spec in piecewise_specs() {
         let json = generate(&spec);
         let sizes = [997, 5_000, 70_000, 300_000, PIECE];
         let (counts, held_and_shared) = counted(json.as_bytes(), &sizes);
