@@ -38,17 +38,20 @@ pub struct DecompressArgs {
 }
 
 pub fn run(args: DecompressArgs) -> Result<()> {
-    let data = SessionData::read(&args.file)?;
-    if !args.no_verify {
-        data.parse()?;
+    let write = |data: &SessionData| {
+        let json = data.json();
+        args.output.write(&args.file, |w: &mut dyn Write| {
+            if args.pretty {
+                write_pretty(json, w).map_err(io::Error::other)?;
+                w.write_all(b"\n")
+            } else {
+                w.write_all(json)
+            }
+        })
+    };
+    if args.no_verify {
+        return write(&SessionData::read(&args.file)?);
     }
-    let json = data.json();
-    args.output.write(&args.file, |w: &mut dyn Write| {
-        if args.pretty {
-            write_pretty(json, w).map_err(io::Error::other)?;
-            w.write_all(b"\n")
-        } else {
-            w.write_all(json)
-        }
-    })
+    // Checked as it decodes (`format/at_once.rs`); written once it parses.
+    SessionData::read_parsed(&args.file, |data, _| write(data))?
 }

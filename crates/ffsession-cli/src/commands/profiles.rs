@@ -5,9 +5,10 @@ use std::io::{self, Write};
 
 use anyhow::Result;
 use clap::Args;
+use ffsession::format::FileSummary;
 use ffsession::profile::{self, LockState, Profile};
 use ffsession::sources::{self, SkippedFile, SourceFile};
-use ffsession::{Format, SessionData, Summary};
+use ffsession::{Format, Summary};
 use serde::Serialize;
 
 use crate::cli::GlobalArgs;
@@ -46,10 +47,7 @@ struct FileJson {
 }
 
 fn inspect(file: SourceFile) -> FileJson {
-    let read = SessionData::read(&file.path).and_then(|d| {
-        let summary = d.parse()?.summary();
-        Ok((d.format(), summary))
-    });
+    let read = FileSummary::read(&file.path).map(|s| (s.format, s.summary));
     match read {
         Ok((format, summary)) => FileJson {
             file,

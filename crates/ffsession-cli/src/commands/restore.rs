@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
+use ffsession::format::FileSummary;
 use ffsession::profile::Profile;
 use ffsession::restore::{self, RESUME_ONCE_PREF};
 use ffsession::store::SnapshotId;
-use ffsession::SessionData;
 
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -279,8 +279,8 @@ fn target_profile(global: &GlobalArgs) -> Result<Profile> {
 /// `restore FILE --dry-run`: check the file and say what would change,
 /// without storing it.
 fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()> {
-    let data = SessionData::read(path)?;
-    let summary = data.parse()?.summary();
+    // Counted as it decodes, keeping none of the JSON (`format/summarize.rs`).
+    let summary = FileSummary::read(path)?.summary;
     if summary.windows == 0 || summary.tabs == 0 {
         return Err(UserError::with_hint(
             format!(

@@ -103,8 +103,8 @@ fn tabs_json_lists_the_current_entry_of_every_tab() {
 
 /// `tabs FILE` parses a large mozlz4 file while it decodes
 /// (`SessionData::read_parsed`): it lists what the same session as plain
-/// JSON lists (read the ordinary way), also from a pipe, and a damaged one
-/// fails as `info` fails on it.
+/// JSON lists (read the ordinary way), also from a pipe; `decompress`
+/// checks it the same way; and a damaged one fails as `info` fails on it.
 #[test]
 fn tabs_of_a_large_file_parsed_while_it_decodes_are_those_of_its_json() {
     let env = TestEnv::new();
@@ -151,10 +151,16 @@ fn tabs_of_a_large_file_parsed_while_it_decodes_are_those_of_its_json() {
     let expected: Vec<String> = expected_tabs(&g.json).into_iter().map(|t| t.0).collect();
     assert_eq!(urls, expected);
 
+    // `decompress` checks it the same way before writing it.
+    let out = env.cmd().arg("decompress").arg(&packed).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, g.json.as_bytes());
+
     let cut = env.write("cut.jsonlz4", &g.packed[..g.packed.len() / 2]);
     let err = expect_error(env.cmd().args(["tabs", "--json"]).arg(&cut));
     assert!(err.contains("cut.jsonlz4"), "{err}");
     assert_eq!(err, expect_error(env.cmd().arg("info").arg(&cut)));
+    assert_eq!(err, expect_error(env.cmd().arg("decompress").arg(&cut)));
 }
 
 #[test]
