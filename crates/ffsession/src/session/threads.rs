@@ -36,7 +36,9 @@ pub(crate) fn spawn_beside<'scope, T: Send + 'scope>(
     scope: &'scope thread::Scope<'scope, '_>,
     f: impl FnOnce() -> T + Send + 'scope,
 ) -> ScopedJoinHandle<'scope, T> {
-    #[cfg(target_os = "linux")]
+    // (Miri, which checks the threads' use of shared memory in tests, has no
+    // CPU affinity.)
+    #[cfg(all(target_os = "linux", not(miri)))]
     {
         let parent = rustix::thread::sched_getcpu();
         let handle = scope.spawn(move || {
@@ -46,7 +48,7 @@ pub(crate) fn spawn_beside<'scope, T: Send + 'scope>(
         thread::yield_now();
         handle
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(any(not(target_os = "linux"), miri))]
     scope.spawn(f)
 }
 
