@@ -4,7 +4,8 @@
 //! Over a document that is still being decoded ([`Growing`]), each step
 //! runs on the text ready so far; a step that fails, or ends at the very
 //! edge of that text (a number cut there would still read as a number), is
-//! run again once more is ready. So a step accepts only bytes it has seen
+//! run again once more is ready (at least twice what it had, so that a long
+//! value is read only a few times). So a step accepts only bytes it has seen
 //! followed by more: what it reads is what the whole document holds there.
 //! Once the text is whole, steps run once, as over any other text.
 
@@ -88,7 +89,11 @@ impl<'a> Cursor<'a> {
                 return result;
             }
             self.pos = start;
-            let (text, whole) = grow.more(self.text.len()).ok_or(GiveUp)?;
+            // Wait for at least twice what the step had, so that a long
+            // value is read again only a few times, not at every step of
+            // the writer.
+            let had = self.base + self.text.len() - start;
+            let (text, whole) = grow.more(self.text.len() + had).ok_or(GiveUp)?;
             self.text = text;
             if whole {
                 self.grow = None;
