@@ -243,15 +243,15 @@ impl<'g, 'd, 'b> Decoding<'g, 'd, 'b> {
 
 /// For fuzzing and tests: panic if the mozlz4 file `bytes`, parsed while it
 /// decodes `step` bytes at a time (with `lockstep`, each step made ready
-/// only once the parse has read all before), reads otherwise than the ordinary read
-/// and parse (a session that differs, or one where that fails). Returns
+/// only once the parse has read all before), reads otherwise than the
+/// ordinary read and parse (a session that differs, or one where that
+/// fails). Returns
 /// `None` if it was given back to the ordinary read (not mozlz4, damaged,
 /// not UTF-8), else whether the fast parse read it (rather than the
 /// reference parser, after the fast one gave up).
 #[doc(hidden)]
 pub fn assert_at_once_matches_reference(bytes: &[u8], step: usize, lockstep: bool) -> Option<bool> {
-    let step_bytes = step;
-    let step = Step {
+    let mode = Step {
         bytes: step,
         lockstep,
     };
@@ -261,27 +261,23 @@ pub fn assert_at_once_matches_reference(bytes: &[u8], step: usize, lockstep: boo
         Ok(format!("{session:?}"))
     });
     let claimed = mozlz4_size(bytes)?;
-    let at_once = parse_mozlz4(path, bytes, claimed, &|_| {}, step, |data, session| {
+    let at_once = parse_mozlz4(path, bytes, claimed, &|_| {}, mode, |data, session| {
         assert_eq!(data.json().len(), claimed);
         format!("{session:?}")
     });
     match (at_once, ordinary) {
         (Ok((Ok(at_once), fast)), Ok(ordinary)) => {
-            assert_eq!(at_once, ordinary, "step {step_bytes}");
+            assert_eq!(at_once, ordinary, "step {step}");
             Some(fast)
         }
         (Ok((Ok(_), _)), Err(e)) => {
-            panic!("step {step_bytes}: read at once, but the ordinary read fails: {e}")
+            panic!("step {step}: read at once, but the ordinary read fails: {e}")
         }
         (Ok((Err(e), _)), Ok(_)) => {
-            panic!("step {step_bytes}: the ordinary read succeeds, at once fails: {e}")
+            panic!("step {step}: the ordinary read succeeds, at once fails: {e}")
         }
         (Ok((Err(at_once), fast)), Err(ordinary)) => {
-            assert_eq!(
-                at_once.to_string(),
-                ordinary.to_string(),
-                "step {step_bytes}"
-            );
+            assert_eq!(at_once.to_string(), ordinary.to_string(), "step {step}");
             Some(fast)
         }
         (Err(_), _) => None,
