@@ -4,16 +4,19 @@
 //! compressed file and the decompressed JSON). Fresh memory is what a one-shot
 //! read pays for most: every page is faulted in and zeroed by the kernel before
 //! the copy from the page cache even starts. So:
-//! - files of 2 MiB and more are mapped read-only from the page cache (memmap2),
-//!   which costs a fraction of a millisecond where `read` into new memory costs
-//!   several;
-//! - new buffers of 2 MiB and more (the decompressed JSON) are anonymous mappings
+//! - files of 64 KiB and more are mapped read-only from the page cache
+//!   (memmap2; on Windows from 2 MiB), which costs a fraction of a millisecond
+//!   where `read` into new memory costs several: `info` on a 1.1 MB-JSON session
+//!   took 0.79x the time mapped (docs/performance.md);
+//! - new buffers of 1 MiB and more (the decompressed JSON) are anonymous mappings
 //!   advised as transparent huge pages, so the kernel faults them in 2 MiB at a
 //!   time where it can; smaller ones are plain `Vec`s. The kernel only uses a
 //!   huge page for a 2 MiB-aligned 2 MiB of the mapping, and does not align
 //!   mappings itself, so the buffer starts at the first aligned address of a
 //!   mapping 2 MiB longer than needed (a 4.4 MB buffer decompressed in half the
-//!   time); the unused head is address space only, never touched.
+//!   time); the unused head is address space only, never touched. A last,
+//!   partly used 2 MiB is a huge page only when at least 1 MiB of it is used,
+//!   so a buffer costs at most 1 MiB more memory than its length.
 //!
 //! Mapping a file is one of the crate's few `unsafe` operations (the others:
 //! letting go of a mapped file's pages, `Buffer::release_before`; reading a
@@ -32,9 +35,29 @@ use std::io::{self, Read};
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 
-/// The size of a (transparent) huge page, and the least size of a buffer that
-/// is mapped with them.
+/// The size of a (transparent) huge page.
 const HUGE_PAGE: usize = 2 << 20;
+
+/// The least size of a new buffer on huge pages, and the least use of a last,
+/// partly used huge page.
+const HUGE_LEAST: usize = 1 << 20;
+
+/// The least size of a file that is mapped rather than read. Where a file
+/// cannot be deleted or replaced while it is mapped (Windows), only large
+/// files are, so that Firefox's writes meet a mapping as rarely as before.
+const MAP_LEAST: u64 = if cfg!(unix) { 64 << 10 } else { 2 << 20 };
+
+/// How much of a new buffer of `len` bytes, from its aligned start, is advised
+/// as huge pages: its whole 2 MiB, and a last, partly used one if at least
+/// [`HUGE_LEAST`] of it is used.
+fn huge_span(len: usize) -> usize {
+    let whole = len / HUGE_PAGE * HUGE_PAGE;
+    if len - whole >= HUGE_LEAST {
+        whole + HUGE_PAGE
+    } else {
+        whole
+    }
+}
 
 /// A byte buffer: a `Vec`, or an anonymous memory mapping for large sizes.
 #[derive(Debug)]
@@ -58,17 +81,14 @@ enum Inner {
 impl Buffer {
     /// A zero-filled buffer of `len` bytes.
     pub fn zeroed(len: usize) -> Buffer {
-        if len >= HUGE_PAGE {
-            if let Ok(map) = memmap2::MmapMut::map_anon(len + HUGE_PAGE) {
+        if len >= HUGE_LEAST {
+            let span = huge_span(len);
+            // The aligned start is less than 2 MiB in: the mapping holds the
+            // buffer and every huge page advised, whole.
+            if let Ok(map) = memmap2::MmapMut::map_anon(len.max(span) + HUGE_PAGE) {
                 let start = (map.as_ptr() as usize).wrapping_neg() % HUGE_PAGE;
-                // Whole huge pages only: a huge page for the last, partly used
-                // 2 MiB would count up to 2 MiB more in the process's memory.
                 #[cfg(target_os = "linux")]
-                let _ = map.advise_range(
-                    memmap2::Advice::HugePage,
-                    start,
-                    len / HUGE_PAGE * HUGE_PAGE,
-                );
+                let _ = map.advise_range(memmap2::Advice::HugePage, start, span);
                 return Buffer(Inner::Mapped {
                     map,
                     start,
@@ -80,12 +100,13 @@ impl Buffer {
         Buffer(Inner::Heap(vec![0; len]))
     }
 
-    /// A whole file: mapped when it is a regular file of 2 MiB or more, else
-    /// read into memory. The module documentation says why mapping is sound here.
+    /// A whole file: mapped when it is a regular file of 64 KiB or more (2 MiB
+    /// on Windows), else read into memory, as it is when the system cannot map
+    /// it. The module documentation says why mapping is sound here.
     pub fn map_file(path: &Path) -> io::Result<Buffer> {
         let file = File::open(path)?;
         let meta = file.metadata()?;
-        if meta.len() < HUGE_PAGE as u64 || !meta.is_file() {
+        if meta.len() < MAP_LEAST || !meta.is_file() {
             return Buffer::read_open(file, &meta, path);
         }
         let len = usize::try_from(meta.len()).map_err(io::Error::other)?;
@@ -93,7 +114,11 @@ impl Buffer {
         // truncated in place (module docs). The mapping is private: writing to
         // the buffer would copy the page, never change the file.
         #[allow(unsafe_code)]
-        let map = unsafe { memmap2::MmapOptions::new().len(len).map_copy(&file)? };
+        let map = match unsafe { memmap2::MmapOptions::new().len(len).map_copy(&file) } {
+            Ok(map) => map,
+            // A file system that cannot map files: read it.
+            Err(_) => return Buffer::read_open(file, &meta, path),
+        };
         Ok(Buffer(Inner::Mapped {
             map,
             start: 0,
@@ -210,7 +235,13 @@ mod tests {
     #[test]
     fn small_and_large_buffers_read_files_exactly() {
         let dir = tempfile::tempdir().unwrap();
-        for len in [0, 10, HUGE_PAGE + 12_345] {
+        for len in [
+            0,
+            10,
+            MAP_LEAST as usize - 1,
+            MAP_LEAST as usize,
+            HUGE_PAGE + 12_345,
+        ] {
             let path = dir.path().join(format!("f{len}"));
             let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             std::fs::write(&path, &data).unwrap();
@@ -219,16 +250,36 @@ mod tests {
             let mapped = Buffer::map_file(&path).unwrap();
             assert_eq!(&mapped[..], &data[..]);
         }
-        let big = dir.path().join(format!("f{}", HUGE_PAGE + 12_345));
-        assert!(matches!(
-            Buffer::map_file(&big).unwrap().0,
-            Inner::Mapped { .. }
-        ));
+        let mapped = |len: usize| {
+            let path = dir.path().join(format!("f{len}"));
+            matches!(Buffer::map_file(&path).unwrap().0, Inner::Mapped { .. })
+        };
+        assert!(mapped(HUGE_PAGE + 12_345));
+        assert!(mapped(MAP_LEAST as usize));
+        assert!(!mapped(MAP_LEAST as usize - 1));
+    }
+
+    #[test]
+    fn huge_pages_cover_whole_2_mib_and_a_last_one_at_least_half_used() {
+        assert_eq!(huge_span(HUGE_LEAST), HUGE_PAGE);
+        assert_eq!(huge_span(HUGE_PAGE - 1), HUGE_PAGE);
+        assert_eq!(huge_span(HUGE_PAGE), HUGE_PAGE);
+        assert_eq!(huge_span(HUGE_PAGE + HUGE_LEAST - 1), HUGE_PAGE);
+        assert_eq!(huge_span(HUGE_PAGE + HUGE_LEAST), 2 * HUGE_PAGE);
+        for len in [HUGE_LEAST, 3 * HUGE_PAGE + 5, 7 * HUGE_PAGE - 1] {
+            assert!(huge_span(len) <= len + HUGE_LEAST);
+        }
     }
 
     #[test]
     fn large_new_buffers_are_zeroed_and_start_on_a_huge_page() {
-        for len in [HUGE_PAGE, HUGE_PAGE + 12_345, 5 * HUGE_PAGE + 1] {
+        for len in [
+            HUGE_LEAST,
+            HUGE_PAGE - 1,
+            HUGE_PAGE,
+            HUGE_PAGE + 12_345,
+            5 * HUGE_PAGE + 1,
+        ] {
             let mut buf = Buffer::zeroed(len);
             assert!(matches!(buf.0, Inner::Mapped { .. }));
             assert_eq!(buf.len(), len);
@@ -238,5 +289,6 @@ mod tests {
             assert_eq!(buf[len - 1], 7);
         }
         assert!(matches!(Buffer::zeroed(1000).0, Inner::Heap(_)));
+        assert!(matches!(Buffer::zeroed(HUGE_LEAST - 1).0, Inner::Heap(_)));
     }
 }
