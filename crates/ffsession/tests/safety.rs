@@ -432,3 +432,51 @@ fn a_catalog_row_that_no_longer_matches_its_manifest_is_found() {
         .unwrap();
     }
 }
+
+#[test]
+fn a_rebuilt_catalog_never_gives_an_id_twice_nor_writes_over_a_manifest() {
+    let (_tmp, dir, mut store) = new_store();
+    let manifest = |id: SnapshotId| dir.join("snapshots").join(format!("{}.json", id.0));
+    let _one = store
+        .add_snapshot(recovery(session(1, 20, NOW - 2 * DAY)), NOW - 2 * DAY)
+        .unwrap();
+    let two = store
+        .add_snapshot(recovery(session(2, 20, NOW - DAY)), NOW - DAY)
+        .unwrap();
+    let three = store
+        .add_snapshot(recovery(session(3, 20, NOW)), NOW)
+        .unwrap();
+    // Snapshot three forgotten and collected: only the catalog knows its id.
+    store.remove_snapshot(three.id).unwrap();
+    store.collect_garbage().unwrap();
+    assert!(!manifest(three.id).exists());
+    drop(store);
+    // Snapshot two's manifest damaged: the rebuild cannot use it.
+    fs::write(manifest(two.id), b"damaged").unwrap();
+
+    let report = ffsession::store::rebuild_catalog(&dir, NOW + 5).unwrap();
+    assert_eq!(report.snapshots, 1);
+    assert_eq!(report.unusable.len(), 1, "{report:?}");
+    let mut store = Store::open(&dir).unwrap();
+    let four = store
+        .add_snapshot(recovery(session(4, 20, NOW + 1)), NOW + 1)
+        .unwrap();
+    assert!(four.id > three.id, "{:?} given again", four.id);
+    assert_eq!(fs::read(manifest(two.id)).unwrap(), b"damaged");
+    drop(store);
+
+    // The catalog lost as well, and the newest manifest damaged: the
+    // manifests' own ids still count.
+    fs::write(manifest(four.id), b"damaged too").unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = fs::remove_file(dir.join(format!("{CATALOG_FILE}{suffix}")));
+    }
+    ffsession::store::rebuild_catalog(&dir, NOW + 6).unwrap();
+    let mut store = Store::open(&dir).unwrap();
+    let five = store
+        .add_snapshot(recovery(session(5, 20, NOW + 2)), NOW + 2)
+        .unwrap();
+    assert!(five.id > four.id, "{:?} given again", five.id);
+    assert_eq!(fs::read(manifest(two.id)).unwrap(), b"damaged");
+    assert_eq!(fs::read(manifest(four.id)).unwrap(), b"damaged too");
+}

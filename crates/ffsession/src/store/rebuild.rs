@@ -11,6 +11,9 @@
 //! open for writing. What the manifests do not hold is lost with the old
 //! catalog: the frame digests (the next read-back decompresses instead) and
 //! the damage marks; tabs `tidy` archived are kept in manifests of their own.
+//! No id is given twice: new snapshots' ids follow the highest of the old
+//! catalog (when it still reads), of every snapshot manifest (usable or not)
+//! and of the snapshots archived tabs name.
 
 use std::fs;
 use std::io;
@@ -105,7 +108,12 @@ pub fn rebuild_catalog(dir: &Path, now_ms: u64) -> Result<RebuildReport, StoreEr
             known_contents.insert(digest, content_id);
             report.contents += 1;
         }
+        // The highest snapshot id this store has given, so that no new
+        // snapshot takes the id of one forgotten, or of a manifest that
+        // could not be used (its file stays for a person to look at).
+        let mut highest = old_highest_id(&dir.join(CATALOG_FILE));
         for id in manifest::snapshot_ids(dir)? {
+            highest = highest.max(id.0);
             let path = manifest::snapshot_path(dir, id);
             let info = match manifest::read_snapshot(dir, id) {
                 Ok(m) => match m.info() {
@@ -136,6 +144,7 @@ pub fn rebuild_catalog(dir: &Path, now_ms: u64) -> Result<RebuildReport, StoreEr
         for (path, tabs) in manifest::archive_files(dir)? {
             match tabs {
                 Ok(tabs) => {
+                    highest = tabs.iter().fold(highest, |h, t| h.max(t.snapshot.0));
                     let known: Vec<_> = tabs
                         .into_iter()
                         .filter(|t| manifest::snapshot_path(dir, t.snapshot).exists())
@@ -146,6 +155,7 @@ pub fn rebuild_catalog(dir: &Path, now_ms: u64) -> Result<RebuildReport, StoreEr
                 Err(why) => report.unusable.push((path, why)),
             }
         }
+        keep_ids_above(&tx, highest).map_err(err)?;
         tx.commit().map_err(err)?;
         conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
             .map_err(err)?;
@@ -176,6 +186,43 @@ pub fn rebuild_catalog(dir: &Path, now_ms: u64) -> Result<RebuildReport, StoreEr
     // Derived from the old catalog's ids: built again at the next open.
     index::delete(dir)?;
     Ok(report)
+}
+
+/// The highest snapshot id the catalog at `path` has given, if it still
+/// reads: a snapshot forgotten and collected leaves no manifest, only this.
+/// Read read-only with its WAL, and as immutable (the file alone) where
+/// that fails; 0 where neither reads.
+fn old_highest_id(path: &Path) -> i64 {
+    if fs::symlink_metadata(path).is_err() {
+        return 0;
+    }
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    let highest = |query: &str| -> Option<i64> {
+        let conn = rusqlite::Connection::open_with_flags(index::uri(path, query), flags).ok()?;
+        let read = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, Option<i64>>(0));
+        let seq = read("SELECT max(seq) FROM sqlite_sequence WHERE name = 'snapshots'").ok()?;
+        let id = read("SELECT max(id) FROM snapshots").ok()?;
+        Some(seq.unwrap_or(0).max(id.unwrap_or(0)))
+    };
+    highest("").or_else(|| highest("immutable=1")).unwrap_or(0)
+}
+
+/// Make the next snapshot id of the catalog being written `highest + 1` or
+/// more.
+fn keep_ids_above(tx: &rusqlite::Transaction<'_>, highest: i64) -> rusqlite::Result<()> {
+    let raised = tx.execute(
+        "UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'snapshots'",
+        [highest],
+    )?;
+    if raised == 0 && highest > 0 {
+        tx.execute(
+            "INSERT INTO sqlite_sequence (name, seq) VALUES ('snapshots', ?1)",
+            [highest],
+        )?;
+    }
+    Ok(())
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
