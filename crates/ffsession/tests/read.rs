@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ffsession::format::FileSummary;
 use ffsession::session::{TabFilter, TabState};
 use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
@@ -96,6 +97,45 @@ fn generated_sessions_read_like_the_json_says() {
             .map(|w| w["tabs"].as_array().unwrap().len())
             .sum();
         assert_eq!(closed, summary.closed_tabs + closed_window_tabs);
+    }
+}
+
+/// Files around the sizes at which a file is mapped instead of read (64 KiB)
+/// and the JSON goes on huge pages (1 MiB, and a last 2 MiB at least half
+/// used): every way of reading a file gives what its bytes hold.
+#[test]
+fn files_of_every_size_read_as_their_bytes_do() {
+    let dir = tempfile::tempdir().unwrap();
+    for size in [40_000, 300_000, 1_200_000, 3_300_000] {
+        let json = generate(&Spec::sized(size));
+        for (name, bytes) in [
+            ("s.jsonlz4", mozlz4(json.as_bytes())),
+            ("s.json", json.clone().into_bytes()),
+        ] {
+            let path = dir.path().join(format!("{size}-{name}"));
+            std::fs::write(&path, &bytes).unwrap();
+            let expected = SessionData::from_bytes("mem", bytes)
+                .unwrap()
+                .parse()
+                .unwrap()
+                .summary();
+            let data = SessionData::read(&path).unwrap();
+            assert_eq!(data.json(), json.as_bytes(), "{}", path.display());
+            assert_eq!(data.parse().unwrap().summary(), expected);
+            let (at_once, tabs) = SessionData::read_parsed(&path, |data, session| {
+                assert_eq!(data.json(), json.as_bytes());
+                (
+                    session.summary(),
+                    session.windows.iter().map(|w| w.tabs.len()).sum::<usize>(),
+                )
+            })
+            .unwrap();
+            assert_eq!(at_once, expected);
+            assert_eq!(tabs, expected.tabs);
+            let file = FileSummary::read(&path).unwrap();
+            assert_eq!(file.summary, expected, "{}", path.display());
+            assert_eq!(file.json_size, json.len());
+        }
     }
 }
 
