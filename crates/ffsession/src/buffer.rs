@@ -250,9 +250,14 @@ mod tests {
             let mapped = Buffer::map_file(&path).unwrap();
             assert_eq!(&mapped[..], &data[..]);
         }
+        // Mapped from the file (a file read into a new buffer of 1 MiB or
+        // more is in an anonymous mapping).
         let mapped = |len: usize| {
             let path = dir.path().join(format!("f{len}"));
-            matches!(Buffer::map_file(&path).unwrap().0, Inner::Mapped { .. })
+            matches!(
+                Buffer::map_file(&path).unwrap().0,
+                Inner::Mapped { file: true, .. }
+            )
         };
         assert!(mapped(HUGE_PAGE + 12_345));
         assert!(mapped(MAP_LEAST as usize));
