@@ -191,9 +191,10 @@ pub fn rebuild_catalog(dir: &Path, now_ms: u64) -> Result<RebuildReport, StoreEr
 /// The highest snapshot id the catalog at `path` has given, if it still
 /// reads: a snapshot forgotten and collected leaves no manifest, only this.
 /// Read read-only with its WAL, and as immutable (the file alone) where
-/// that fails; 0 where neither reads.
+/// that fails; 0 where neither reads, or where it is not a regular file
+/// (a symbolic link is not followed, as nowhere in a store).
 fn old_highest_id(path: &Path) -> i64 {
-    if fs::symlink_metadata(path).is_err() {
+    if !fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
         return 0;
     }
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
