@@ -51,6 +51,14 @@ pub enum Alarm {
         /// That snapshot.
         previous_id: i64,
     },
+    /// A session file exists but cannot be read (permission denied, an I/O
+    /// error): it may hold the newest session, and it is not backed up.
+    Unreadable {
+        /// The file, relative to the profile.
+        file: String,
+        /// Why it cannot be read.
+        error: String,
+    },
 }
 
 impl BackupError {
@@ -85,6 +93,10 @@ impl std::fmt::Display for Alarm {
             } => write!(
                 f,
                 "the newest session file {file} has {tabs} tabs, down from {previous_tabs} in snapshot {previous_id}"
+            ),
+            Alarm::Unreadable { file, error } => write!(
+                f,
+                "the session file {file} cannot be read, so it is not backed up: {error}"
             ),
         }
     }
@@ -257,6 +269,16 @@ pub fn backup_profile_with(
                 })
             }
             _ => None,
+        })
+        .or_else(|| {
+            // A session file that cannot be read may hold the newest session.
+            skipped.iter().find_map(|f| match &f.reason {
+                sources::SkipReason::Unreadable { error } => Some(Alarm::Unreadable {
+                    file: f.name.clone(),
+                    error: error.clone(),
+                }),
+                _ => None,
+            })
         });
     // The store now names the folder it backs up (see `store::owner`). A
     // failure to write that name costs nothing stored: the next backup

@@ -8,7 +8,7 @@ use jiff::tz::TimeZone;
 use std::collections::HashSet;
 
 use crate::retention::{self, Candidate, PrunePlan, Reason, RetentionPolicy};
-use crate::store::{GcReport, SnapshotId, SnapshotInfo, Store, StoreError};
+use crate::store::{GcReport, SnapshotId, SnapshotInfo, Store, StoreError, UndoPoint};
 
 /// What retention needs to know of each snapshot; `archive` lists the
 /// snapshots that hold tabs `tidy` archived (always kept).
@@ -24,12 +24,32 @@ pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Can
             damaged: false,
             tabs: s.counts.map_or(0, |c| c.tabs),
             holds_archive: archive.contains(&s.id),
+            undo_until_ms: None,
         })
         .collect()
 }
 
+/// Mark the candidates that belong to an undo point still inside its
+/// promised time at `now_ms` ([`UndoPoint::kept_until_ms`]).
+pub fn mark_undo_points(candidates: &mut [Candidate], points: &[UndoPoint], now_ms: u64) {
+    for p in points {
+        let until = match p.kept_until_ms(points) {
+            None => i64::MAX,
+            Some(t) if t > now_ms => i64::try_from(t).unwrap_or(i64::MAX),
+            Some(_) => continue,
+        };
+        for c in candidates
+            .iter_mut()
+            .filter(|c| p.snapshots.contains(&SnapshotId(c.id)))
+        {
+            c.undo_until_ms = Some(c.undo_until_ms.map_or(until, |u| u.max(until)));
+        }
+    }
+}
+
 /// The store's snapshots (newest first) and what `policy` does with each,
-/// periods counted in `tz`. Changes nothing but the damage marks.
+/// periods counted in `tz`, undo points kept as promised at `now_ms`.
+/// Changes nothing but the damage marks.
 ///
 /// The snapshots a protection keeps (the newest good session, the last good
 /// one before a damaged or shrunken one) are read back now
@@ -42,11 +62,13 @@ pub fn plan_store(
     store: &Store,
     policy: &RetentionPolicy,
     tz: &TimeZone,
+    now_ms: u64,
 ) -> Result<(Vec<SnapshotInfo>, PrunePlan), StoreError> {
     let snapshots = store.snapshots()?;
     let archive = store.archive_snapshots()?;
     let marks = store.damage_marks()?;
     let mut candidates = candidates(&snapshots, &archive);
+    mark_undo_points(&mut candidates, &store.undo_points()?, now_ms);
     for c in &mut candidates {
         c.damaged = marks.contains_key(&SnapshotId(c.id));
     }
@@ -117,7 +139,8 @@ pub fn apply(
     store: &mut Store,
     policy: &RetentionPolicy,
     tz: &TimeZone,
+    now_ms: u64,
 ) -> Result<PruneOutcome, StoreError> {
-    let (_, plan) = plan_store(store, policy, tz)?;
+    let (_, plan) = plan_store(store, policy, tz, now_ms)?;
     carry_out(store, &plan)
 }

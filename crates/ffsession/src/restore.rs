@@ -33,7 +33,9 @@ use crate::backup::{backup_profile, BackupError};
 use crate::error::{IoResultExt, PathError};
 use crate::fs_util::write_atomic;
 use crate::profile::{lock_state, LockState};
-use crate::store::{SnapshotDamage, SnapshotId, SnapshotInfo, Store, StoreError};
+use crate::store::{
+    SnapshotDamage, SnapshotId, SnapshotInfo, Store, StoreError, UndoAction, UndoPoint,
+};
 
 /// The pref that makes the next start restore the session, once.
 pub const RESUME_ONCE_PREF: &str = "browser.sessionstore.resume_session_once";
@@ -63,6 +65,15 @@ pub enum RestoreError {
         /// The snapshot.
         id: SnapshotId,
         /// Why.
+        reason: String,
+    },
+    /// A file to restore is not a session Firefox would restore: refused
+    /// before anything is stored.
+    #[error("{}: not a Firefox session file: {reason}", path.display())]
+    NotASession {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
         reason: String,
     },
     /// `restore latest` found no snapshot to restore.
@@ -99,6 +110,9 @@ impl RestoreError {
             RestoreError::FirefoxRunning { .. } => {
                 Some("quit Firefox (all its windows) and run the restore again")
             }
+            RestoreError::NotASession { .. } => Some(
+                "`ffsession info FILE` shows what it holds; a damaged session file gives back its complete tabs with `ffsession rescue FILE -o OUT`, then restore OUT",
+            ),
             RestoreError::NotRestorable { .. } => {
                 Some("`ffsession list` shows which snapshots verified ok")
             }
@@ -175,11 +189,12 @@ pub fn plan(
 /// The snapshot `restore latest` means: the newest session by its own clock
 /// (`session.lastUpdate`, never the snapshot id: an upgrade copy backed up
 /// today is an old session) that Firefox would restore and that reads back
-/// whole now. Returns it and the newer ones skipped because they do not read
-/// back whole (each with what is wrong).
+/// whole now. A snapshot the user restored counts as a session of the time
+/// it was restored ([`newest_first`]). Returns it and the newer ones
+/// skipped because they do not read back whole (each with what is wrong).
 pub fn latest(store: &Store) -> Result<(SnapshotInfo, Vec<SnapshotDamage>), RestoreError> {
     let mut skipped = Vec::new();
-    for s in store.snapshots_by_session_time()? {
+    for s in newest_first(store)? {
         if check_restorable(&s).is_err() {
             continue;
         }
@@ -189,6 +204,47 @@ pub fn latest(store: &Store) -> Result<(SnapshotInfo, Vec<SnapshotDamage>), Rest
         }
     }
     Err(RestoreError::NothingToRestore { damaged: skipped })
+}
+
+/// The snapshots of files that were damaged when they were taken and are
+/// newer (as [`newest_first`] orders them) than `chosen`: what `restore
+/// latest` passed over, and what `rescue` may still get tabs back from.
+pub fn newer_damaged_files(
+    store: &Store,
+    chosen: &SnapshotInfo,
+) -> Result<Vec<SnapshotInfo>, RestoreError> {
+    Ok(newest_first(store)?
+        .into_iter()
+        .take_while(|s| s.id != chosen.id)
+        .filter(|s| !s.is_ok())
+        .collect())
+}
+
+/// The store's snapshots, newest session first, as `restore latest` sees
+/// them: by the session's own time, except that a snapshot the user
+/// restored is the profile's session from the moment of its restore (its
+/// undo point says when) until Firefox writes a newer one, so it comes
+/// before the snapshots of the files it replaced. Equal times go to what
+/// was restored, then to the store's order
+/// ([`crate::store::newest_session_first`]).
+pub fn newest_first(store: &Store) -> Result<Vec<SnapshotInfo>, RestoreError> {
+    let mut restored_at = std::collections::HashMap::new();
+    for p in store.undo_points()? {
+        if let Some(id) = p.restored {
+            let at = restored_at.entry(id).or_insert(0u64);
+            *at = (*at).max(p.made_at_ms);
+        }
+    }
+    let mut snapshots = store.snapshots_by_session_time()?;
+    if !restored_at.is_empty() {
+        // A stable sort keeps the store's order within equal keys.
+        snapshots.sort_by_key(|s| {
+            let at = restored_at.get(&s.id).copied();
+            let time = at.map_or(s.session_time_ms(), |t| t.max(s.session_time_ms()));
+            (std::cmp::Reverse(time), at.is_none())
+        });
+    }
+    Ok(snapshots)
 }
 
 /// What a restore changes in a profile folder, whatever it restores.
@@ -253,6 +309,7 @@ pub fn profile_changes(profile_dir: &Path) -> Result<ProfileChanges, RestoreErro
 /// session, or one copied from elsewhere. It must be a session Firefox would
 /// restore.
 pub fn import(store: &mut Store, path: &Path, now_ms: u64) -> Result<SnapshotInfo, RestoreError> {
+    check_session_file(path)?;
     let mut f = File::open(path).with_path(path)?;
     let meta = f.metadata().with_path(path)?;
     let mut bytes = Vec::new();
@@ -267,6 +324,28 @@ pub fn import(store: &mut Store, path: &Path, now_ms: u64) -> Result<SnapshotInf
     let info = store.add_snapshots(vec![source], now_ms)?.remove(0);
     check_restorable(&info)?;
     Ok(info)
+}
+
+/// A file Firefox would restore: a readable session with a window with
+/// tabs, checked before anything is stored ([`RestoreError::NotASession`]).
+pub fn check_session_file(path: &Path) -> Result<(), RestoreError> {
+    let not = |reason: String| RestoreError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let summary = match crate::format::FileSummary::read(path) {
+        Ok(s) => s.summary,
+        Err(crate::Error::Io(e)) => return Err(e.into()),
+        Err(crate::Error::Format { source, .. }) => return Err(not(source.to_string())),
+        Err(crate::Error::Parse { source, .. }) => return Err(not(source.to_string())),
+        Err(e) => return Err(not(e.to_string())),
+    };
+    if summary.windows == 0 || summary.tabs == 0 {
+        return Err(not(
+            "it has no window with tabs, and Firefox would start empty instead".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A snapshot Firefox would restore: verified, with a window with tabs.
@@ -325,6 +404,7 @@ pub fn execute(
     }
     let _lock = hold_profile_lock(dir)?;
     let packed = store.export_mozlz4(plan.snapshot.id)?;
+    let same_store = undo_store.is_none();
     let undo_into: &mut Store = match undo_store {
         Some(s) => s,
         None => store,
@@ -334,6 +414,18 @@ pub fn execute(
     } else {
         Vec::new()
     };
+    if !undo.is_empty() {
+        // The undo point, durable before the profile changes. What was
+        // restored is named only in its own store (the restore's time makes
+        // it the latest there: [`latest`]).
+        undo_into.record_undo_point(&UndoPoint {
+            made_at_ms: now_ms,
+            profile: profile.to_owned(),
+            action: UndoAction::Restore,
+            snapshots: undo.iter().map(|s| s.id).collect(),
+            restored: same_store.then_some(plan.snapshot.id),
+        })?;
+    }
     let prefs_backup = install(undo_into, dir, &packed, &undo, now_ms)?;
     Ok(RestoreReport { undo, prefs_backup })
 }

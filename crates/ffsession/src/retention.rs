@@ -3,20 +3,22 @@
 //! This module owns the policy, not the store: it takes a list of snapshots
 //! (id, time, verified or not, tab count) and returns a plan, one decision per
 //! snapshot with its reasons, before anything touches disk. The rules follow
-//! restic's `forget`: `keep_last` keeps the N newest; `keep_hourly` (daily,
-//! weekly, monthly, yearly) keeps the newest snapshot of each of the N newest
-//! hours (days, ISO weeks, months, years) that have snapshots, in the time zone
-//! given. Two protections override every policy:
+//! restic's `forget`, over the sessions' own time: `keep_last` keeps the N
+//! newest sessions; `keep_hourly` (daily, weekly, monthly, yearly) keeps the
+//! newest session of each of the N newest hours (days, ISO weeks, months,
+//! years) that have sessions, in the time zone given. A session's time is
+//! Firefox's own clock (`session.lastUpdate`, [`Candidate::session_ms`]),
+//! never the time of the backup nor the snapshot id: an `upgrade.jsonlz4-*`
+//! copy backed up today holds a session weeks old, and counts in the day of
+//! that session. Equal times go to the file Firefox tries first, then to the
+//! later backup. Two protections override every policy:
 //!
 //! - the newest session that verified ok is always kept;
 //! - the last good session before a corrupt one, or before one that lost more
 //!   than half of its tabs ([`is_shrunken`]), is always kept: it is what a user
 //!   wants back after a crash or an overwritten session.
 //!
-//! The rules count backups by the time they were taken; the protections order
-//! sessions by their own clock (`session.lastUpdate`, [`Candidate::session_ms`]),
-//! never by snapshot id: an `upgrade.jsonlz4-*` copy backed up today holds a
-//! session weeks old. A "good" session is one that verified when it was taken
+//! A "good" session is one that verified when it was taken
 //! and was not found damaged since ([`Candidate::damaged`]): the caller
 //! ([`crate::prune`]) reads the protected snapshots back before it removes
 //! anything, and plans again when one does not read back whole.
@@ -33,17 +35,17 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetentionPolicy {
-    /// Keep the N newest snapshots.
+    /// Keep the N newest sessions (by their own time).
     pub keep_last: u32,
-    /// Keep the newest snapshot of each of the N newest hours.
+    /// Keep the newest session of each of the N newest hours with sessions.
     pub keep_hourly: u32,
-    /// Keep the newest snapshot of each of the N newest days.
+    /// Keep the newest session of each of the N newest days with sessions.
     pub keep_daily: u32,
-    /// Keep the newest snapshot of each of the N newest ISO weeks.
+    /// Keep the newest session of each of the N newest ISO weeks with sessions.
     pub keep_weekly: u32,
-    /// Keep the newest snapshot of each of the N newest months.
+    /// Keep the newest session of each of the N newest months with sessions.
     pub keep_monthly: u32,
-    /// Keep the newest snapshot of each of the N newest years.
+    /// Keep the newest session of each of the N newest years with sessions.
     pub keep_yearly: u32,
 }
 
@@ -71,10 +73,11 @@ impl Default for RetentionPolicy {
 pub struct Candidate {
     /// Snapshot id.
     pub id: i64,
-    /// When the snapshot was taken, ms since the epoch.
+    /// When the snapshot was taken, ms since the epoch: the tie-break
+    /// between equal sessions of one role.
     pub taken_at_ms: i64,
     /// The session's own time (`session.lastUpdate`, else the file's
-    /// modification time), ms since the epoch: the order of the protections.
+    /// modification time), ms since the epoch: the order of every rule.
     pub session_ms: i64,
     /// The file's role, in the order Firefox tries the files (0 for
     /// `sessionstore.jsonlz4`): the tie-break between equal session times.
@@ -88,15 +91,19 @@ pub struct Candidate {
     pub tabs: u64,
     /// It holds tabs `tidy` archived (always kept).
     pub holds_archive: bool,
+    /// It belongs to an undo point still inside its promised time: kept
+    /// until then (ms since the epoch; `i64::MAX` while it is the newest
+    /// undo point of its profile). See [`crate::store::UndoPoint`].
+    pub undo_until_ms: Option<i64>,
 }
 
 /// Why a snapshot is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "rule", rename_all = "kebab-case")]
 pub enum Reason {
-    /// One of the `keep_last` newest.
+    /// One of the `keep_last` newest sessions.
     Last,
-    /// Newest of its hour.
+    /// Newest session of its hour.
     Hourly,
     /// Newest of its day.
     Daily,
@@ -112,6 +119,13 @@ pub enum Reason {
     FoundDamaged,
     /// It holds tabs `tidy` closed (the undo point of a tidy).
     HoldsArchivedTabs,
+    /// Part of an undo point (a restore's or a tidy's), kept for its
+    /// promised time.
+    UndoPoint {
+        /// Kept until then (ms since the epoch); `None` while it is the
+        /// newest undo point of its profile.
+        until_ms: Option<i64>,
+    },
     /// The last good snapshot before a damaged one.
     LastGoodBefore {
         /// The corrupt or shrunken snapshot that followed it.
@@ -131,6 +145,13 @@ impl std::fmt::Display for Reason {
             Reason::NewestVerified => f.write_str("newest verified"),
             Reason::FoundDamaged => f.write_str("found damaged, may heal"),
             Reason::HoldsArchivedTabs => f.write_str("holds archived tabs"),
+            Reason::UndoPoint { until_ms: None } => f.write_str("undo point, the newest"),
+            Reason::UndoPoint { until_ms: Some(ms) } => {
+                let day = Timestamp::from_millisecond(*ms)
+                    .map(|t| t.strftime("%Y-%m-%d").to_string())
+                    .unwrap_or_else(|_| ms.to_string());
+                write!(f, "undo point, until {day}")
+            }
             Reason::LastGoodBefore { damaged } => write!(f, "last good before damaged #{damaged}"),
         }
     }
@@ -170,6 +191,17 @@ pub fn is_shrunken(previous: u64, tabs: u64) -> bool {
     tabs.saturating_mul(2) < previous
 }
 
+/// Newest session first: by the session's own time, then by the file's role
+/// (the file Firefox tries first is the newer), then by the later backup,
+/// then by id.
+fn newest_session_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.session_ms
+        .cmp(&a.session_ms)
+        .then(a.role.cmp(&b.role))
+        .then(b.taken_at_ms.cmp(&a.taken_at_ms))
+        .then(b.id.cmp(&a.id))
+}
+
 /// The calendar buckets of a snapshot for the periodic rules.
 fn buckets(ms: i64, tz: &TimeZone) -> [(i64, i64, i64); 5] {
     let zoned = Timestamp::from_millisecond(ms)
@@ -189,8 +221,11 @@ fn buckets(ms: i64, tz: &TimeZone) -> [(i64, i64, i64); 5] {
 
 /// Decide, for every candidate, whether `policy` keeps it and why.
 pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -> PrunePlan {
+    // Every rule and protection follows the sessions' own clock, newest
+    // first: a period keeps the newest session it saw, never an older copy
+    // (an upgrade copy) backed up last.
     let mut order: Vec<&Candidate> = candidates.iter().collect();
-    order.sort_by(|a, b| b.taken_at_ms.cmp(&a.taken_at_ms).then(b.id.cmp(&a.id)));
+    order.sort_by(|a, b| newest_session_first(a, b));
     let mut decisions: Vec<Decision> = order
         .iter()
         .map(|c| Decision {
@@ -213,7 +248,7 @@ pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -
         if (i as u64) < u64::from(policy.keep_last) {
             decisions[i].reasons.push(Reason::Last);
         }
-        let b = buckets(c.taken_at_ms, tz);
+        let b = buckets(c.session_ms, tz);
         for (rule, (limit, reason)) in periodic.iter().enumerate() {
             if last_bucket[rule] != Some(b[rule]) {
                 last_bucket[rule] = Some(b[rule]);
@@ -229,32 +264,23 @@ pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -
         if c.holds_archive {
             decisions[i].reasons.push(Reason::HoldsArchivedTabs);
         }
+        if let Some(until) = c.undo_until_ms {
+            decisions[i].reasons.push(Reason::UndoPoint {
+                until_ms: (until != i64::MAX).then_some(until),
+            });
+        }
         if c.damaged {
             decisions[i].reasons.push(Reason::FoundDamaged);
         }
     }
-    // The protections follow the sessions' own clock, newest first.
-    let mut by_session: Vec<usize> = (0..order.len()).collect();
-    by_session.sort_by(|&a, &b| {
-        let (a, b) = (order[a], order[b]);
-        b.session_ms
-            .cmp(&a.session_ms)
-            .then(a.role.cmp(&b.role))
-            .then(b.taken_at_ms.cmp(&a.taken_at_ms))
-            .then(b.id.cmp(&a.id))
-    });
-    if let Some(&i) = by_session
-        .iter()
-        .find(|&&i| order[i].verified && !order[i].damaged)
-    {
+    if let Some(i) = order.iter().position(|c| c.verified && !c.damaged) {
         decisions[i].reasons.push(Reason::NewestVerified);
     }
     // Oldest to newest session: remember the last good one; protect it when a
     // corrupt or shrunken one follows. A snapshot found damaged is storage
     // damage, not a session event: it neither protects nor is protected.
     let mut last_good: Option<usize> = None;
-    for &i in by_session.iter().rev() {
-        let c = order[i];
+    for (i, c) in order.iter().enumerate().rev() {
         if c.damaged {
             continue;
         }
@@ -325,6 +351,7 @@ mod tests {
             damaged: false,
             tabs,
             holds_archive: false,
+            undo_until_ms: None,
         }
     }
 
@@ -429,10 +456,11 @@ mod tests {
         };
         let p = plan_with(|p| p.keep_last = 1, &[current, upgrade], &TimeZone::UTC);
         let d1 = p.decisions.iter().find(|d| d.id == 1).unwrap();
-        assert_eq!(d1.reasons, [Reason::NewestVerified]);
-        // The upgrade copy is the newest backup, not a shrunken session.
+        assert_eq!(d1.reasons, [Reason::Last, Reason::NewestVerified]);
+        // The upgrade copy is the newest backup, but an old session: not
+        // the last one, and not a shrunken session either.
         let d2 = p.decisions.iter().find(|d| d.id == 2).unwrap();
-        assert_eq!(d2.reasons, [Reason::Last]);
+        assert_eq!(d2.reasons, []);
         // Equal session times: the file Firefox tries first is the newer.
         let a = Candidate {
             role: 3,
@@ -445,6 +473,50 @@ mod tests {
         };
         let p = plan(&none(), &[a, b], &TimeZone::UTC);
         assert_eq!(kept(&p), [4]);
+    }
+
+    #[test]
+    fn each_day_keeps_its_own_session_not_an_old_copy_backed_up_last() {
+        // Nine daily `backup --prune` runs of a profile whose recovery file
+        // changes every day beside an upgrade copy of a May session: each
+        // run stores the day's session, then the upgrade copy (a higher id,
+        // a later backup time).
+        let may = T0 - 180 * DAY;
+        let mut snaps = Vec::new();
+        for day in 0..9 {
+            let t = T0 + day * DAY + 20 * HOUR;
+            snaps.push(Candidate {
+                role: 1,
+                ..ok(2 * day + 1, t, 40 + day as u64)
+            });
+            snaps.push(Candidate {
+                id: 2 * day + 2,
+                taken_at_ms: t + 1000,
+                session_ms: may,
+                role: 4,
+                ..ok(0, may, 3)
+            });
+        }
+        let p = plan_with(|p| p.keep_daily = 7, &snaps, &TimeZone::UTC);
+        // The seven newest days with sessions each keep the day's session;
+        // no upgrade copy, and nothing else.
+        assert_eq!(kept(&p), [5, 7, 9, 11, 13, 15, 17]);
+        for d in p.decisions.iter().filter(|d| d.keep) {
+            assert!(d.reasons.contains(&Reason::Daily), "{d:?}");
+        }
+        // With room for more days than the sessions had, the May session's
+        // day is kept once: its newest copy (the last backup of it).
+        let p = plan_with(|p| p.keep_daily = 30, &snaps, &TimeZone::UTC);
+        let upgrade_days: Vec<i64> = p
+            .decisions
+            .iter()
+            .filter(|d| d.keep && d.id % 2 == 0)
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(upgrade_days, [18]);
+        // The N newest sessions, not the N newest backups.
+        let p = plan_with(|p| p.keep_last = 3, &snaps, &TimeZone::UTC);
+        assert_eq!(kept(&p), [13, 15, 17]);
     }
 
     #[test]

@@ -109,7 +109,7 @@ pub fn cycle(
     let pruned = if backup.snapshots.is_empty() {
         None
     } else {
-        Some(prune::apply(store, policy, tz)?)
+        Some(prune::apply(store, policy, tz, now_ms)?)
     };
     Ok(CycleReport { backup, pruned })
 }

@@ -111,7 +111,7 @@ fn prune_never_removes_the_only_intact_snapshot_for_a_damaged_one() {
     flip(&chunk_only_in(&dir, two.id, one.id));
 
     let (_, plan) =
-        ffsession::prune::plan_store(&store, &keep_last(1), &jiff::tz::TimeZone::UTC).unwrap();
+        ffsession::prune::plan_store(&store, &keep_last(1), &jiff::tz::TimeZone::UTC, NOW).unwrap();
     let reasons = |id: SnapshotId| {
         plan.decisions
             .iter()

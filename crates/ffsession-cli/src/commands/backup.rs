@@ -266,6 +266,12 @@ fn alarm_result(profile: &Profile, alarm: Option<Alarm>) -> Result<()> {
                     fmt::path(&profile.path.join(file))
                 ));
             }
+            if let Alarm::Unreadable { file, .. } = &alarm {
+                message.push_str(&format!(
+                    " (hint: make {} readable by you, e.g. `chmod u+r` on it, then back up again)",
+                    fmt::path(&profile.path.join(file))
+                ));
+            }
             Err(AlarmRaised(message).into())
         }
         None => Ok(()),

@@ -96,7 +96,8 @@ pub fn apply_policy(
     dry_run: bool,
     json: bool,
 ) -> Result<()> {
-    let (snapshots, plan) = prune::plan_store(store, policy, &crate::fmt::local_zone())?;
+    let (snapshots, plan) =
+        prune::plan_store(store, policy, &crate::fmt::local_zone(), super::now_ms())?;
     if json {
         super::print_json(&plan)?;
     } else {

@@ -135,7 +135,7 @@ pub fn prune(
     let (r, _) = remote::open(global, &t, false, true)?;
     let mut store = super::open_existing_store_waiting(global, &dir)?;
     let (snapshots, plan) =
-        ffsession::prune::plan_store(&store, policy, &crate::fmt::local_zone())?;
+        ffsession::prune::plan_store(&store, policy, &crate::fmt::local_zone(), super::now_ms())?;
     let removed: Vec<&ffsession::store::SnapshotInfo> = plan
         .removed()
         .filter_map(|id| snapshots.iter().find(|s| s.id.0 == id))

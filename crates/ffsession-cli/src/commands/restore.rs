@@ -105,10 +105,28 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
                 d.id, d.what
             ));
         }
-        if !skipped.is_empty() {
+        let damaged = restore::newer_damaged_files(&store, &newest)?;
+        for d in &damaged {
+            crate::ui::warning(format_args!(
+                "snapshot {} ({}, session of {}) is newer, but its file was damaged when it was taken ({}); \
+                 `ffsession rescue {} -o rescued.jsonlz4` gets back every complete tab it holds, \
+                 then `ffsession restore rescued.jsonlz4`",
+                d.id,
+                d.file_name,
+                fmt::local_time_or_unknown(Some(d.session_time_ms())),
+                match &d.status {
+                    ffsession::store::SnapshotStatus::Corrupt { reason } => reason.as_str(),
+                    ffsession::store::SnapshotStatus::Ok => "",
+                },
+                d.id
+            ));
+        }
+        if !skipped.is_empty() || !damaged.is_empty() {
             crate::ui::note(format_args!(
-                "taking snapshot {}, the newest session that reads back whole",
-                newest.id
+                "taking snapshot {} ({} tabs, session of {}), the newest session that reads back whole",
+                newest.id,
+                newest.counts.map_or(0, |c| c.tabs),
+                fmt::local_time_or_unknown(Some(newest.session_time_ms()))
             ));
         }
         Source::Snapshot(newest.id)
@@ -124,6 +142,8 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
         Source::Snapshot(id) => id,
         Source::File(path) if args.dry_run => return dry_run_file(&path, &profile.path, &dir),
         Source::File(path) => {
+            // Refused before a store is even made for it.
+            restore::check_session_file(&path)?;
             let mut store = super::create_store_waiting(global, &dir)?;
             let info = restore::import(&mut store, &path, super::now_ms())?;
             writeln!(

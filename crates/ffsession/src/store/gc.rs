@@ -182,6 +182,7 @@ impl Store {
             self.dir.clone(),
             self.dir.join(manifest::SNAPSHOTS_DIR),
             self.dir.join(manifest::ARCHIVES_DIR),
+            self.dir.join(super::UNDO_DIR),
         ];
         let contents = self.dir.join(manifest::CONTENTS_DIR);
         if let Ok(fans) = fs::read_dir(&contents) {

@@ -68,14 +68,15 @@ pub(super) fn write_archive(dir: &Path, tabs: &[super::ArchivedTab]) -> Result<(
     let Some(path) = archive_path(dir, tabs) else {
         return Ok(());
     };
-    super::layout::make_dir(&dir.join(ARCHIVES_DIR), dir)?;
-    let bytes = seal(&ArchiveManifest {
-        format: ARCHIVE_FORMAT.into(),
-        tabs: tabs.to_vec(),
-    })
-    .with_path(&path)?;
-    write_atomic(&path, |w: &mut dyn Write| w.write_all(&bytes))?;
-    Ok(())
+    write_sealed(
+        dir,
+        ARCHIVES_DIR,
+        &path,
+        &ArchiveManifest {
+            format: ARCHIVE_FORMAT.into(),
+            tabs: tabs.to_vec(),
+        },
+    )
 }
 
 /// Every archive manifest (path, its tabs or why they cannot be read).
@@ -83,7 +84,43 @@ pub(super) fn write_archive(dir: &Path, tabs: &[super::ArchivedTab]) -> Result<(
 pub(super) fn archive_files(
     dir: &Path,
 ) -> Result<Vec<(PathBuf, Result<Vec<super::ArchivedTab>, String>)>, PathError> {
-    let folder = dir.join(ARCHIVES_DIR);
+    Ok(sealed_files::<ArchiveManifest>(dir, ARCHIVES_DIR)?
+        .into_iter()
+        .map(|(path, m)| {
+            let tabs = m.and_then(|m| {
+                if m.format == ARCHIVE_FORMAT {
+                    Ok(m.tabs)
+                } else {
+                    Err(format!("unknown format {:?}", m.format))
+                }
+            });
+            (path, tabs)
+        })
+        .collect())
+}
+
+/// Write `value` sealed (with its checksum) as `path`, a file of the
+/// store's folder `folder` (made if missing), durably.
+pub(super) fn write_sealed(
+    dir: &Path,
+    folder: &str,
+    path: &Path,
+    value: &impl Serialize,
+) -> Result<(), StoreError> {
+    super::layout::make_dir(&dir.join(folder), dir)?;
+    let bytes = seal(value).with_path(path)?;
+    write_atomic(path, |w: &mut dyn Write| w.write_all(&bytes))?;
+    Ok(())
+}
+
+/// Every sealed `.json` file of the store's folder `folder`, by name (path,
+/// its value or why it cannot be read).
+#[allow(clippy::type_complexity)]
+pub(super) fn sealed_files<T: for<'de> Deserialize<'de>>(
+    dir: &Path,
+    folder: &str,
+) -> Result<Vec<(PathBuf, Result<T, String>)>, PathError> {
+    let folder = dir.join(folder);
     let entries = match fs::read_dir(&folder) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -102,17 +139,10 @@ pub(super) fn archive_files(
             continue;
         }
         let path = entry.path();
-        let tabs = read_file(&path, CONTENT_MOST)
-            .and_then(|b| open::<ArchiveManifest>(&b))
-            .map_err(|e| e.to_string())
-            .and_then(|m| {
-                if m.format == ARCHIVE_FORMAT {
-                    Ok(m.tabs)
-                } else {
-                    Err(format!("unknown format {:?}", m.format))
-                }
-            });
-        out.push((path, tabs));
+        let value = read_file(&path, CONTENT_MOST)
+            .and_then(|b| open::<T>(&b))
+            .map_err(|e| e.to_string());
+        out.push((path, value));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)

@@ -102,6 +102,7 @@ mod search;
 pub(crate) mod snapshot;
 mod tabs;
 mod transfer;
+mod undo;
 mod upgrade;
 mod verify;
 
@@ -129,6 +130,7 @@ pub use snapshot::{
 };
 pub use tabs::ReindexReport;
 pub use transfer::ImportedSnapshot;
+pub use undo::{UndoAction, UndoPoint, UNDO_DIR, UNDO_KEEP_AFTER_NEXT_MS, UNDO_KEEP_MS};
 pub use verify::SnapshotDamage;
 
 use crate::fs_util::write_atomic;

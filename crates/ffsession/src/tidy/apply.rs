@@ -7,7 +7,7 @@ use crate::backup::backup_profile;
 use crate::error::Error;
 use crate::profile::{lock_state, take_profile_lock, LockState};
 use crate::sources::{self, NewestSession, SourceFile};
-use crate::store::{ArchivedTab, Digest, SnapshotId, Store};
+use crate::store::{ArchivedTab, Digest, SnapshotId, Store, UndoAction, UndoPoint};
 use crate::{Session, SessionData};
 
 /// The profile's current session: its newest readable session file (by the
@@ -151,6 +151,13 @@ pub fn apply(
             position: Some(c.position as u64),
         })
         .collect();
+    store.record_undo_point(&UndoPoint {
+        made_at_ms: now_ms,
+        profile: profile.to_owned(),
+        action: UndoAction::Tidy,
+        snapshots: undo.iter().map(|s| s.id).collect(),
+        restored: None,
+    })?;
     store.record_archived(&archived)?;
 
     let written = profile_dir.join("sessionstore.jsonlz4");
