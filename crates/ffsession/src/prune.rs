@@ -38,10 +38,11 @@ pub fn mark_undo_points(candidates: &mut [Candidate], points: &[UndoPoint], now_
             Some(t) if t > now_ms => i64::try_from(t).unwrap_or(i64::MAX),
             Some(_) => continue,
         };
-        for c in candidates
-            .iter_mut()
-            .filter(|c| p.snapshots.contains(&SnapshotId(c.id)))
-        {
+        // What a restore put in place is kept with the snapshots it
+        // replaced: until Firefox writes a newer session, it is the latest.
+        let kept =
+            |id: i64| p.snapshots.contains(&SnapshotId(id)) || p.restored == Some(SnapshotId(id));
+        for c in candidates.iter_mut().filter(|c| kept(c.id)) {
             c.undo_until_ms = Some(c.undo_until_ms.map_or(until, |u| u.max(until)));
         }
     }

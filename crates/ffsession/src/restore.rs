@@ -414,7 +414,7 @@ pub fn execute(
     } else {
         Vec::new()
     };
-    if !undo.is_empty() {
+    if needs_undo {
         // The undo point, durable before the profile changes. What was
         // restored is named only in its own store (the restore's time makes
         // it the latest there: [`latest`]).
