@@ -249,10 +249,17 @@ impl Life {
             let (time, want) = self.model.expected_latest(&seen.contents).unwrap();
             assert!(
                 got == want,
-                "promise 2: restore latest chose snapshot {} (lastUpdate {:?}), the newest is lastUpdate {:?} (at {time})",
+                "promise 2: restore latest chose snapshot {} (lastUpdate {:?}), the newest is lastUpdate {:?} (at {time}); the store's order: {:?}; undo points: {:?}",
                 chosen.id,
                 chosen.last_update_ms,
-                firefox::last_update_of(&want)
+                firefox::last_update_of(&want),
+                restore::newest_first(&store)
+                    .unwrap()
+                    .iter()
+                    .take(6)
+                    .map(|s| (s.id.0, s.file_name.clone(), s.last_update_ms))
+                    .collect::<Vec<_>>(),
+                store.undo_points().unwrap()
             );
             // A newer file damaged when it was taken is named.
             let newer_damaged = self

@@ -14,6 +14,7 @@ mod hints;
 mod outside;
 mod platforms;
 mod profiles;
+mod promises;
 mod read;
 mod remote;
 mod rescue;
