@@ -414,10 +414,11 @@ pub fn execute(
     } else {
         Vec::new()
     };
-    if needs_undo {
+    if needs_undo || (same_store && !undo_into.is_read_only()) {
         // The undo point, durable before the profile changes. What was
         // restored is named only in its own store (the restore's time makes
-        // it the latest there: [`latest`]).
+        // it the latest there: [`latest`]); a profile with nothing to undo
+        // still records it, where the store can be written.
         undo_into.record_undo_point(&UndoPoint {
             made_at_ms: now_ms,
             profile: profile.to_owned(),

@@ -354,9 +354,17 @@ impl Life {
             for json in u.contents.iter().chain(u.restored.iter()) {
                 assert!(
                     seen.contents.contains(json),
-                    "promise 3: the undo point of {} lost a session (lastUpdate {:?})",
+                    "promise 3: the undo point of {} lost a session (lastUpdate {:?}); the store's undo points: {:?}; its snapshots: {:?}",
                     u.made_at,
-                    firefox::last_update_of(json)
+                    firefox::last_update_of(json),
+                    Store::open_read_only(&self.store_dir).unwrap().undo_points().unwrap(),
+                    Store::open_read_only(&self.store_dir)
+                        .unwrap()
+                        .snapshots()
+                        .unwrap()
+                        .iter()
+                        .map(|s| (s.id.0, s.file_name.clone(), s.last_update_ms))
+                        .collect::<Vec<_>>()
                 );
             }
         }

@@ -165,6 +165,14 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
         Some(undo_dir) if !args.dry_run => Some(super::create_store_waiting(global, undo_dir)?),
         _ => None,
     };
+    if !args.dry_run && !plan.needs_undo() && undo_store.is_none() {
+        // Nothing to undo: the store records what was restored when it can
+        // be written (so `restore latest` means it), and is read only when
+        // it cannot.
+        if let Ok(writable) = super::open_existing_store_waiting(global, &dir) {
+            store = writable;
+        }
+    }
     if !args.dry_run && plan.needs_undo() && undo_store.is_none() {
         drop(store);
         store = super::open_existing_store_waiting(global, &dir).map_err(|e| {
