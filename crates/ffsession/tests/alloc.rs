@@ -185,7 +185,7 @@ fn ignored_payload_tenfold_does_not_change_allocation_counts() {
             let session = ffsession::tidy::Editable::new(&data).unwrap();
             let plan = ffsession::tidy::plan(&session, &tidy_rules, NOW, false).unwrap();
             assert!(!plan.closed.is_empty());
-            ffsession::tidy::render_json(&session, &plan).len()
+            ffsession::tidy::render_json(&session, &plan, None).len()
         };
         let c = region.change();
         (c.allocations + c.reallocations, c.bytes_allocated, out_len)

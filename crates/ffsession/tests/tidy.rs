@@ -79,7 +79,7 @@ fn old_tabs_go_except_pinned_selected_and_named_groups() {
     assert_eq!(plan.windows[0].tabs_after, 4);
     assert!(plan.bytes_after < plan.bytes_before);
 
-    let out = tidy::render_json(&s, &plan);
+    let out = tidy::render_json(&s, &plan, None);
     assert_eq!(out.len() as u64, plan.bytes_after);
     let v: Value = serde_json::from_slice(&out).unwrap();
     let w = &v["windows"][0];
@@ -117,7 +117,7 @@ fn old_tabs_go_except_pinned_selected_and_named_groups() {
     };
     let plan = tidy::plan(&s, &all, NOW, false).unwrap();
     assert_eq!(plan.tabs_after, 1);
-    let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan)).unwrap();
+    let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan, None)).unwrap();
     assert_eq!(v["windows"][0]["selected"], 1);
     // The group lost all its tabs: it goes with them.
     assert_eq!(v["windows"][0]["groups"], json!([]));
@@ -237,7 +237,7 @@ fn trim_history_drop_payload_and_closed() {
         (plan.closed_tabs_dropped, plan.closed_windows_dropped),
         (1, 1)
     );
-    let out = tidy::render_json(&s, &plan);
+    let out = tidy::render_json(&s, &plan, None);
     let v: Value = serde_json::from_slice(&out).unwrap();
     for t in v["windows"][0]["tabs"].as_array().unwrap() {
         // Current entry (5th of 5) and one back.
@@ -275,7 +275,7 @@ fn removing_every_tab_needs_allow_empty_and_bad_durations_are_refused() {
     );
     assert!(e.hint().unwrap().contains("--allow-empty"));
     let plan = tidy::plan(&s, &r, NOW + DAY, true).unwrap();
-    let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan)).unwrap();
+    let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan, None)).unwrap();
     assert_eq!(v["windows"], json!([]));
     assert!(tidy::parse_duration("30 days").is_err());
 }
@@ -436,4 +436,33 @@ fn a_damaged_newest_file_points_to_rescue_and_no_session_is_an_error() {
         matches!(e, TidyError::Read(ffsession::Error::NoSessionFile { .. })),
         "{e}"
     );
+}
+
+#[test]
+fn a_tidied_or_merged_session_is_a_session_of_its_own_time() {
+    let data = data_of(&sample());
+    let s = Editable::new(&data).unwrap();
+    let r = TidyRules {
+        archive_older_than_ms: Some(30 * DAY),
+        ..rules()
+    };
+    let plan = tidy::plan(&s, &r, NOW, false).unwrap();
+    let later = NOW + 5 * DAY;
+    let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan, Some(later))).unwrap();
+    // Newer than the session it came from; the rest of `session` as it was.
+    assert_eq!(
+        v["session"],
+        json!({"lastUpdate": later, "startTime": NOW - DAY})
+    );
+
+    let other = data_of(&json!({
+        "windows": [{"tabs": [{"entries": [{"url": "https://x.test/"}], "index": 1}]}],
+        "session": {"startTime": 1},
+    }));
+    let o = Editable::new(&other).unwrap();
+    let merged = tidy::merge(&[o, s], false, Some(later)).unwrap();
+    let v: Value = serde_json::from_slice(&merged.json).unwrap();
+    // The first session's `session` had no lastUpdate: it gets one.
+    assert_eq!(v["session"], json!({"startTime": 1, "lastUpdate": later}));
+    assert_eq!(v["windows"].as_array().unwrap().len(), 2);
 }

@@ -48,7 +48,7 @@ pub fn run(global: &GlobalArgs, args: MergeArgs) -> Result<()> {
         .iter()
         .map(Editable::new)
         .collect::<Result<Vec<_>, _>>()?;
-    let result = tidy::merge(&sessions, args.dedupe)?;
+    let result = tidy::merge(&sessions, args.dedupe, Some(super::now_ms()))?;
     let inputs: Vec<&std::path::Path> = data.iter().map(|d| d.path()).collect();
     write_and_report(&args.output, &inputs, &result, args.json)
 }

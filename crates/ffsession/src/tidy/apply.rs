@@ -104,7 +104,7 @@ pub fn apply(
     let _lock = take_profile_lock(profile_dir)?.ok_or_else(|| running(None))?;
 
     // The tidied session must read back as the plan says before anything changes.
-    let json = render_json(session, plan);
+    let json = render_json(session, plan, Some(now_ms));
     let not = |reason: String| TidyError::NotEditable {
         path: plan.source.clone(),
         reason,

@@ -250,6 +250,7 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
         drop_closed_tabs: !whole_windows,
         drop_closed_windows: true,
         selected_window,
+        last_update: None,
     };
     raw::render(&mut out, &doc.top, &windows, opts).map_err(|e| TidyError::NotEditable {
         path: session.path().to_path_buf(),
@@ -260,9 +261,15 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
 
 /// All windows of `sessions`, in order, in one session; the other top-level
 /// members (closed windows, `session`, `global`, ...) are the first
-/// session's. With `dedupe`, a tab whose URL an earlier tab has is left out
-/// (a window left with no tab goes with it).
-pub fn merge(sessions: &[Editable<'_>], dedupe: bool) -> Result<EditResult, TidyError> {
+/// session's, but for `session.lastUpdate`, set to `last_update` when given
+/// (the time of the merge: the result is newer than its sources). With
+/// `dedupe`, a tab whose URL an earlier tab has is left out (a window left
+/// with no tab goes with it).
+pub fn merge(
+    sessions: &[Editable<'_>],
+    dedupe: bool,
+    last_update: Option<u64>,
+) -> Result<EditResult, TidyError> {
     let first = sessions.first().ok_or_else(|| TidyError::NothingSelected {
         path: std::path::PathBuf::new(),
         what: "an empty list of sessions".to_owned(),
@@ -297,6 +304,7 @@ pub fn merge(sessions: &[Editable<'_>], dedupe: bool) -> Result<EditResult, Tidy
         drop_closed_tabs: false,
         drop_closed_windows: false,
         selected_window: first.doc.selected_window(),
+        last_update,
     };
     raw::render(&mut out, &first.doc.top, &list, opts).map_err(|e| TidyError::NotEditable {
         path: first.path().to_path_buf(),

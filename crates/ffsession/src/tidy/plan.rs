@@ -151,10 +151,11 @@ pub fn plan(
         inner: std::io::sink(),
         count: 0,
     };
-    let sizes = render_plan(&mut counter, session, &plan).map_err(|e| TidyError::NotEditable {
-        path: session.path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+    let sizes =
+        render_plan(&mut counter, session, &plan, None).map_err(|e| TidyError::NotEditable {
+            path: session.path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
     plan.bytes_after = counter.count;
     plan.windows = doc
         .windows
@@ -197,6 +198,7 @@ fn render_plan<W: std::io::Write>(
     out: &mut Counting<W>,
     session: &Editable<'_>,
     plan: &TidyPlan,
+    last_update: Option<u64>,
 ) -> std::io::Result<Vec<(u64, usize)>> {
     let windows: Vec<_> = session
         .doc
@@ -213,18 +215,21 @@ fn render_plan<W: std::io::Write>(
             drop_closed_tabs: plan.drop_closed,
             drop_closed_windows: plan.drop_closed,
             selected_window: session.doc.selected_window(),
+            last_update,
         },
     )
 }
 
-/// The tidied session JSON.
-pub fn render_json(session: &Editable<'_>, plan: &TidyPlan) -> Vec<u8> {
+/// The tidied session JSON, with `session.lastUpdate` set to
+/// `last_update` when given (the time of the tidy: the tidied session is
+/// newer than the one it came from).
+pub fn render_json(session: &Editable<'_>, plan: &TidyPlan, last_update: Option<u64>) -> Vec<u8> {
     let mut out = Counting {
         inner: Vec::with_capacity(usize::try_from(plan.bytes_after).unwrap_or(0)),
         count: 0,
     };
     // Writing to a Vec cannot fail.
-    let _ = render_plan(&mut out, session, plan);
+    let _ = render_plan(&mut out, session, plan, last_update);
     out.inner
 }
 

@@ -332,6 +332,9 @@ pub(crate) struct RenderOptions {
     pub drop_closed_windows: bool,
     /// The selected window: an index into the windows rendered.
     pub selected_window: Option<usize>,
+    /// A new `session.lastUpdate` (ms since the epoch): an edited session
+    /// is a session of the time it was made, newer than its sources.
+    pub last_update: Option<u64>,
 }
 
 /// A writer that counts the bytes written through it.
@@ -412,11 +415,48 @@ pub(crate) fn render<W: Write>(
                 write!(out, "{new}")?;
             }
             "_closedWindows" if opts.drop_closed_windows => out.write_all(b"[]")?,
+            "session" if opts.last_update.is_some() => {
+                write_session(out, value, opts.last_update.unwrap_or(0))?;
+            }
             _ => out.write_all(value.get().as_bytes())?,
         }
     }
     out.write_all(b"}")?;
     Ok(sizes)
+}
+
+/// The `session` member with `lastUpdate` set to `last_update`, its other
+/// members kept as written (one is added where it had none; a value that is
+/// not an object is written as it was).
+fn write_session<W: Write>(
+    out: &mut Counting<W>,
+    value: &RawValue,
+    last_update: u64,
+) -> io::Result<()> {
+    let Ok(obj) = RawObject::parse(value.get()) else {
+        return out.write_all(value.get().as_bytes());
+    };
+    out.write_all(b"{")?;
+    let mut written = false;
+    for (i, (key, v)) in obj.0.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write_key(out, key)?;
+        if key == "lastUpdate" {
+            write!(out, "{last_update}")?;
+            written = true;
+        } else {
+            out.write_all(v.get().as_bytes())?;
+        }
+    }
+    if !written {
+        if !obj.0.is_empty() {
+            out.write_all(b",")?;
+        }
+        write!(out, "\"lastUpdate\":{last_update}")?;
+    }
+    out.write_all(b"}")
 }
 
 fn render_window<W: Write>(
