@@ -324,14 +324,19 @@ impl Life {
         }
         let path = &chunks[self.rng.usize(0..chunks.len())];
         let mut bytes = fs::read(path).unwrap();
+        let original = zstd::decode_all(&bytes[..]).ok();
         let at = self.rng.usize(0..bytes.len());
         let bit = 1u8 << self.rng.u32(0..8);
         bytes[at] ^= bit;
         fs::write(path, &bytes).unwrap();
+        // Some bits of a zstd frame change nothing it decodes to.
+        let harmless = original.is_some() && zstd::decode_all(&bytes[..]).ok() == original;
         let report = ffsession::store::check_store(&self.store_dir, &mut |_, _| {}).unwrap();
+        // A chunk no snapshot uses (a full disk left it) is only listed.
         assert!(
-            !report.is_whole(),
-            "promise 6: check found nothing wrong after a flipped bit in {}",
+            !report.is_whole() || report.orphan_chunks.contains(path) || harmless,
+            "promise 6: check found nothing wrong after a flipped bit ({bit:#x} at byte {at} of {}) in {}: {report:?}",
+            bytes.len(),
             path.display()
         );
         bytes[at] ^= bit;
