@@ -412,3 +412,89 @@ fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
     assert_eq!(s.snapshots_new, 1);
     assert!(s.damaged.is_empty());
 }
+
+#[test]
+fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
+    use ffsession::retention::RetentionPolicy;
+    use ffsession::store::{ArchivedTab, UndoAction, UndoPoint};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    for i in 0..4 {
+        add(&mut local, &session(10 + i, 20_000), NOW + i * 60_000);
+    }
+    let ids: Vec<_> = local.snapshots().unwrap().iter().map(|s| s.id).collect();
+    let (oldest, second) = (*ids.iter().min().unwrap(), ids[ids.len() - 2]);
+    let tab = ArchivedTab {
+        url: "https://archived.test/".into(),
+        title: "Archived".into(),
+        archived_at_ms: NOW,
+        snapshot: oldest,
+        reason: "old".into(),
+        window: 1,
+        last_accessed: Some(NOW - 1),
+        position: Some(2),
+    };
+    local.record_archived(std::slice::from_ref(&tab)).unwrap();
+    local
+        .record_undo_point(&UndoPoint {
+            made_at_ms: NOW + 5 * 60_000,
+            profile: "default-release".into(),
+            action: UndoAction::Restore,
+            snapshots: vec![second],
+            restored: Some(oldest),
+        })
+        .unwrap();
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    let first =
+        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!(first.marks_sent, 2, "{first:?}");
+    let again =
+        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!((again.marks_sent, again.bytes_sent), (0, 0), "{again:?}");
+
+    // A new machine's copy knows them, under its own ids, once.
+    let mut cache = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    for _ in 0..2 {
+        let report = sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
+        assert!(report.damaged.is_empty(), "{report:?}");
+    }
+    let same = |id| {
+        let info = local.snapshot(id).unwrap();
+        cache
+            .snapshots()
+            .unwrap()
+            .into_iter()
+            .find(|s| s.content_hash == info.content_hash && s.taken_at_ms == info.taken_at_ms)
+            .unwrap()
+            .id
+    };
+    let archived = cache.archived_tabs().unwrap();
+    assert_eq!(
+        archived,
+        [ArchivedTab {
+            snapshot: same(oldest),
+            ..tab
+        }]
+    );
+    let undo = cache.undo_points().unwrap();
+    assert_eq!(undo.len(), 1, "{undo:?}");
+    assert_eq!(undo[0].snapshots, [same(second)]);
+    assert_eq!(undo[0].restored, Some(same(oldest)));
+
+    // The strictest prune of the copy keeps them, as a local prune would.
+    let none = RetentionPolicy {
+        keep_last: 1,
+        keep_hourly: 0,
+        keep_daily: 0,
+        keep_weekly: 0,
+        keep_monthly: 0,
+        keep_yearly: 0,
+    };
+    let (_, plan) =
+        ffsession::prune::plan_store(&cache, &none, &jiff::tz::TimeZone::UTC, NOW + 60_000)
+            .unwrap();
+    let removed: Vec<_> = plan.removed().collect();
+    assert_eq!(removed.len(), 1, "{plan:?}");
+    assert!(!removed.contains(&same(oldest).0) && !removed.contains(&same(second).0));
+}

@@ -59,6 +59,9 @@ pub enum Kind {
     Contents,
     /// `chunks/<2 hex>/<name>`: one zstd frame each.
     Chunks,
+    /// `marks/<name>`: what a store knows of its snapshots besides their
+    /// records (tabs `tidy` archived, undo points), written after them.
+    Marks,
 }
 
 impl Kind {
@@ -71,6 +74,7 @@ impl Kind {
             Kind::Snapshots => "snapshots",
             Kind::Contents => "contents",
             Kind::Chunks => "chunks",
+            Kind::Marks => "marks",
         }
     }
 

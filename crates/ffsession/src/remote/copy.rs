@@ -34,6 +34,8 @@ pub struct CopyReport {
     pub bytes_sent: u64,
     /// Local snapshots not sent: (id, why).
     pub skipped: Vec<(SnapshotId, String)>,
+    /// Marks sent (the tabs one `tidy` archived, an undo point).
+    pub marks_sent: u64,
 }
 
 /// Progress of a copy, for a bar.
@@ -194,6 +196,12 @@ pub fn copy_to_remote(
     report.snapshots_sent += items.len() as u64;
     report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
     remote.backend.write_many(items, &mut sent)?;
+
+    // Marks (archived tabs, undo points), after every snapshot they name.
+    let on_remote = listed(Kind::Snapshots)?;
+    let (marks, bytes) = super::marks::send_marks(store, remote, &on_remote, &mut sent)?;
+    report.marks_sent += marks;
+    report.bytes_sent += bytes;
     drop(lock);
     Ok(report)
 }

@@ -33,6 +33,7 @@ mod error;
 mod local;
 mod location;
 mod lock;
+mod marks;
 mod objects;
 mod opendal;
 mod prune;

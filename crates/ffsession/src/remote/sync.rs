@@ -229,5 +229,8 @@ pub fn sync_from_remote(
             report.hosts.insert(id, host);
         }
     }
+    // What the remote knows of its snapshots besides their records.
+    let damaged_marks = super::marks::receive_marks(remote, store)?;
+    report.damaged.extend(damaged_marks);
     Ok(report)
 }
