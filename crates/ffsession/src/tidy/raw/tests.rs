@@ -30,6 +30,7 @@ fn unknown_fields_survive_and_selected_follows_the_tab() {
             drop_closed_tabs: true,
             drop_closed_windows: true,
             selected_window: Some(0),
+            last_update: None,
         },
     )
     .unwrap();
