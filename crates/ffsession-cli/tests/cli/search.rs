@@ -281,8 +281,32 @@ fn history_lists_the_stretches_a_url_was_open() {
 
     let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
     assert!(text.contains(&format!("#{a} .. #{b}")), "{text}");
-    let text = ok_stdout(f.cmd().args(["history", "https://never.example/"]));
-    assert!(text.contains("is in no snapshot"), "{text}");
+}
+
+#[test]
+fn history_of_an_unknown_url_exits_1_as_search_does() {
+    let f = Fixture::new();
+    f.backup(&[NARWHAL]);
+    // As `search` with no match: exit 1, a note on stderr (not an error),
+    // nothing on stdout; with --json an empty list.
+    let out = f.cmd().args(["history", "https://never.example/"]).run();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        err.contains("https://never.example/ is in no snapshot") && !err.contains("error"),
+        "{err}"
+    );
+    let out = f
+        .cmd()
+        .args(["history", "https://never.example/", "--json"])
+        .run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(crate::common::stdout_json(&out), json!([]));
 }
 
 #[test]
