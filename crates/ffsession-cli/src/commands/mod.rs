@@ -207,15 +207,21 @@ pub fn check_store_path(dir: &Path) -> Result<()> {
     }
 }
 
+/// The error of every command that needs a store when its folder does not
+/// exist: no backup was taken yet (exit code 1).
+pub fn no_backups_yet(dir: &Path) -> anyhow::Error {
+    UserError::with_hint(
+        format!("no backups yet: {} does not exist", dir.display()),
+        "take one with `ffsession backup`, or pass --store DIR",
+    )
+}
+
 /// Open an existing store (read-only or for writing); a store that does not
 /// exist yet is a clear "no backups yet".
 pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::store::Store> {
     check_store_path(dir)?;
     if !dir.exists() {
-        return Err(UserError::with_hint(
-            format!("no backups yet: {} does not exist", dir.display()),
-            "take one with `ffsession backup`, or pass --store DIR",
-        ));
+        return Err(no_backups_yet(dir));
     }
     Ok(if writable {
         ffsession::store::Store::open(dir)?
