@@ -56,7 +56,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     }
     let dir = global.chosen_store_dir(&config)?;
     super::check_store_path(&dir)?;
-    if !dir.exists() {
+    if super::no_store_yet(&dir) {
         return Err(super::no_backups_yet(&dir));
     }
     if !args.json {

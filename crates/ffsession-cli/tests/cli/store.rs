@@ -171,6 +171,44 @@ fn a_store_that_is_not_a_store_is_a_clear_error() {
     }
 }
 
+/// An existing empty folder given as --store is a new store: a reader says
+/// "no backups yet" (as for a folder not made yet), never "not an ffsession
+/// store", and the first backup makes the store in it. A folder holding
+/// other files is still refused.
+#[test]
+fn an_empty_folder_as_store_is_a_new_store() {
+    let env = TestEnv::new();
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &packed(3, 1))]);
+    fs::create_dir_all(env.store_dir()).unwrap();
+    for args in [
+        &["list"][..],
+        &["check"],
+        &["stats"],
+        &["search", "example"],
+        &["history", "https://example.org/"],
+        &["prune", "--dry-run"],
+        &["reindex"],
+    ] {
+        let out = env.store_cmd(&profile).args(args).run();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("no backups yet") && err.contains("is an empty folder"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("not an ffsession store"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    ok_stdout(env.store_cmd(&profile).arg("backup"));
+    assert_eq!(env.snapshot_ids(&profile), [1]);
+
+    let other = env.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    fs::write(other.join("notes.txt"), b"mine").unwrap();
+    let err = expect_error(env.store_cmd_at(&profile, &other).arg("list"));
+    assert!(err.contains("not an ffsession store"), "{err}");
+}
+
 /// `ffsession decompress PROFILE/sessionstore.jsonlz4`: the session Firefox
 /// opens next.
 fn current_session_json(env: &TestEnv, profile: &Path) -> String {
