@@ -284,3 +284,38 @@ fn all_profiles_keeps_two_profiles_of_one_name_in_their_own_stores() {
         }
     }
 }
+
+/// Firefox (ESR too) leaves the `lock` symlink behind on Linux after a clean
+/// quit, naming its dead pid, with `.parentlock` free: not running, not a
+/// "stale lock". A `.parentlock` held with fcntl is still running.
+#[cfg(unix)]
+#[test]
+fn a_lock_symlink_left_by_a_clean_quit_is_not_running() {
+    let env = TestEnv::new();
+    let profile = with_profile(&env);
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        packed(3, 1_795_300_000_000),
+    )
+    .unwrap();
+    fs::write(profile.join(".parentlock"), b"").unwrap();
+    std::os::unix::fs::symlink("127.0.1.1:+4294967", profile.join("lock")).unwrap();
+    let args = ["--profile", "default-release", "profiles"];
+    let text = ok_stdout(env.cmd().args(args));
+    assert!(
+        text.starts_with("default-release (default): not running\n"),
+        "{text}"
+    );
+    assert!(!text.contains("stale"), "{text}");
+    let v = ok_json(env.cmd().args(args).arg("--json"));
+    assert_eq!(v[0]["lock"]["state"], "not-running", "{v}");
+
+    let holder = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
+    let text = ok_stdout(env.cmd().args(args));
+    assert!(
+        text.starts_with("default-release (default): Firefox running"),
+        "{text}"
+    );
+    drop(holder);
+}
+
