@@ -16,6 +16,7 @@ mod platforms;
 mod profiles;
 mod read;
 mod remote;
+mod remote_prune;
 mod rescue;
 mod safety;
 mod search;
