@@ -41,7 +41,8 @@ use crate::commands;
 Exit status:
   0  success (also when the reader of stdout stops early, as `| head` does)
   1  an error in the input or the environment: a bad or missing file, no profile,
-     Firefox running, a store locked past --lock-wait; `search`: no tab matches
+     Firefox running, a store locked past --lock-wait; `search`: no tab matches;
+     `history`: the URL is in no snapshot
   2  a usage error: an unknown command or option, a missing or malformed value
   3  `backup`: the newest session file is damaged, or lost more than half of its
      tabs (the snapshot is kept and marked)

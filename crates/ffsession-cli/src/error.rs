@@ -54,8 +54,8 @@ impl std::fmt::Display for AlarmRaised {
 
 impl std::error::Error for AlarmRaised {}
 
-/// `search` found nothing: exit code 1, as grep's, with a note on stderr
-/// rather than an error.
+/// `search` found nothing, or `history`'s URL is in no snapshot: exit code
+/// 1, as grep's, with a note on stderr rather than an error.
 #[derive(Debug)]
 pub struct NoMatch(pub String);
 

@@ -81,7 +81,35 @@ pub fn count(n: usize, singular: &str, plural: &str) -> String {
 /// when it was backed up, the session's own last update (Firefox's clock,
 /// which orders sessions), file, bytes added, counts or damage.
 pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
-    let status = match &s.status {
+    let status = snapshot_status(s);
+    format!(
+        "#{:<5} {}  session {}  {:<40} {:>10}  {status}",
+        s.id,
+        local_time_or_unknown(Some(s.taken_at_ms)),
+        local_time_or_unknown(s.last_update_ms),
+        escape(&s.file_name),
+        format!("+{}", size(s.stored_size)),
+    )
+}
+
+/// One snapshot on a line that fits in 100 columns, as `list` prints it:
+/// id, the session's own last update, the file's name without its folder
+/// (Firefox's names tell the two folders apart), counts or damage. `list
+/// --long` prints [`snapshot_line`] instead.
+pub fn snapshot_line_short(s: &ffsession::store::SnapshotInfo) -> String {
+    let name = s.file_name.rsplit('/').next().unwrap_or(&s.file_name);
+    format!(
+        "#{:<5} session {:<23}  {:<30} {}",
+        s.id,
+        local_time_or_unknown(s.last_update_ms),
+        escape(name),
+        snapshot_status(s),
+    )
+}
+
+/// Windows and tabs of a snapshot, or what is wrong with it.
+fn snapshot_status(s: &ffsession::store::SnapshotInfo) -> String {
+    match &s.status {
         ffsession::store::SnapshotStatus::Ok => match s.counts {
             Some(c) => format!(
                 "{}, {}",
@@ -91,15 +119,7 @@ pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
             None => "ok".to_owned(),
         },
         ffsession::store::SnapshotStatus::Corrupt { reason } => format!("CORRUPT: {reason}"),
-    };
-    format!(
-        "#{:<5} {}  session {}  {:<40} {:>10}  {status}",
-        s.id,
-        local_time_or_unknown(Some(s.taken_at_ms)),
-        local_time_or_unknown(s.last_update_ms),
-        escape(&s.file_name),
-        format!("+{}", size(s.stored_size)),
-    )
+    }
 }
 
 /// `300 s` -> `5m`, `90 s` -> `1m30s`.

@@ -37,7 +37,15 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
 ];
 
 /// Words after which the rest of a span names another program's options.
-const PROGRAMS: &[&str] = &["systemctl", "launchctl", "jq", "firefox", "restic", "git"];
+const PROGRAMS: &[&str] = &[
+    "systemctl",
+    "launchctl",
+    "jq",
+    "firefox",
+    "restic",
+    "git",
+    "mkdir",
+];
 
 /// The string literals and doc comments (each block of `///` or `//!` lines
 /// as one text) of Rust source `src`.

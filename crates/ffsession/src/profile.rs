@@ -215,8 +215,8 @@ pub enum LockState {
         /// Process id from the lock, if known.
         pid: Option<u32>,
     },
-    /// A lock left behind by a Firefox that is gone (after a crash); Firefox
-    /// removes it at its next start.
+    /// A `lock` symlink naming a process that is gone, with no `.parentlock`
+    /// to tell more; Firefox replaces it at its next start.
     Stale {
         /// The dead process id.
         pid: u32,
@@ -239,7 +239,10 @@ impl LockState {
 /// Firefox itself decides, with `kill(pid, 0)`), even when `.parentlock` is
 /// there and free (ffsession's own restore leaves one, and a Firefox whose
 /// fcntl lock failed, on some network file systems, holds the symlink only).
-/// A symlink naming a dead process is [`LockState::Stale`]. On Windows
+/// A symlink naming a dead process beside a free `.parentlock` is what
+/// Firefox leaves after every clean quit on Linux (and after a crash: the two
+/// look the same), so it is [`LockState::NotRunning`]; without a
+/// `.parentlock` to check, it is [`LockState::Stale`]. On Windows
 /// `parent.lock` is held open without sharing while Firefox runs.
 pub fn lock_state(profile_dir: &Path) -> LockState {
     #[cfg(unix)]
@@ -257,7 +260,9 @@ pub fn lock_state(profile_dir: &Path) -> LockState {
             (Some(true), pid) => LockState::Running { pid },
             // A live pid wins over a free `.parentlock`.
             (_, Some(pid)) if pid_alive(pid) => LockState::Running { pid: Some(pid) },
-            (_, Some(pid)) => LockState::Stale { pid },
+            // The symlink a clean quit leaves behind: `.parentlock` is free.
+            (Some(false), Some(_)) => LockState::NotRunning,
+            (None, Some(pid)) => LockState::Stale { pid },
             // A `lock` that names no pid: running unless `.parentlock` is free.
             (None, None) if symlink => LockState::Running { pid: None },
             (_, None) => LockState::NotRunning,
@@ -538,14 +543,14 @@ mod tests {
         fs::write(&lockfile, b"").unwrap();
         std::os::unix::fs::symlink("127.0.1.1:+4294967", dir.path().join("lock")).unwrap();
         // A lock symlink left behind after a clean quit does not mean running.
-        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
         let holder = ffsession_gen::FcntlLockHolder::hold(&lockfile);
         assert_eq!(
             lock_state(dir.path()),
             LockState::Running { pid: Some(4294967) }
         );
         drop(holder);
-        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
     }
 
     /// ffsession's restore leaves a free `.parentlock` behind; a `lock`
@@ -561,7 +566,7 @@ mod tests {
         // A held .parentlock is running whatever the symlink says.
         fs::remove_file(dir.path().join("lock")).unwrap();
         std::os::unix::fs::symlink("127.0.1.1:+4294967", dir.path().join("lock")).unwrap();
-        assert_eq!(lock_state(dir.path()), LockState::Stale { pid: 4294967 });
+        assert_eq!(lock_state(dir.path()), LockState::NotRunning);
         let holder = ffsession_gen::FcntlLockHolder::hold(&dir.path().join(".parentlock"));
         assert_eq!(
             lock_state(dir.path()),
@@ -579,7 +584,6 @@ mod tests {
     #[test]
     fn a_zombie_pid_in_the_lock_symlink_is_a_stale_lock() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join(".parentlock"), b"").unwrap();
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         // Not reaped: wait until it has exited and is a zombie.

@@ -35,8 +35,9 @@ use crate::fmt;
   ffsession check                   read and verify everything in the store
   ffsession check --json            the findings as JSON
 
-Exit status: 0 the store is whole, 5 the store is damaged, 1 other errors (a file that
-could not be read: an I/O error is not damage).")]
+Exit status: 0 the store is whole, 5 the store is damaged, 1 other errors (no store yet:
+\"no backups yet\", as other commands say; a file that could not be read: an I/O error
+is not damage).")]
 pub struct CheckArgs {
     /// Print JSON instead of text
     #[arg(long)]
@@ -55,6 +56,9 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     }
     let dir = global.chosen_store_dir(&config)?;
     super::check_store_path(&dir)?;
+    if super::no_store_yet(&dir) {
+        return Err(super::no_backups_yet(&dir));
+    }
     if !args.json {
         writeln!(io::stdout().lock(), "checking store {}", fmt::path(&dir))?;
     }

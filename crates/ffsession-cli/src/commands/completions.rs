@@ -9,12 +9,17 @@ use clap_complete::Shell;
 /// Print a completion script for SHELL, made from ffsession's own command
 /// line: commands, options and their values complete with Tab.
 #[derive(Debug, Args)]
-#[command(after_help = "Install it where the shell looks:
+#[command(
+    after_help = "Install it where the shell looks (the folder first, as a new home lacks it):
+  mkdir -p ~/.local/share/bash-completion/completions
   ffsession completions bash > ~/.local/share/bash-completion/completions/ffsession
+  mkdir -p ~/.zfunc
   ffsession completions zsh > ~/.zfunc/_ffsession      (with fpath+=~/.zfunc before compinit)
+  mkdir -p ~/.config/fish/completions
   ffsession completions fish > ~/.config/fish/completions/ffsession.fish
   ffsession completions powershell >> $PROFILE
-  ffsession completions elvish >> ~/.config/elvish/rc.elv")]
+  ffsession completions elvish >> ~/.config/elvish/rc.elv"
+)]
 pub struct CompletionsArgs {
     /// The shell
     #[arg(value_name = "SHELL")]

@@ -7,6 +7,7 @@ use clap::Args;
 use ffsession::session::TabState;
 
 use crate::cli::GlobalArgs;
+use crate::error::NoMatch;
 use crate::fmt;
 
 /// Show every stretch of time a URL was in the backups: runs of consecutive
@@ -15,6 +16,9 @@ use crate::fmt;
 /// (open, recently closed, or in a recently closed window), with the windows
 /// it was in. These are the snapshots `ffsession search` counts. URL must
 /// match a tab's URL exactly; find it with `ffsession search`.
+///
+/// Exits with 1 when the URL is in no snapshot (as `search` with no match),
+/// 0 when it is in some.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession history https://example.org/docs/
@@ -33,16 +37,19 @@ pub fn run(global: &GlobalArgs, args: HistoryArgs) -> Result<()> {
     let (store, _) = super::open_store_with_snapshots(global)?;
     let stretches = store.tab_history(&args.url)?;
     if args.json {
-        return super::print_json(&stretches);
+        super::print_json(&stretches)?;
+    }
+    if stretches.is_empty() {
+        return Err(NoMatch(format!(
+            "{} is in no snapshot (neither open nor recently closed)",
+            fmt::escape(&args.url)
+        ))
+        .into());
+    }
+    if args.json {
+        return Ok(());
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    if stretches.is_empty() {
-        writeln!(
-            out,
-            "{} is in no snapshot (neither open nor recently closed)",
-            args.url
-        )?;
-    }
     for s in &stretches {
         let windows: Vec<String> = s.windows.iter().map(u64::to_string).collect();
         let state = match s.state {

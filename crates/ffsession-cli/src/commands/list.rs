@@ -8,13 +8,23 @@ use clap::Args;
 use crate::cli::GlobalArgs;
 use crate::fmt;
 
-/// List the snapshots in the profile's backup store, newest first: id, when it
-/// was taken, the session's own last update ("session", Firefox's clock), the
-/// source file, the bytes it added to the store, and windows and tabs or what
-/// is wrong with it. A snapshot found not to read back whole (by a prune, a
-/// restore, watch or check) is marked DAMAGED until a backup heals it.
+/// List the snapshots in the profile's backup store, newest first: id, the
+/// session's own last update ("session", Firefox's clock), the source file's
+/// name, and windows and tabs or what is wrong with it. --long adds when each
+/// was taken, the file's folder, and the bytes it added to the store. A
+/// snapshot found not to read back whole (by a prune, a restore, watch or
+/// check) is marked DAMAGED until a backup heals it.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession list                 one short line per snapshot
+  ffsession list --long          also when each was taken, its folder, the bytes it added
+  ffsession list --json          everything, for scripts")]
 pub struct ListArgs {
+    /// Also show when each snapshot was taken, the file's folder and the
+    /// bytes it added to the store
+    #[arg(long, short = 'l')]
+    pub long: bool,
+
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -55,9 +65,14 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
         )?;
     }
     for s in &snapshots {
+        let line = if args.long {
+            fmt::snapshot_line(s)
+        } else {
+            fmt::snapshot_line_short(s)
+        };
         match marks.get(&s.id) {
-            Some(what) => writeln!(out, "{}  DAMAGED: {what}", fmt::snapshot_line(s))?,
-            None => writeln!(out, "{}", fmt::snapshot_line(s))?,
+            Some(what) => writeln!(out, "{line}  DAMAGED: {what}")?,
+            None => writeln!(out, "{line}")?,
         }
     }
     out.flush()?;

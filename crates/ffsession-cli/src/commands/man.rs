@@ -12,6 +12,9 @@ use crate::error::UserError;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession man | man -l -                      read it now
+
+Install it where man looks (for your user; the folder first, as a new home lacks it):
+  mkdir -p ~/.local/share/man/man1
   ffsession man > ~/.local/share/man/man1/ffsession.1
   ffsession man backup > ~/.local/share/man/man1/ffsession-backup.1")]
 pub struct ManArgs {

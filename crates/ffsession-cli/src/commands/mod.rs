@@ -207,15 +207,36 @@ pub fn check_store_path(dir: &Path) -> Result<()> {
     }
 }
 
+/// The error of every command that needs a store when its folder does not
+/// exist, or is an empty folder (a new store, which the first backup makes):
+/// no backup was taken yet (exit code 1).
+pub fn no_backups_yet(dir: &Path) -> anyhow::Error {
+    let what = if dir.exists() {
+        "is an empty folder"
+    } else {
+        "does not exist"
+    };
+    UserError::with_hint(
+        format!("no backups yet: {} {what}", dir.display()),
+        "take one with `ffsession backup`, or pass --store DIR",
+    )
+}
+
+/// True when `dir` is not there, or is a folder holding nothing: a store
+/// no backup has been taken into yet (`backup` makes a new store in it).
+pub fn no_store_yet(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) => e.kind() == io::ErrorKind::NotFound,
+    }
+}
+
 /// Open an existing store (read-only or for writing); a store that does not
 /// exist yet is a clear "no backups yet".
 pub fn open_existing_store(dir: &Path, writable: bool) -> Result<ffsession::store::Store> {
     check_store_path(dir)?;
-    if !dir.exists() {
-        return Err(UserError::with_hint(
-            format!("no backups yet: {} does not exist", dir.display()),
-            "take one with `ffsession backup`, or pass --store DIR",
-        ));
+    if no_store_yet(dir) {
+        return Err(no_backups_yet(dir));
     }
     Ok(if writable {
         ffsession::store::Store::open(dir)?
@@ -231,7 +252,7 @@ pub fn open_existing_store_waiting(
     dir: &Path,
 ) -> Result<ffsession::store::Store> {
     check_store_path(dir)?;
-    if !dir.exists() {
+    if no_store_yet(dir) {
         return open_existing_store(dir, true);
     }
     crate::lock_wait::with_lock_wait(dir, global.lock_wait, || ffsession::store::Store::open(dir))

@@ -16,7 +16,8 @@ use crate::fmt;
 
 /// List Firefox profiles with their folder, which one is the default, whether
 /// Firefox is running on it, and every session file it holds (size, last update,
-/// windows and tabs, or what is wrong with it).
+/// windows and tabs, or what is wrong with it), newest session first (by the
+/// session's own time, Firefox's last update of it; unreadable files last).
 ///
 /// With --profile, shows only that profile.
 #[derive(Debug, Args)]
@@ -72,10 +73,16 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
     let mut report = Vec::new();
     for p in profiles {
         let listing = sources::scan(&p.path).unwrap_or_default();
+        let mut session_files: Vec<FileJson> = listing.files.into_iter().map(inspect).collect();
+        // Newest session first; a file that does not say when (unreadable)
+        // after, in Firefox's order (the sort is stable).
+        session_files.sort_by_key(|f| {
+            std::cmp::Reverse(f.summary.as_ref().and_then(|s| s.timestamps.last_update))
+        });
         report.push(ProfileJson {
             lock: profile::lock_state(&p.path),
             profile: p,
-            session_files: listing.files.into_iter().map(inspect).collect(),
+            session_files,
             skipped_files: listing.skipped,
         });
     }

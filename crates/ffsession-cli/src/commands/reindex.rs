@@ -42,7 +42,7 @@ pub fn run(global: &GlobalArgs, args: ReindexArgs) -> Result<()> {
     let config = global.config()?;
     let dir = global.chosen_store_dir(&config)?;
     let rebuilt = if args.catalog {
-        if !dir.exists() {
+        if super::no_store_yet(&dir) {
             super::open_existing_store(&dir, false)?;
         }
         let report = crate::lock_wait::with_lock_wait(&dir, global.lock_wait, || {

@@ -20,25 +20,30 @@ use crate::fmt;
 /// does not say), so an old session backed up late counts as old.
 ///
 /// QUERY is matched as written: every word must appear in the title or URL,
-/// case aside; a word with punctuation (127.0.0.1, example.com,
+/// case aside (several words may be given with or without quotes, as in a
+/// search box); a word with punctuation (127.0.0.1, example.com,
 /// https://host/path) matches those parts in that order, and a word ending in
 /// `*` matches as a prefix. With --fts, QUERY is SQLite FTS5 query syntax
 /// instead: `OR`, `NOT`, `title:` / `url:`, "quoted phrases". Snapshots taken
 /// before the tab index existed are searchable after `ffsession reindex`.
+///
+/// Shows the best 50 tabs unless --limit or --all says otherwise; when more
+/// tabs match, says so on stderr.
 ///
 /// Exits with 1 when no tab matches (as grep does), 0 when some do.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession search rust                    tabs with \"rust\" in the title or URL
   ffsession search 127.0.0.1:8080          a local server's tabs
-  ffsession search 'borrow check*'         both words, the second as a prefix
+  ffsession search borrow 'check*'        both words, the second as a prefix
+  ffsession search github --all            every matching tab, not just the best 50
   ffsession search --fts '\"release notes\" OR changelog'
   ffsession search --fts 'url:github' --since 2026-11-01
   ffsession search kernel --until 2026-10-31T18:00:00Z --json")]
 pub struct SearchArgs {
-    /// What to look for: words, matched as written
-    #[arg(value_name = "QUERY")]
-    pub query: String,
+    /// What to look for: words, matched as written (every word must match)
+    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
+    pub query: Vec<String>,
 
     /// Read QUERY as SQLite FTS5 query syntax (OR, NOT, title:, url:, "phrases")
     #[arg(long)]
@@ -54,9 +59,13 @@ pub struct SearchArgs {
     #[arg(long, value_name = "DATE", value_parser = until_arg)]
     pub until: Option<u64>,
 
-    /// Show at most this many tabs
+    /// Show at most this many tabs (the best ones)
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub limit: usize,
+
+    /// Show every matching tab (no --limit)
+    #[arg(long, conflicts_with = "limit")]
+    pub all: bool,
 
     /// Print JSON instead of text
     #[arg(long)]
@@ -68,15 +77,18 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
         since_ms: args.since,
         until_ms: args.until,
     };
+    let text = args.query.join(" ");
     let query = if args.fts {
-        args.query.clone()
+        text.clone()
     } else {
-        literal_query(&args.query).ok_or_else(|| {
+        literal_query(&text).ok_or_else(|| {
             UserError::usage("the search query is empty", "give a word to look for")
         })?
     };
     let (store, _) = super::open_store_with_snapshots(global)?;
-    let hits = match store.search_tabs(&query, range, args.limit) {
+    let limit = if args.all { usize::MAX } else { args.limit };
+    // One more than shown, to know whether the limit cut the list.
+    let mut hits = match store.search_tabs(&query, range, limit.saturating_add(1)) {
         Ok(hits) => hits,
         Err(e @ SearchError::BadQuery { .. }) => {
             let hint = format!(
@@ -87,13 +99,16 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
         }
         Err(SearchError::Store(e)) => return Err(e.into()),
     };
+    let cut = hits.len() > limit;
+    hits.truncate(limit);
     if args.json {
         super::print_json(&hits)?;
     }
     if hits.is_empty() {
-        return Err(NoMatch(format!("no tabs match {:?}", args.query)).into());
+        return Err(NoMatch(format!("no tabs match {text:?}")).into());
     }
     if args.json {
+        say_cut(cut, limit);
         return Ok(());
     }
     let mut out = BufWriter::new(io::stdout().lock());
@@ -124,7 +139,19 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
         }
     }
     out.flush()?;
+    say_cut(cut, limit);
     Ok(())
+}
+
+/// When the limit left matching tabs out, say so on stderr (stdout keeps
+/// only the tabs shown).
+fn say_cut(cut: bool, limit: usize) {
+    if cut {
+        crate::ui::note(format_args!(
+            "showed the best {}; more tabs match (--limit N shows more, --all shows every one)",
+            fmt::count(limit, "tab", "tabs")
+        ));
+    }
 }
 
 fn since_arg(text: &str) -> Result<u64, String> {

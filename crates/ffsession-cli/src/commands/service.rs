@@ -113,8 +113,12 @@ fn service_program() -> Result<PathBuf> {
     Ok(launcher)
 }
 
-/// Run a service manager command; its failure is an error with a hint.
-fn manager(program: &str, args: &[&str]) -> Result<()> {
+/// What install says when the service manager fails: the file is there.
+const INSTALL_HINT: &str =
+    "the file is written; enable it by hand, or check that a user session manager is running";
+
+/// Run a service manager command; its failure is an error with `hint`.
+fn manager(program: &str, args: &[&str], hint: &str) -> Result<()> {
     let status = Command::new(program)
         .args(args)
         .status()
@@ -128,23 +132,40 @@ fn manager(program: &str, args: &[&str]) -> Result<()> {
     if !status.success() {
         return Err(UserError::with_hint(
             format!("`{program} {}` failed ({status})", args.join(" ")),
-            "the file is written; enable it by hand, or check that a user session manager is running",
+            hint,
         ));
     }
     Ok(())
 }
 
 /// Show what a service manager command says; a non-zero exit (a service
-/// that is not running) is part of the answer, not an error.
-fn ask_manager(out: &mut dyn Write, program: &str, args: &[&str]) -> Result<()> {
+/// that is not running) is part of the answer, not an error. `answers` are
+/// the exit codes that are an answer; with any other (`systemctl --user`
+/// without a user session: "Failed to connect to bus"), or when the program
+/// cannot be run, returns what failed: the manager cannot tell.
+fn ask_manager(
+    out: &mut dyn Write,
+    program: &str,
+    args: &[&str],
+    answers: Option<&[i32]>,
+) -> Result<Option<String>> {
+    let line = format!("`{program} {}`", args.join(" "));
     match Command::new(program).args(args).output() {
         Ok(answer) => {
             out.write_all(&answer.stdout)?;
             out.write_all(&answer.stderr)?;
+            let answered = match (answers, answer.status.code()) {
+                (None, _) => true,
+                (Some(codes), Some(code)) => codes.contains(&code),
+                (Some(_), None) => false,
+            };
+            Ok((!answered).then(|| format!("{line} failed ({})", answer.status)))
         }
-        Err(e) => writeln!(out, "cannot run {program}: {e}")?,
+        Err(e) => {
+            writeln!(out, "cannot run {program}: {e}")?;
+            Ok(Some(format!("cannot run {program}: {e}")))
+        }
     }
-    Ok(())
 }
 
 pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
@@ -232,20 +253,28 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result
             if !no_enable {
                 match platform {
                     Platform::Linux => {
-                        manager("systemctl", &["--user", "daemon-reload"])?;
-                        manager("systemctl", &["--user", "enable", "--now", &unit])?;
+                        manager("systemctl", &["--user", "daemon-reload"], INSTALL_HINT)?;
+                        manager(
+                            "systemctl",
+                            &["--user", "enable", "--now", &unit],
+                            INSTALL_HINT,
+                        )?;
                         writeln!(
                             out,
                             "enabled and started {unit} (status: systemctl --user status {unit})"
                         )?;
                     }
                     Platform::MacOs => {
-                        manager("launchctl", &["load", "-w", &file])?;
+                        manager("launchctl", &["load", "-w", &file], INSTALL_HINT)?;
                         writeln!(out, "loaded {}", spec.launchd_label())?;
                     }
                     Platform::Windows => {
-                        manager("schtasks", &["/create", "/tn", &task, "/xml", &file, "/f"])?;
-                        manager("schtasks", &["/run", "/tn", &task])?;
+                        manager(
+                            "schtasks",
+                            &["/create", "/tn", &task, "/xml", &file, "/f"],
+                            INSTALL_HINT,
+                        )?;
+                        manager("schtasks", &["/run", "/tn", &task], INSTALL_HINT)?;
                         writeln!(
                             out,
                             "registered and started the task {task}, and at every logon (status: ffsession service status)"
@@ -255,7 +284,8 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result
             }
         }
         ServiceAction::Status { .. } => {
-            if path.exists() {
+            let installed = path.exists();
+            if installed {
                 writeln!(out, "{}: installed ({})", spec.profile_name, path.display())?;
             } else {
                 writeln!(
@@ -265,50 +295,101 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result
                     path.display()
                 )?;
             }
-            match platform {
+            let failed = match platform {
+                // systemctl status: 0 running, 3 not running, 4 no such
+                // unit; anything else is no answer.
                 Platform::Linux => ask_manager(
                     &mut out,
                     "systemctl",
                     &["--user", "status", "--no-pager", &unit],
+                    Some(&[0, 3, 4]),
                 )?,
-                Platform::MacOs => {
-                    ask_manager(&mut out, "launchctl", &["list", &spec.launchd_label()])?
-                }
+                Platform::MacOs => ask_manager(
+                    &mut out,
+                    "launchctl",
+                    &["list", &spec.launchd_label()],
+                    None,
+                )?,
                 Platform::Windows => ask_manager(
                     &mut out,
                     "schtasks",
                     &["/query", "/tn", &task, "/v", "/fo", "list"],
+                    None,
                 )?,
+            };
+            if let Some(failed) = failed {
+                out.flush()?;
+                let what = if installed {
+                    "installed, but cannot tell whether it runs"
+                } else {
+                    "not installed, and cannot tell whether a service runs"
+                };
+                return Err(UserError::with_hint(
+                    format!("{}: {what}: {failed}", spec.profile_name),
+                    format!("run `ffsession service status` again from a session with a user service manager (`systemctl --user status {unit}` works there)"),
+                ));
             }
         }
         ServiceAction::Uninstall { no_enable, .. } => {
+            // Without a user session, systemctl --user cannot disable the
+            // unit: the file is removed all the same, and the error says
+            // what to run once there is a session.
+            let mut not_disabled = None;
             if !no_enable && path.exists() {
                 match platform {
                     Platform::Linux => {
-                        manager("systemctl", &["--user", "disable", "--now", &unit])?
+                        let args = ["--user", "disable", "--now", unit.as_str()];
+                        if let Err(e) = manager("systemctl", &args, "") {
+                            not_disabled = Some(e);
+                        }
                     }
-                    Platform::MacOs => manager("launchctl", &["unload", "-w", &file])?,
+                    Platform::MacOs => manager(
+                        "launchctl",
+                        &["unload", "-w", &file],
+                        "unload it by hand, then run uninstall again",
+                    )?,
                     Platform::Windows => {
                         // Stop the running watch (not running: nothing to
                         // end), then remove the task.
                         let _ = Command::new("schtasks")
                             .args(["/end", "/tn", &task])
                             .output();
-                        manager("schtasks", &["/delete", "/tn", &task, "/f"])?;
+                        manager(
+                            "schtasks",
+                            &["/delete", "/tn", &task, "/f"],
+                            "delete the task by hand (Task Scheduler), then run uninstall again",
+                        )?;
                     }
                 }
             }
-            match std::fs::remove_file(&path) {
-                Ok(()) => writeln!(out, "removed {}", path.display())?,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => writeln!(
-                    out,
-                    "no service file at {}; nothing to remove",
-                    path.display()
-                )?,
+            let removed = match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    writeln!(out, "removed {}", path.display())?;
+                    true
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    writeln!(
+                        out,
+                        "no service file at {}; nothing to remove",
+                        path.display()
+                    )?;
+                    false
+                }
                 Err(e) => return Err(e).with_context(|| path.display().to_string()),
+            };
+            if let Some(e) = not_disabled {
+                out.flush()?;
+                return Err(UserError::with_hint(
+                    format!("{e:#}: {unit} may still be enabled"),
+                    format!("the unit file is removed; to finish, run `systemctl --user disable {unit}` then `systemctl --user daemon-reload` once a user session exists (a graphical or `ssh` login; `loginctl enable-linger` keeps one)"),
+                ));
             }
-            if !no_enable && platform == Platform::Linux {
-                manager("systemctl", &["--user", "daemon-reload"])?;
+            if removed && !no_enable && platform == Platform::Linux {
+                manager(
+                    "systemctl",
+                    &["--user", "daemon-reload"],
+                    "the unit file is removed; run `systemctl --user daemon-reload` once a user session exists",
+                )?;
             }
         }
     }

@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use clap::Args;
 use ffsession::store::{SnapshotInfo, SnapshotStatus};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use crate::cli::GlobalArgs;
+use crate::error::UserError;
 use crate::fmt;
 
 /// Show how many windows and tabs each snapshot in the profile's backup store
@@ -19,13 +21,23 @@ use crate::fmt;
 /// backed up, the source file, windows, tabs and status. `--plot` draws the
 /// tab counts over the session's own time as an SVG chart, one line per
 /// source file (each with its own marker and dash, so equal counts stay
-/// apart), corrupt snapshots marked in red at zero, the legend below.
+/// apart), corrupt snapshots marked in red at zero, the legend below, the
+/// time axis marked at round times (minutes, hours, days or months, as the
+/// span asks). --since leaves out older sessions (months-old upgrade copies,
+/// say), from the table and the chart.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession stats                    the table, oldest first
   ffsession stats --json             the same as JSON
-  ffsession stats --plot tabs.svg    also draw the tab counts over time")]
+  ffsession stats --plot tabs.svg    also draw the tab counts over time
+  ffsession stats --since 7d --plot week.svg     only the last 7 days
+  ffsession stats --since 2026-11-01             sessions since that day (local time)")]
 pub struct StatsArgs {
+    /// Only sessions last updated since this date (YYYY-MM-DD, local time),
+    /// instant (RFC 3339), or this long ago (a duration: 7d, 12h, 2w, 90m)
+    #[arg(long, value_name = "DATE|DURATION", value_parser = since_arg)]
+    pub since: Option<u64>,
+
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -73,6 +85,20 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
     let (_, mut snapshots) = super::open_store_with_snapshots(global)?;
     // Oldest first by the session's own time.
     snapshots.sort_by_key(|s| (session_time(s), s.id));
+    if let Some(since) = args.since {
+        let before = snapshots.len();
+        snapshots.retain(|s| session_time(s) >= since);
+        if snapshots.is_empty() {
+            return Err(UserError::with_hint(
+                format!(
+                    "no session since {}: the {} in the store are all older",
+                    fmt::local_time_or_unknown(Some(since)),
+                    fmt::count(before, "snapshot", "snapshots")
+                ),
+                "give an earlier --since, or leave it out",
+            ));
+        }
+    }
 
     if let Some(path) = &args.plot {
         let svg = plot(&snapshots)?;
@@ -115,6 +141,18 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// `--since`: a duration back from now (`7d`, as `tidy
+/// --archive-older-than` reads it), else a date or instant (as `search
+/// --since` reads it), in ms since the epoch (clap's value parser: a bad
+/// value is a usage error naming the option).
+fn since_arg(text: &str) -> Result<u64, String> {
+    if let Ok(ago) = ffsession::tidy::parse_duration(text) {
+        return Ok(super::now_ms().saturating_sub(ago));
+    }
+    super::search::parse_time(text, false)
+        .map_err(|e| format!("{e}, or a duration back from now as 7d, 12h, 2w or 90m"))
 }
 
 /// The session's own time: its `lastUpdate`, else when it was backed up.
@@ -191,6 +229,7 @@ fn plot(snapshots: &[SnapshotInfo]) -> Result<String> {
     // Pad by 5% (at least a minute) so single points are not on the frame.
     let pad = ((x1 - x0) * 0.05).max(60_000.0);
     (x0, x1) = (x0 - pad, x1 + pad);
+    let ticks = Ticks::between(x0, x1);
     let max_tabs = snapshots
         .iter()
         .filter_map(|s| s.counts.map(|c| c.tabs))
@@ -224,14 +263,24 @@ fn plot(snapshots: &[SnapshotInfo]) -> Result<String> {
             .margin(15)
             .x_label_area_size(50)
             .y_label_area_size(50)
-            .build_cartesian_2d(x0..x1, 0u64..y1)
+            .build_cartesian_2d(
+                TimeAxis {
+                    inner: (x0..x1).into(),
+                    marks: ticks.at.clone(),
+                },
+                0u64..y1,
+            )
             .map_err(|e| drawing(&e))?;
-        let label = |x: &f64| fmt::local_time_or_unknown(Some(x.max(0.0) as u64));
+        let label = |x: &f64| ticks.label(*x);
+        let x_desc = format!(
+            "session time, {} (Firefox's last update of the session; backup time when unknown)",
+            ticks.zone
+        );
         chart
             .configure_mesh()
-            .x_labels(5)
+            .x_labels(ticks.at.len().max(1))
             .x_label_formatter(&label)
-            .x_desc("session time (Firefox's last update of the session; backup time when unknown)")
+            .x_desc(x_desc)
             .y_desc("open tabs")
             .draw()
             .map_err(|e| drawing(&e))?;
@@ -295,4 +344,160 @@ fn plot(snapshots: &[SnapshotInfo]) -> Result<String> {
         root.present().map_err(|e| drawing(&e))?;
     }
     Ok(svg)
+}
+
+/// The time axis: ms since the epoch, marked where [`Ticks`] says (plotters'
+/// own marks of an f64 axis fall at odd times).
+struct TimeAxis {
+    inner: plotters::coord::types::RangedCoordf64,
+    marks: Vec<f64>,
+}
+
+impl Ranged for TimeAxis {
+    type ValueType = f64;
+    type FormatOption = DefaultFormatting;
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.marks.clone()
+        }
+    }
+}
+
+/// The marks of the time axis: round local times (every few minutes, hours,
+/// days or months, as the span asks), at most [`Ticks::MOST`] of them, each
+/// labelled no finer than its step needs.
+struct Ticks {
+    /// Where, in ms since the epoch.
+    at: Vec<f64>,
+    /// The label's strftime format.
+    format: &'static str,
+    /// The time zone's name, for the axis's title.
+    zone: String,
+}
+
+/// A step between marks.
+#[derive(Clone, Copy)]
+enum Step {
+    Minutes(i64),
+    Hours(i64),
+    Days(i64),
+    Months(i64),
+}
+
+impl Ticks {
+    const MOST: f64 = 7.0;
+
+    fn between(x0: f64, x1: f64) -> Ticks {
+        use jiff::{Span, Timestamp, Zoned};
+        const MIN: f64 = 60_000.0;
+        const HOUR: f64 = 60.0 * MIN;
+        const DAY: f64 = 24.0 * HOUR;
+        let steps = [
+            (Step::Minutes(1), MIN),
+            (Step::Minutes(5), 5.0 * MIN),
+            (Step::Minutes(15), 15.0 * MIN),
+            (Step::Minutes(30), 30.0 * MIN),
+            (Step::Hours(1), HOUR),
+            (Step::Hours(3), 3.0 * HOUR),
+            (Step::Hours(6), 6.0 * HOUR),
+            (Step::Hours(12), 12.0 * HOUR),
+            (Step::Days(1), DAY),
+            (Step::Days(2), 2.0 * DAY),
+            (Step::Days(7), 7.0 * DAY),
+            (Step::Days(14), 14.0 * DAY),
+            (Step::Months(1), 30.44 * DAY),
+            (Step::Months(3), 91.3 * DAY),
+            (Step::Months(6), 182.6 * DAY),
+            (Step::Months(12), 365.2 * DAY),
+        ];
+        let span = (x1 - x0).max(0.0);
+        let (step, _) = steps
+            .iter()
+            .copied()
+            .find(|&(_, ms)| span / ms <= Self::MOST)
+            .unwrap_or(steps[steps.len() - 1]);
+        let zone = fmt::local_zone();
+        let zoned = |ms: f64| -> Option<Zoned> {
+            Some(
+                Timestamp::from_millisecond(ms as i64)
+                    .ok()?
+                    .to_zoned(zone.clone()),
+            )
+        };
+        let Some(first) = zoned(x0.max(0.0)) else {
+            return Ticks {
+                at: Vec::new(),
+                format: "%Y-%m-%d",
+                zone: String::new(),
+            };
+        };
+        let zone_name = first.strftime("%Z").to_string();
+        // The round time at or before x0 to count from, and the step as a span.
+        let (start, by, format) = match step {
+            Step::Minutes(n) => (
+                first.start_of_day().ok(),
+                Span::new().minutes(n),
+                "%Y-%m-%d %H:%M",
+            ),
+            Step::Hours(n) => (
+                first.start_of_day().ok(),
+                Span::new().hours(n),
+                "%Y-%m-%d %H:%M",
+            ),
+            Step::Days(n) => (first.start_of_day().ok(), Span::new().days(n), "%Y-%m-%d"),
+            Step::Months(n) => (
+                if n == 12 {
+                    first.date().first_of_year()
+                } else {
+                    first.date().first_of_month()
+                }
+                .to_zoned(zone.clone())
+                .ok(),
+                Span::new().months(n),
+                if n == 12 { "%Y" } else { "%Y-%m" },
+            ),
+        };
+        let mut at = Vec::new();
+        let mut t = start;
+        // Minute and hour steps count from midnight, so the marks are round.
+        while let Some(z) = t {
+            let ms = z.timestamp().as_millisecond() as f64;
+            if ms > x1 {
+                break;
+            }
+            if ms >= x0 {
+                at.push(ms);
+            }
+            t = z.checked_add(by).ok();
+        }
+        // Decades of yearly marks: every few years.
+        let every = (at.len() as f64 / Self::MOST).ceil().max(1.0) as usize;
+        let at = at.into_iter().step_by(every).collect();
+        Ticks {
+            at,
+            format,
+            zone: zone_name,
+        }
+    }
+
+    fn label(&self, x: f64) -> String {
+        match jiff::Timestamp::from_millisecond(x as i64) {
+            Ok(ts) => ts
+                .to_zoned(fmt::local_zone())
+                .strftime(self.format)
+                .to_string(),
+            Err(_) => String::new(),
+        }
+    }
 }

@@ -134,3 +134,22 @@ fn a_lost_catalog_is_not_replaced_by_an_empty_one() {
         assert!(fs::metadata(&catalog).map_or(true, |m| m.len() == 0));
     }
 }
+
+#[test]
+fn check_of_a_profile_with_no_store_says_no_backups_yet_as_list_does() {
+    let env = TestEnv::new();
+    crate::common::firefox_profiles(
+        &env.firefox_root(),
+        &[("default", "p.default", Some(3))],
+        1_795_400_000_000,
+    );
+    let list = crate::common::expect_error(env.cmd().arg("list"));
+    assert!(list.contains("no backups yet"), "{list}");
+    for args in [&["check"][..], &["check", "--json"]] {
+        let out = env.cmd().args(args).run();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err, list, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

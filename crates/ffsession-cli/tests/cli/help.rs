@@ -174,3 +174,55 @@ fn man_prints_the_manual_page_as_roff() {
     let out = env.cmd().args(["man", "nope"]).run();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The README's lines that install the completions and the manual page work
+/// in a fresh home, where the folders they write into do not exist yet; and
+/// the commands' help says where to put what they print, the folder made
+/// first.
+#[cfg(unix)]
+#[test]
+fn the_readme_lines_for_man_and_completions_work_in_a_fresh_home() {
+    let env = TestEnv::new();
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let block = readme
+        .split("```sh\n")
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.contains("ffsession man >"))
+        .expect("the README's block for man and completions");
+    let bin = assert_cmd::cargo::cargo_bin("ffsession");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = env
+        .sealed_cmd("sh")
+        .args(["-e", "-c", block])
+        .env("PATH", path)
+        .run();
+    assert!(
+        out.status.success(),
+        "{block}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let share = env.home().join(".local/share");
+    let page = std::fs::read_to_string(share.join("man/man1/ffsession.1")).unwrap();
+    assert!(page.contains(".TH ffsession 1"), "{page}");
+    let script =
+        std::fs::read_to_string(share.join("bash-completion/completions/ffsession")).unwrap();
+    assert!(script.contains("complete -F _ffsession"));
+
+    for (command, folder) in [
+        ("man", "mkdir -p ~/.local/share/man/man1"),
+        (
+            "completions",
+            "mkdir -p ~/.local/share/bash-completion/completions",
+        ),
+    ] {
+        let help = ok_stdout(env.cmd().args([command, "--help"]));
+        assert!(help.contains(folder), "{command}: {help}");
+    }
+}

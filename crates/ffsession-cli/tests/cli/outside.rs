@@ -263,11 +263,15 @@ fn names_that_would_act_on_the_terminal_are_escaped_in_text_and_exact_in_json() 
     let list = ok_output(env.store_cmd(&profile).arg("list"));
     assert_terminal_safe("list", &list.stdout);
     let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains(r" a\nb\u{1b}[2J "), "{text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let long = ok_output(env.store_cmd(&profile).args(["list", "--long"]));
+    assert_terminal_safe("list --long", &long.stdout);
+    let text = String::from_utf8_lossy(&long.stdout);
     assert!(
         text.contains(r"sessionstore-backups/a\nb\u{1b}[2J"),
         "{text}"
     );
-    assert_eq!(text.lines().count(), 2, "{text}");
     // JSON prints names exactly.
     let json = crate::common::ok_json(env.store_cmd(&profile).args(["list", "--json"]));
     assert!(json

@@ -284,3 +284,74 @@ fn all_profiles_keeps_two_profiles_of_one_name_in_their_own_stores() {
         }
     }
 }
+
+/// Firefox (ESR too) leaves the `lock` symlink behind on Linux after a clean
+/// quit, naming its dead pid, with `.parentlock` free: not running, not a
+/// "stale lock". A `.parentlock` held with fcntl is still running.
+#[cfg(unix)]
+#[test]
+fn a_lock_symlink_left_by_a_clean_quit_is_not_running() {
+    let env = TestEnv::new();
+    let profile = with_profile(&env);
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        packed(3, 1_795_300_000_000),
+    )
+    .unwrap();
+    fs::write(profile.join(".parentlock"), b"").unwrap();
+    std::os::unix::fs::symlink("127.0.1.1:+4294967", profile.join("lock")).unwrap();
+    let args = ["--profile", "default-release", "profiles"];
+    let text = ok_stdout(env.cmd().args(args));
+    assert!(
+        text.starts_with("default-release (default): not running\n"),
+        "{text}"
+    );
+    assert!(!text.contains("stale"), "{text}");
+    let v = ok_json(env.cmd().args(args).arg("--json"));
+    assert_eq!(v[0]["lock"]["state"], "not-running", "{v}");
+
+    let holder = ffsession_gen::FcntlLockHolder::hold(&profile.join(".parentlock"));
+    let text = ok_stdout(env.cmd().args(args));
+    assert!(
+        text.starts_with("default-release (default): Firefox running"),
+        "{text}"
+    );
+    drop(holder);
+}
+
+/// The session files of a profile are listed newest session first, by the
+/// session's own time (`session.lastUpdate`), not by name, kind or file
+/// time; unreadable files last.
+#[test]
+fn profiles_lists_session_files_newest_session_first() {
+    let env = TestEnv::new();
+    let profile = with_profile(&env);
+    let backups = profile.join("sessionstore-backups");
+    // Written newest session first, so file times disagree with session times.
+    for (name, tabs, last_update) in [
+        ("upgrade.jsonlz4-20261101000000", 4, 1_795_200_000_000),
+        ("previous.jsonlz4", 5, 1_795_300_000_000),
+        ("recovery.jsonlz4", 2, 1_795_100_000_000),
+    ] {
+        fs::write(backups.join(name), packed(tabs, last_update)).unwrap();
+    }
+    fs::write(backups.join("recovery.baklz4"), b"").unwrap();
+    let args = ["--profile", "default-release", "profiles"];
+    let v = ok_json(env.cmd().args(args).arg("--json"));
+    let names: Vec<&str> = v[0]["session_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let want = [
+        "sessionstore-backups/previous.jsonlz4",
+        "sessionstore-backups/upgrade.jsonlz4-20261101000000",
+        "sessionstore-backups/recovery.jsonlz4",
+        "sessionstore-backups/recovery.baklz4",
+    ];
+    assert_eq!(names, want);
+    let text = ok_stdout(env.cmd().args(args));
+    let at: Vec<usize> = want.iter().map(|n| text.find(n).unwrap()).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
+}

@@ -208,6 +208,51 @@ fn punctuation_is_literal_and_no_match_exits_1() {
 }
 
 #[test]
+fn search_says_on_stderr_when_the_limit_cut_the_list() {
+    let f = Fixture::new();
+    let pod = ("https://tusks.example/ocean/narwhal-pod", "Narwhal pod");
+    f.backup(&[NARWHAL, pod, CAPYBARA]);
+    let cut = |args: &[&str]| {
+        let out = ok_output(f.cmd().arg("search").args(args));
+        let err = stderr(&out);
+        let said = err.contains("more tabs match") && err.contains("--all");
+        (String::from_utf8(out.stdout).unwrap(), said)
+    };
+    // Text: one tab shown, and stderr says more match and how to see them.
+    let (text, said) = cut(&["narwhal", "--limit", "1"]);
+    assert!(said, "{text}");
+    assert_eq!(text.matches("https://").count(), 1, "{text}");
+    // JSON: stdout keeps only the data shown; the note is on stderr.
+    let (json, said) = cut(&["narwhal", "--limit", "1", "--json"]);
+    assert!(said);
+    let hits: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    // Nothing cut: nothing said.
+    assert!(!cut(&["narwhal", "--limit", "2"]).1);
+    let (json, said) = cut(&["narwhal", "--all", "--json"]);
+    assert!(!said);
+    let hits: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 2, "{hits}");
+}
+
+#[test]
+fn search_takes_several_words_without_quotes_and_needs_them_all() {
+    let f = Fixture::new();
+    f.backup(&[NARWHAL, CAPYBARA]);
+    let hits = f.search(&["narwhal", "atlas"]);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["url"], NARWHAL.0);
+    assert_eq!(
+        f.search(&["narwhal", "atlas"]),
+        f.search(&["narwhal atlas"])
+    );
+    // Every word must match, as in a search box.
+    assert!(f.no_hits(&["narwhal", "springs"]));
+    // Under --fts the words are one query too.
+    assert_eq!(f.search(&["--fts", "narwhal", "OR", "capybara"]).len(), 2);
+}
+
+#[test]
 fn search_in_an_empty_store_says_so() {
     let f = Fixture::new();
     drop(ffsession::store::Store::create_or_open(f.env.store_dir()).unwrap());
@@ -236,8 +281,32 @@ fn history_lists_the_stretches_a_url_was_open() {
 
     let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
     assert!(text.contains(&format!("#{a} .. #{b}")), "{text}");
-    let text = ok_stdout(f.cmd().args(["history", "https://never.example/"]));
-    assert!(text.contains("is in no snapshot"), "{text}");
+}
+
+#[test]
+fn history_of_an_unknown_url_exits_1_as_search_does() {
+    let f = Fixture::new();
+    f.backup(&[NARWHAL]);
+    // As `search` with no match: exit 1, a note on stderr (not an error),
+    // nothing on stdout; with --json an empty list.
+    let out = f.cmd().args(["history", "https://never.example/"]).run();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        err.contains("https://never.example/ is in no snapshot") && !err.contains("error"),
+        "{err}"
+    );
+    let out = f
+        .cmd()
+        .args(["history", "https://never.example/", "--json"])
+        .run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(crate::common::stdout_json(&out), json!([]));
 }
 
 #[test]

@@ -230,3 +230,117 @@ fn list_search_and_history_show_the_session_s_own_time() {
     let history = crate::common::ok_json(env.store_cmd(&profile).args(["history", &url, "--json"]));
     assert_eq!(history[0]["to_ms"], T0, "{history}");
 }
+
+/// `stats --since` (a duration back from now, or a date) leaves out older
+/// sessions, from the table, the JSON and the chart; the chart's time axis
+/// is marked at round times, labelled no finer than minutes.
+#[test]
+fn stats_since_leaves_out_old_sessions_and_the_time_axis_is_readable() {
+    let env = TestEnv::new();
+    let profile = env.path().join("profile");
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir_all(&backups).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    // A months-old upgrade copy, then two sessions of the last hours.
+    let old = session(Spec {
+        tabs: 2,
+        last_update: now - 120 * 24 * HOUR,
+        ..Spec::default()
+    });
+    fs::write(backups.join("upgrade.jsonlz4-20260701000000"), &old.packed).unwrap();
+    ok_output(env.store_cmd(&profile).arg("backup"));
+    fs::remove_file(backups.join("upgrade.jsonlz4-20260701000000")).unwrap();
+    for (hours_ago, tabs) in [(5, 3), (2, 6)] {
+        let g = session(Spec {
+            tabs,
+            last_update: now - hours_ago * HOUR,
+            ..Spec::default()
+        });
+        fs::write(backups.join("recovery.jsonlz4"), &g.packed).unwrap();
+        ok_output(env.store_cmd(&profile).arg("backup"));
+    }
+    let tabs = |args: &[&str]| -> Vec<u64> {
+        let v = crate::common::ok_json(
+            env.store_cmd(&profile)
+                .arg("stats")
+                .args(args)
+                .arg("--json"),
+        );
+        v["snapshots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["tabs"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(tabs(&[]), [2, 3, 6]);
+    assert_eq!(tabs(&["--since", "7d"]), [3, 6]);
+    assert_eq!(tabs(&["--since", "3h"]), [6]);
+    assert_eq!(tabs(&["--since", "2000-01-01"]), [2, 3, 6]);
+    let text = crate::common::ok_stdout(env.store_cmd(&profile).args(["stats", "--since", "7d"]));
+    assert!(!text.contains("upgrade.jsonlz4"), "{text}");
+    // Nothing that recent: one clear error; a bad value: a usage error.
+    let err = crate::common::expect_error(env.store_cmd(&profile).args(["stats", "--since", "1m"]));
+    assert!(
+        err.contains("no session since") && err.contains("hint:"),
+        "{err}"
+    );
+    let out = env
+        .store_cmd(&profile)
+        .args(["stats", "--since", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("7d"));
+
+    // The chart of the last 7 days spans hours, not months: its time marks
+    // are round hours or minutes of the last day, none months old.
+    let chart = env.path().join("week.svg");
+    ok_output(
+        env.store_cmd(&profile)
+            .args(["stats", "--since", "7d", "--plot"])
+            .arg(&chart),
+    );
+    let svg = fs::read_to_string(&chart).unwrap();
+    let labels: Vec<String> = texts(&svg)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| t.starts_with("20"))
+        .collect();
+    assert!(labels.len() >= 2 && labels.len() <= 8, "{labels:?}");
+    let day_ago = jiff::Timestamp::from_millisecond((now - 30 * HOUR) as i64)
+        .unwrap()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .strftime("%Y-%m-%d %H:%M")
+        .to_string();
+    for l in &labels {
+        // `2026-11-27 18:00`: no seconds, no zone (the axis title says it).
+        assert_eq!(l.len(), 16, "{l:?} in {labels:?}");
+        assert!(l.ends_with("0"), "{l:?} is not a round time");
+        assert!(*l >= day_ago, "{l:?} is older than the data: {labels:?}");
+    }
+    assert!(
+        texts(&svg)
+            .iter()
+            .any(|(_, t)| t.starts_with("session time, UTC")),
+        "{svg}"
+    );
+    // Without --since, the months-old copy stretches the axis: month or day
+    // marks, still no seconds.
+    ok_output(
+        env.store_cmd(&profile)
+            .args(["stats", "--plot"])
+            .arg(&chart),
+    );
+    let svg = fs::read_to_string(&chart).unwrap();
+    let labels: Vec<String> = texts(&svg)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| t.starts_with("20"))
+        .collect();
+    assert!(labels.len() >= 2 && labels.len() <= 8, "{labels:?}");
+    assert!(labels.iter().all(|l| l.len() <= 10), "{labels:?}");
+}

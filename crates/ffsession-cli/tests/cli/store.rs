@@ -32,7 +32,7 @@ fn backup_then_list_then_backup_again_stores_nothing_new() {
     assert_eq!(env.snapshot_ids(&profile), [4, 3, 2, 1], "newest first");
     let text = ok_stdout(env.store_cmd(&profile).arg("list"));
     assert!(
-        text.contains("sessionstore-backups/recovery.jsonlz4") && text.contains("20 tabs"),
+        text.contains(" recovery.jsonlz4 ") && text.contains("20 tabs"),
         "{text}"
     );
 
@@ -50,6 +50,61 @@ fn backup_then_list_then_backup_again_stores_nothing_new() {
             assert_eq!(mode, want, "{}", entry.display());
         }
     }
+}
+
+/// `list` fits in 100 columns, even for an upgrade file's long name and a
+/// big session; `--long` shows what the short line leaves out (when it was
+/// taken, the file's folder, the bytes added); `--json` is unchanged.
+#[test]
+fn list_lines_fit_in_100_columns_and_long_shows_the_rest() {
+    let env = TestEnv::new();
+    let big = session(Spec {
+        tabs: 1234,
+        windows: 12,
+        last_update: 1_795_300_000_000,
+        ..Spec::default()
+    });
+    let profile = env.profile_with(&[
+        ("sessionstore-backups/recovery.jsonlz4", &big.packed),
+        (
+            "sessionstore-backups/upgrade.jsonlz4-20261101123456",
+            &packed(3, 1_795_200_000_000),
+        ),
+    ]);
+    ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
+    let text = ok_stdout(env.store_cmd(&profile).arg("list"));
+    assert_eq!(text.lines().count(), 2, "{text}");
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+        assert!(line.contains(" session 2026-11-"), "{line}");
+    }
+    assert!(text.contains("12 windows, 1234 tabs"), "{text}");
+    assert!(text.contains("upgrade.jsonlz4-20261101123456"), "{text}");
+
+    let long = ok_stdout(env.store_cmd(&profile).args(["list", "--long"]));
+    let snaps = env.list_snapshots(&profile);
+    for (line, snap) in long.lines().zip(&snaps) {
+        let name = snap["file_name"].as_str().unwrap();
+        assert!(line.contains(name) && line.contains(" +"), "{line}");
+        assert!(line.contains(" session 2026-11-"), "{line}");
+    }
+    assert_eq!(long.lines().count(), 2, "{long}");
+    assert!(
+        long.contains("sessionstore-backups/upgrade.jsonlz4-"),
+        "{long}"
+    );
+
+    // --json keeps every field, --long or not.
+    let keys: Vec<&String> = snaps[0].as_object().unwrap().keys().collect();
+    for key in ["id", "taken_at_ms", "file_name", "stored_size", "status"] {
+        assert!(keys.iter().any(|k| *k == key), "{key}: {keys:?}");
+    }
+    let long_json = ok_json(env.store_cmd(&profile).args(["list", "--long", "--json"]));
+    assert_eq!(long_json, serde_json::Value::Array(snaps));
 }
 
 fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
@@ -169,6 +224,44 @@ fn a_store_that_is_not_a_store_is_a_clear_error() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// An existing empty folder given as --store is a new store: a reader says
+/// "no backups yet" (as for a folder not made yet), never "not an ffsession
+/// store", and the first backup makes the store in it. A folder holding
+/// other files is still refused.
+#[test]
+fn an_empty_folder_as_store_is_a_new_store() {
+    let env = TestEnv::new();
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &packed(3, 1))]);
+    fs::create_dir_all(env.store_dir()).unwrap();
+    for args in [
+        &["list"][..],
+        &["check"],
+        &["stats"],
+        &["search", "example"],
+        &["history", "https://example.org/"],
+        &["prune", "--dry-run"],
+        &["reindex"],
+    ] {
+        let out = env.store_cmd(&profile).args(args).run();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("no backups yet") && err.contains("is an empty folder"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("not an ffsession store"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    ok_stdout(env.store_cmd(&profile).arg("backup"));
+    assert_eq!(env.snapshot_ids(&profile), [1]);
+
+    let other = env.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    fs::write(other.join("notes.txt"), b"mine").unwrap();
+    let err = expect_error(env.store_cmd_at(&profile, &other).arg("list"));
+    assert!(err.contains("not an ffsession store"), "{err}");
 }
 
 /// `ffsession decompress PROFILE/sessionstore.jsonlz4`: the session Firefox

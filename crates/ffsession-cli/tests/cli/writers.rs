@@ -328,3 +328,67 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
         assert!(text.trim_end().ends_with("stopped"), "{text}");
     }
 }
+
+/// Without a systemd user session (no D-Bus: `systemctl --user` fails with
+/// "Failed to connect to bus"), `service status` says the service is
+/// installed but its state unknown, and exits 1; `service uninstall`
+/// removes the unit file anyway and names the command that finishes the
+/// job once a session exists.
+#[cfg(target_os = "linux")]
+#[test]
+fn service_without_a_user_session_is_honest_and_uninstall_removes_the_unit() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let profile = env.profile_with(&[]);
+    let bin = env.path().join("fakebin");
+    fs::create_dir_all(&bin).unwrap();
+    let systemctl = bin.join("systemctl");
+    fs::write(
+        &systemctl,
+        "#!/bin/sh\necho \"Failed to connect to bus: No medium found\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&systemctl, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let service = |args: &[&str]| {
+        let mut cmd = env.store_cmd(&profile);
+        cmd.arg("service").args(args).env("PATH", &path);
+        cmd.run()
+    };
+    let unit = env
+        .home()
+        .join(".config/systemd/user/ffsession-watch-profile.service");
+    let out = service(&["install", "--no-enable"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(unit.exists());
+
+    let out = service(&["status"]);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(
+        err.contains("installed, but cannot tell whether it runs") && err.contains("hint:"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("ffsession:")).count(),
+        1,
+        "{err}"
+    );
+
+    let out = service(&["uninstall"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!unit.exists(), "the unit file is left: {err}");
+    assert!(
+        err.contains("systemctl --user disable ffsession-watch-profile.service")
+            && !err.contains("the file is written"),
+        "{err}"
+    );
+    // Nothing left to do: uninstall again says so.
+    let out = service(&["uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
