@@ -89,6 +89,34 @@ pub fn run(global: &GlobalArgs, args: PruneArgs) -> Result<()> {
     apply_policy(&mut store, &policy, args.dry_run, args.json)
 }
 
+/// Every snapshot of `plan` with what happens to it and why, then what was
+/// found damaged: the plan as a local prune and a remote prune print it.
+pub fn print_plan(
+    out: &mut impl Write,
+    snapshots: &[ffsession::store::SnapshotInfo],
+    plan: &ffsession::retention::PrunePlan,
+) -> io::Result<()> {
+    for d in &plan.decisions {
+        let Some(s) = snapshots.iter().find(|s| s.id.0 == d.id) else {
+            continue;
+        };
+        let why: Vec<String> = d.reasons.iter().map(ToString::to_string).collect();
+        let verdict = if d.keep {
+            format!("keep ({})", why.join(", "))
+        } else {
+            "remove".to_owned()
+        };
+        writeln!(out, "{verdict:<32} {}", fmt::snapshot_line(s))?;
+    }
+    for (id, what) in &plan.found_damaged {
+        writeln!(
+            out,
+            "found damaged: #{id} does not read back whole ({what}); kept (a backup of the same session heals it), and never counted as the newest good one"
+        )?;
+    }
+    Ok(())
+}
+
 /// Plan with `policy`, print the plan, and (unless `dry_run`) carry it out.
 pub fn apply_policy(
     store: &mut Store,
@@ -102,24 +130,7 @@ pub fn apply_policy(
         super::print_json(&plan)?;
     } else {
         let mut out = io::stdout().lock();
-        for d in &plan.decisions {
-            let Some(s) = snapshots.iter().find(|s| s.id.0 == d.id) else {
-                continue;
-            };
-            let why: Vec<String> = d.reasons.iter().map(ToString::to_string).collect();
-            let verdict = if d.keep {
-                format!("keep ({})", why.join(", "))
-            } else {
-                "remove".to_owned()
-            };
-            writeln!(out, "{verdict:<32} {}", fmt::snapshot_line(s))?;
-        }
-        for (id, what) in &plan.found_damaged {
-            writeln!(
-                out,
-                "found damaged: #{id} does not read back whole ({what}); kept (a backup of the same session heals it), and never counted as the newest good one"
-            )?;
-        }
+        print_plan(&mut out, &snapshots, &plan)?;
         let removed = plan.removed().count();
         let verb = if dry_run { "would remove" } else { "removing" };
         writeln!(

@@ -147,24 +147,7 @@ pub fn prune(
         let mut out = io::stdout().lock();
         // Every snapshot with what happens to it and why, as a local prune
         // prints its plan.
-        for d in &plan.decisions {
-            let Some(s) = snapshots.iter().find(|s| s.id.0 == d.id) else {
-                continue;
-            };
-            let why: Vec<String> = d.reasons.iter().map(ToString::to_string).collect();
-            let verdict = if d.keep {
-                format!("keep ({})", why.join(", "))
-            } else {
-                "remove".to_owned()
-            };
-            writeln!(out, "{verdict:<32} {}", fmt::snapshot_line(s))?;
-        }
-        for (id, what) in &plan.found_damaged {
-            writeln!(
-                out,
-                "found damaged: #{id} does not read back whole ({what}); kept (a backup of the same session heals it), and never counted as the newest good one"
-            )?;
-        }
+        super::prune::print_plan(&mut out, &snapshots, &plan)?;
         writeln!(
             out,
             "{} {} of {} on {}",

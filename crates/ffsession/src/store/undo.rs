@@ -102,9 +102,12 @@ pub(super) fn write(dir: &Path, point: &UndoPoint) -> Result<(), StoreError> {
     )
 }
 
+/// Undo-point files that do not read: (path, why).
+type Unreadable = Vec<(String, String)>;
+
 /// Every undo point of the store at `dir`, oldest first, and the files that
-/// do not read (path, why).
-pub(super) fn read_all(dir: &Path) -> Result<(Vec<UndoPoint>, Vec<(String, String)>), StoreError> {
+/// do not read.
+pub(super) fn read_all(dir: &Path) -> Result<(Vec<UndoPoint>, Unreadable), StoreError> {
     let mut points = Vec::new();
     let mut bad = Vec::new();
     for (path, manifest) in manifest::sealed_files::<UndoManifest>(dir, UNDO_DIR)? {

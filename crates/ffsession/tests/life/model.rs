@@ -34,6 +34,9 @@ impl Entry {
     }
 }
 
+/// How `restore latest` ranks sessions: time, restored, Firefox's order.
+type LatestKey = (u64, bool, std::cmp::Reverse<u8>);
+
 /// An undo point: what the profile held when ffsession changed it.
 #[derive(Debug, Clone)]
 pub struct Undo {
@@ -152,8 +155,8 @@ impl Model {
     /// reads back, where a restore counts as a session of the time it was
     /// made (and wins a tie).
     pub fn expected_latest(&self, readable: &BTreeSet<Vec<u8>>) -> Option<(u64, Vec<u8>)> {
-        let mut best: Option<((u64, bool, std::cmp::Reverse<u8>), Vec<u8>)> = None;
-        let mut offer = |key: (u64, bool, std::cmp::Reverse<u8>), json: &Vec<u8>| {
+        let mut best: Option<(LatestKey, Vec<u8>)> = None;
+        let mut offer = |key: LatestKey, json: &Vec<u8>| {
             if readable.contains(json) && best.as_ref().is_none_or(|(k, _)| key > *k) {
                 best = Some((key, json.clone()));
             }
