@@ -29,12 +29,17 @@ use std::path::{Path, PathBuf};
 
 use ffsession::backup::backup_profile;
 use ffsession::fs_util::{set_test_hook, TestHook};
+use ffsession::remote::{
+    copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams, Location, Remote,
+    RemoteOptions, RemoteSnapshot,
+};
 use ffsession::retention::RetentionPolicy;
-use ffsession::store::{SnapshotStatus, Store};
+use ffsession::store::{literal_query, SnapshotStatus, Store, TimeRange};
+use ffsession::tidy::{self, Editable, TidyRules};
 use ffsession::{prune, restore, watch};
 use firefox::{Firefox, Written};
 use jiff::tz::TimeZone;
-use model::{Entry, Model, Observed, Undo, DAY, HOUR};
+use model::{Archived, Entry, Model, Observed, Undo, DAY, HOUR};
 
 /// 2026-01-01 00:00 UTC.
 const START: u64 = 1_767_225_600_000;
@@ -47,6 +52,10 @@ struct Life {
     store_dir: PathBuf,
     now: u64,
     model: Model,
+    /// What the remote must hold: the entries copied to it (reconciled
+    /// after its prunes), and when the last copy was made.
+    remote: Model,
+    copied_at: Option<u64>,
     steps: Vec<String>,
 }
 
@@ -76,8 +85,40 @@ impl Life {
             store_dir,
             now: START,
             model: Model::default(),
+            remote: Model::default(),
+            copied_at: None,
             steps: Vec::new(),
         }
+    }
+
+    fn remote_dir(&self) -> PathBuf {
+        self.root.path().join("remote")
+    }
+
+    /// The remote, in a local folder (the same code as every backend above
+    /// the backend trait).
+    fn open_remote(&self) -> Remote {
+        let backend = open_backend(
+            &Location::Folder(self.remote_dir()),
+            &RemoteOptions::default(),
+        )
+        .unwrap();
+        Remote::open_or_create(backend, "sim", KeyParams { log_n: Some(4) }, "laptop")
+            .unwrap()
+            .0
+    }
+
+    /// What the remote holds, read back through a new machine's copy.
+    fn observe_remote(&self) -> Observed {
+        let cache = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(cache.path().join("store")).unwrap();
+        let report = sync_from_remote(&self.open_remote(), &mut store, &mut |_| {}).unwrap();
+        assert!(
+            report.damaged.is_empty(),
+            "the remote does not read: {report:?}"
+        );
+        drop(store);
+        observe_store(&cache.path().join("store"))
     }
 
     fn store(&self) -> Store {
@@ -127,29 +168,7 @@ impl Life {
 
     /// Read the whole store back through ffsession.
     fn observe(&self) -> Observed {
-        let store = Store::open_read_only(&self.store_dir);
-        let Ok(store) = store else {
-            return Observed::default();
-        };
-        let mut seen = Observed::default();
-        for s in store.snapshots().unwrap() {
-            match &s.status {
-                SnapshotStatus::Ok => {
-                    if let Ok(json) = store.read_json(s.id) {
-                        *seen
-                            .whole
-                            .entry((s.file_name.clone(), json.clone()))
-                            .or_default() += 1;
-                        seen.contents.insert(json);
-                    }
-                }
-                SnapshotStatus::Corrupt { .. } => {
-                    let key = (s.file_name.clone(), s.mtime_ms.unwrap_or(0));
-                    *seen.damaged.entry(key).or_default() += 1;
-                }
-            }
-        }
-        seen
+        observe_store(&self.store_dir)
     }
 
     /// After a prune under `policy`: promise 1, then the model keeps what
@@ -289,15 +308,7 @@ impl Life {
             ok[self.rng.usize(0..ok.len())].id
         };
         let want = store.read_json(id).unwrap();
-        let contents: Vec<Vec<u8>> = self
-            .ff
-            .files
-            .values()
-            .filter_map(|w| match w {
-                Written::Session { json, .. } => Some(json.clone()),
-                Written::Damaged { .. } => None,
-            })
-            .collect();
+        let contents = self.whole_files();
         let plan = restore::plan(&store, id, &self.ff.dir).unwrap();
         let report = restore::execute(&plan, &mut store, None, PROFILE, self.now).unwrap();
         self.add_entries(&report.undo);
@@ -312,6 +323,220 @@ impl Life {
             contents,
             restored: Some(want),
         });
+    }
+
+    /// `tidy` (tabs not seen for some days closed): the closed tabs stay
+    /// found and restorable (promise 4), the session written is the source
+    /// less those tabs, of the tidy's time.
+    fn tidy(&mut self) {
+        if self.ff.running {
+            return;
+        }
+        let Ok(current) = tidy::load_current(&self.ff.dir) else {
+            return;
+        };
+        let session = Editable::new(&current.data).unwrap();
+        let days = self.rng.u64(1..40);
+        let rules = TidyRules {
+            archive_older_than_ms: Some(days * DAY),
+            ..TidyRules::default()
+        };
+        let Ok(plan) = tidy::plan(&session, &rules, self.now, false) else {
+            return;
+        };
+        if plan.is_noop() {
+            return;
+        }
+        let source = current
+            .source
+            .path
+            .strip_prefix(&self.ff.dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let Some(Written::Session { json: holder, .. }) = self.ff.files.get(&source).cloned()
+        else {
+            panic!("tidy read {source}, which the simulator did not write whole");
+        };
+        let contents = self.whole_files();
+        let mut store = self.store();
+        let report = tidy::apply(
+            &plan,
+            &session,
+            current.data.json(),
+            &mut store,
+            PROFILE,
+            &self.ff.dir,
+            self.now,
+        )
+        .unwrap();
+        drop(store);
+        // Every file of the profile was stored first: the undo point.
+        let files: Vec<String> = self.ff.files.keys().cloned().collect();
+        for name in files {
+            let (json, session_ms) = match self.ff.files[&name].clone() {
+                Written::Session { json, last_update } => (Some(json), last_update),
+                Written::Damaged { mtime } => (None, mtime),
+            };
+            self.model.entries.push(Entry {
+                file: name.clone(),
+                json,
+                session_ms,
+                role: firefox::role(&name),
+                stored_at: self.now,
+            });
+        }
+        assert_eq!(report.archived, plan.closed.len());
+        for c in &plan.closed {
+            self.model.archived.push(Archived {
+                url: c.url.clone(),
+                holder: holder.clone(),
+            });
+        }
+        self.model.undo.push(Undo {
+            made_at: self.now,
+            contents,
+            restored: None,
+        });
+        let written = self
+            .ff
+            .rescan_after_restore()
+            .expect("tidy wrote a session");
+        let closed: BTreeSet<u64> = plan
+            .closed
+            .iter()
+            .map(|c| c.url.rsplit('/').next().unwrap().parse().unwrap())
+            .collect();
+        let want: Vec<u64> = firefox::tabs_of(&holder)
+            .into_iter()
+            .map(|t| t.0)
+            .filter(|t| !closed.contains(t))
+            .collect();
+        let got: Vec<u64> = firefox::tabs_of(&written)
+            .into_iter()
+            .map(|t| t.0)
+            .collect();
+        assert_eq!(
+            got, want,
+            "the tidied session is not its source less the closed tabs"
+        );
+        assert_eq!(firefox::last_update_of(&written), Some(self.now));
+    }
+
+    /// The whole session files of the profile now.
+    fn whole_files(&self) -> Vec<Vec<u8>> {
+        self.ff
+            .files
+            .values()
+            .filter_map(|w| match w {
+                Written::Session { json, .. } => Some(json.clone()),
+                Written::Damaged { .. } => None,
+            })
+            .collect()
+    }
+
+    /// `copy --to` the remote: it then holds everything the store holds.
+    fn copy(&mut self) {
+        if !self.store_dir.exists() {
+            return;
+        }
+        let store = Store::open_read_only(&self.store_dir).unwrap();
+        let report = copy_to_remote(
+            &store,
+            &self.open_remote(),
+            "laptop",
+            &Default::default(),
+            self.now,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(report.skipped.is_empty(), "{report:?}");
+        drop(store);
+        // The remote holds what the store holds (a copy adds; the remote's
+        // own prunes remove).
+        let mut have = self.remote.entries.clone();
+        for e in &self.model.entries {
+            let n_local = self.model.entries.iter().filter(|x| *x == e).count();
+            let n_remote = have.iter().filter(|x| *x == e).count();
+            if n_remote < n_local {
+                have.push(e.clone());
+            }
+        }
+        self.remote.entries = have;
+        self.copied_at = Some(self.now);
+    }
+
+    /// `prune --store REMOTE`: planned on a local copy of the remote, as the
+    /// command does, then carried out on the remote.
+    fn remote_prune(&mut self, policy: RetentionPolicy) {
+        if self.copied_at.is_none() {
+            return;
+        }
+        let before = self.observe_remote();
+        let remote = self.open_remote();
+        let cache = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(cache.path().join("store")).unwrap();
+        sync_from_remote(&remote, &mut store, &mut |_| {}).unwrap();
+        let (snapshots, plan) =
+            prune::plan_store(&store, &policy, &TimeZone::UTC, self.now).unwrap();
+        let names: Vec<String> = plan
+            .removed()
+            .filter_map(|id| snapshots.iter().find(|s| s.id.0 == id))
+            .map(|s| RemoteSnapshot::of(s, "").name_for(&remote))
+            .collect();
+        prune_remote(&remote, &names, "laptop", self.now).unwrap();
+        drop(store);
+        let seen = self.observe_remote();
+        for (why, json) in self.remote.required_after_prune(&policy, &before.contents) {
+            assert!(
+                seen.contents.contains(&json),
+                "promise 1 on the remote: the {why} session (lastUpdate {:?}) was pruned",
+                firefox::last_update_of(&json)
+            );
+        }
+        self.remote.reconcile(&seen);
+    }
+
+    /// Promises 3, 4 and 6 on the remote: what was copied (and not pruned
+    /// there) is there, with the undo points inside their time and the
+    /// sessions holding archived tabs.
+    fn check_remote(&self) {
+        let Some(copied_at) = self.copied_at else {
+            return;
+        };
+        let seen = self.observe_remote();
+        let missing = self.remote.missing(&seen);
+        assert!(
+            missing.is_empty(),
+            "promise 6 on the remote: copied and gone: {missing:?}"
+        );
+        for (i, u) in self.model.undo.iter().enumerate() {
+            if u.made_at > copied_at || self.model.undo_kept_until(i) <= self.now {
+                continue;
+            }
+            for json in u.contents.iter().chain(u.restored.iter()) {
+                assert!(
+                    seen.contents.contains(json),
+                    "promise 3 on the remote: the undo point of {} lost a session",
+                    u.made_at
+                );
+            }
+        }
+        for a in &self.model.archived {
+            if seen.contents.is_empty() {
+                break;
+            }
+            assert!(
+                seen.contents.contains(&a.holder)
+                    || !self
+                        .remote
+                        .entries
+                        .iter()
+                        .any(|e| e.json.as_ref() == Some(&a.holder)),
+                "promise 4 on the remote: the session holding archived {} is gone",
+                a.url
+            );
+        }
     }
 
     /// A flipped byte in a stored chunk: `check` must name it; then the
@@ -373,17 +598,52 @@ impl Life {
                 );
             }
         }
-        // Promise 5: nothing outside the store and the profile.
+        // Promise 4: every archived tab is marked, found by search, and
+        // its session restorable.
+        if !self.model.archived.is_empty() {
+            let store = Store::open_read_only(&self.store_dir).unwrap();
+            let marked: BTreeSet<String> = store
+                .archived_tabs()
+                .unwrap()
+                .into_iter()
+                .map(|t| t.url)
+                .collect();
+            for a in &self.model.archived {
+                assert!(
+                    marked.contains(&a.url),
+                    "promise 4: {} lost its archive mark",
+                    a.url
+                );
+                assert!(
+                    seen.contents.contains(&a.holder),
+                    "promise 4: the session holding archived {} is gone",
+                    a.url
+                );
+                let hits = store
+                    .search_tabs(
+                        &literal_query(&a.url).unwrap(),
+                        TimeRange::default(),
+                        10_000,
+                    )
+                    .unwrap();
+                assert!(
+                    hits.iter().any(|h| h.url == a.url && h.archived.is_some()),
+                    "promise 4: search does not find archived {}",
+                    a.url
+                );
+            }
+        }
+        // Promise 5: nothing outside the store, the profile and the remote.
         let mut top: Vec<String> = fs::read_dir(self.root.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         top.sort();
-        top.retain(|n| n != "store");
+        top.retain(|n| n != "store" && n != "remote");
         assert_eq!(
             top,
             ["profile"],
-            "promise 5: written outside the store and profile"
+            "promise 5: written outside the store, profile and remote"
         );
         let mut files = Vec::new();
         collect_files(&self.ff.dir, &mut files);
@@ -418,8 +678,11 @@ impl Life {
                     self.ff.tabs.remove(at);
                 } else {
                     let k = self.rng.usize(1..4);
-                    self.ff.open_tabs(k);
+                    self.ff.open_tabs(k, self.now);
                 }
+                let n = self.ff.tabs.len();
+                let seen = self.rng.usize(0..n);
+                self.ff.visit(seen, self.now);
                 self.ff.write(self.now);
                 format!("write ({} tabs)", self.ff.tabs.len())
             }
@@ -488,6 +751,24 @@ impl Life {
                 self.backup_on_full_disk(budget);
                 return self.after_step();
             }
+            96 => {
+                self.steps.push("tidy".into());
+                self.tidy();
+                return self.after_step();
+            }
+            97 => {
+                self.steps.push("copy to the remote".into());
+                self.copy();
+                self.check_remote();
+                return self.after_step();
+            }
+            98 => {
+                let policy = random_policy(&mut self.rng);
+                self.steps.push(format!("prune the remote {policy:?}"));
+                self.remote_prune(policy);
+                self.check_remote();
+                return self.after_step();
+            }
             _ => "nothing".into(),
         };
         self.steps.push(what);
@@ -497,6 +778,33 @@ impl Life {
     fn after_step(&mut self) {
         self.check_always();
     }
+}
+
+/// Read a whole store back through ffsession: each whole snapshot's JSON
+/// (by file), each damaged-when-taken one (file, mtime).
+fn observe_store(dir: &Path) -> Observed {
+    let Ok(store) = Store::open_read_only(dir) else {
+        return Observed::default();
+    };
+    let mut seen = Observed::default();
+    for s in store.snapshots().unwrap() {
+        match &s.status {
+            SnapshotStatus::Ok => {
+                if let Ok(json) = store.read_json(s.id) {
+                    *seen
+                        .whole
+                        .entry((s.file_name.clone(), json.clone(), s.taken_at_ms))
+                        .or_default() += 1;
+                    seen.contents.insert(json);
+                }
+            }
+            SnapshotStatus::Corrupt { .. } => {
+                let key = (s.file_name.clone(), s.mtime_ms.unwrap_or(0), s.taken_at_ms);
+                *seen.damaged.entry(key).or_default() += 1;
+            }
+        }
+    }
+    seen
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {

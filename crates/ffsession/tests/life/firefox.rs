@@ -43,8 +43,8 @@ pub fn role(name: &str) -> u8 {
 pub struct Firefox {
     pub dir: PathBuf,
     pub running: bool,
-    /// The open tabs (URL ids), in order.
-    pub tabs: Vec<u64>,
+    /// The open tabs (URL id, last accessed), in order.
+    pub tabs: Vec<(u64, u64)>,
     next_tab: u64,
     build: u32,
     /// What each file of the profile holds now, by name.
@@ -65,14 +65,14 @@ impl Firefox {
     }
 
     /// The session JSON of the open tabs at `now`.
-    pub fn session_json(tabs: &[u64], now: u64) -> Vec<u8> {
+    pub fn session_json(tabs: &[(u64, u64)], now: u64) -> Vec<u8> {
         let mut out = String::from(r#"{"version":["sessionrestore",1],"windows":[{"tabs":["#);
-        for (i, t) in tabs.iter().enumerate() {
+        for (i, (t, seen)) in tabs.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
             out.push_str(&format!(
-                r#"{{"entries":[{{"url":"http://127.0.0.1/page/{t}","title":"Page {t}"}}],"index":1,"lastAccessed":{now}}}"#
+                r#"{{"entries":[{{"url":"http://127.0.0.1/page/{t}","title":"Page {t}"}}],"index":1,"lastAccessed":{seen}}}"#
             ));
         }
         out.push_str(&format!(
@@ -125,15 +125,22 @@ impl Firefox {
         self.rename(SESSIONSTORE, PREVIOUS);
         self.tabs = restored.map(|j| tabs_of(&j)).unwrap_or_default();
         if self.tabs.is_empty() {
-            self.open_tabs(1);
+            self.open_tabs(1, now);
         }
         self.running = true;
     }
 
-    pub fn open_tabs(&mut self, n: usize) {
+    pub fn open_tabs(&mut self, n: usize, now: u64) {
         for _ in 0..n {
-            self.tabs.push(self.next_tab);
+            self.tabs.push((self.next_tab, now));
             self.next_tab += 1;
+        }
+    }
+
+    /// The user looks at tab `i`.
+    pub fn visit(&mut self, i: usize, now: u64) {
+        if let Some(t) = self.tabs.get_mut(i) {
+            t.1 = now;
         }
     }
 
@@ -207,7 +214,7 @@ impl Firefox {
         }
     }
 
-    /// After ffsession wrote into the profile (a restore): what it left,
+    /// After ffsession wrote into the profile (a restore, a tidy): what it left,
     /// read from the folder, the restored file decoded here with the
     /// simulator's own reader of mozlz4.
     pub fn rescan_after_restore(&mut self) -> Option<Vec<u8>> {
@@ -256,8 +263,8 @@ pub fn last_update_of(json: &[u8]) -> Option<u64> {
     v["session"]["lastUpdate"].as_u64()
 }
 
-/// The tab ids of a session JSON the simulator wrote.
-pub fn tabs_of(json: &[u8]) -> Vec<u64> {
+/// The tabs (id, last accessed) of a session JSON the simulator wrote.
+pub fn tabs_of(json: &[u8]) -> Vec<(u64, u64)> {
     let v: serde_json::Value = serde_json::from_slice(json).unwrap_or_default();
     let mut out = Vec::new();
     for w in v["windows"].as_array().into_iter().flatten() {
@@ -267,7 +274,7 @@ pub fn tabs_of(json: &[u8]) -> Vec<u64> {
                 .and_then(|u| u.rsplit('/').next())
                 .and_then(|s| s.parse().ok())
             {
-                out.push(id);
+                out.push((id, t["lastAccessed"].as_u64().unwrap_or(0)));
             }
         }
     }

@@ -47,18 +47,27 @@ pub struct Undo {
     pub restored: Option<Vec<u8>>,
 }
 
+/// A tab `tidy` closed: its URL and the session that holds it.
+#[derive(Debug, Clone)]
+pub struct Archived {
+    pub url: String,
+    pub holder: Vec<u8>,
+}
+
 #[derive(Debug, Default)]
 pub struct Model {
     pub entries: Vec<Entry>,
     pub undo: Vec<Undo>,
+    pub archived: Vec<Archived>,
 }
 
 /// What the store holds now, read back through ffsession: each whole
-/// snapshot's JSON (by file), and each damaged-when-taken one (file, mtime).
+/// snapshot's JSON (by file and backup time), and each damaged-when-taken
+/// one (file, mtime, backup time).
 #[derive(Debug, Default, Clone)]
 pub struct Observed {
-    pub whole: BTreeMap<(String, Vec<u8>), usize>,
-    pub damaged: BTreeMap<(String, u64), usize>,
+    pub whole: BTreeMap<(String, Vec<u8>, u64), usize>,
+    pub damaged: BTreeMap<(String, u64, u64), usize>,
     /// Every JSON that reads back whole, whatever the file.
     pub contents: BTreeSet<Vec<u8>>,
 }
@@ -175,8 +184,7 @@ impl Model {
         best.map(|((t, _, _), j)| (t, j))
     }
 
-    /// After a prune: keep the entries the store still holds (as many of
-    /// each as it holds, the latest backups first).
+    /// After a prune: keep the entries the store still holds.
     pub fn reconcile(&mut self, seen: &Observed) {
         let mut whole = seen.whole.clone();
         let mut damaged = seen.damaged.clone();
@@ -186,8 +194,8 @@ impl Model {
         for i in order {
             let e = &self.entries[i];
             let slot = match &e.json {
-                Some(j) => whole.get_mut(&(e.file.clone(), j.clone())),
-                None => damaged.get_mut(&(e.file.clone(), e.session_ms)),
+                Some(j) => whole.get_mut(&(e.file.clone(), j.clone(), e.stored_at)),
+                None => damaged.get_mut(&(e.file.clone(), e.session_ms, e.stored_at)),
             };
             if let Some(n) = slot.filter(|n| **n > 0) {
                 *n -= 1;
@@ -206,8 +214,8 @@ impl Model {
         let mut out = Vec::new();
         for e in &self.entries {
             let slot = match &e.json {
-                Some(j) => whole.get_mut(&(e.file.clone(), j.clone())),
-                None => damaged.get_mut(&(e.file.clone(), e.session_ms)),
+                Some(j) => whole.get_mut(&(e.file.clone(), j.clone(), e.stored_at)),
+                None => damaged.get_mut(&(e.file.clone(), e.session_ms, e.stored_at)),
             };
             match slot.filter(|n| **n > 0) {
                 Some(n) => *n -= 1,
