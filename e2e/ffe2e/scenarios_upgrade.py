@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 
 from . import mozlz4
@@ -69,7 +70,8 @@ def build_session(ff, urls):
 
 
 @scenario(16, "upgrade backup: a profile Firefox upgraded is backed up (the old upgrade copy "
-              "stored last); `restore latest` reopens the current session")
+              "stored last); retention keeps the current sessions, not the copy; "
+              "`restore latest` reopens the current session")
 def s16_upgrade_backup(ctx):
     """Firefox writes session A (3 tabs) and quits. prefs.js then names an older
     build as the last upgrade, so at the next start Firefox writes
@@ -186,6 +188,38 @@ def s16_upgrade_backup(ctx):
     soft.true("HARNESS: Firefox left the upgrade backup as it was (no second upgrade)",
               os.path.exists(upgrade) and read_bytes(upgrade) == up_bytes, repr(upgrade_files(profile)))
     soft.raise_if_any("HARNESS: session C")
+
+    # 5. Retention over the days of backups, in a copy of the store (the
+    # store itself is for `restore latest` below, before C is backed up):
+    # two more backups (each stores the upgrade copy of A last), then a
+    # prune that keeps the newest session of the day and the two newest
+    # sessions. Every rule must keep C's snapshots, by session time; none
+    # may keep the upgrade copy, which each backup stored last (a rule
+    # counting backup time keeps it).
+    days = ctx.path("store-days")
+    shutil.copytree(store, days)
+    for _ in range(2):
+        _, rb = ctx.cli.backup(profile, days, expect_codes=(0,))
+    rp = ctx.cli.run("prune", "--json", "--dry-run", "--profile", profile, "--store", days,
+                     "--keep-last", "2", "--keep-hourly", "0", "--keep-daily", "1",
+                     "--keep-weekly", "0", "--keep-monthly", "0", "--keep-yearly", "0")
+    plan = ctx.cli._json(rp)
+    snaps, _ = ctx.cli.list_snapshots(profile, days)
+    listed = {s["id"]: s for s in snaps}
+    lu_c = last_update(os.path.join(profile, SESSIONSTORE))
+    for d in plan["decisions"]:
+        rules = [r["rule"] for r in d["reasons"] if r["rule"] in ("last", "daily")]
+        if not rules:
+            continue
+        snap = listed.get(d["id"], {})
+        problems.true("prune keeps #%s by %s: it must be a snapshot of C (lastUpdate %d), not %s "
+                      "(lastUpdate %s)" % (d["id"], "/".join(rules), lu_c, snap.get("file_name"),
+                                           snap.get("last_update_ms")),
+                      snap.get("last_update_ms") == lu_c, rp.cmd)
+    daily = [d["id"] for d in plan["decisions"] if any(r["rule"] == "daily" for r in d["reasons"])]
+    problems.eq("one snapshot kept as the newest session of the day", len(daily), 1, rp.cmd)
+    problems.raise_if_any("retention over days of backups of an upgraded profile")
+
     r = ctx.cli.restore("latest", profile, store)
     with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 1}) as ff:
         ff.start()
