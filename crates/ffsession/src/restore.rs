@@ -221,25 +221,33 @@ pub fn newer_damaged_files(
 }
 
 /// The store's snapshots, newest session first, as `restore latest` sees
-/// them: by the session's own time, except that a snapshot the user
+/// them: by the session's own time, except that a session the user
 /// restored is the profile's session from the moment of its restore (its
 /// undo point says when) until Firefox writes a newer one, so it comes
-/// before the snapshots of the files it replaced. Equal times go to what
-/// was restored, then to the store's order
-/// ([`crate::store::newest_session_first`]).
+/// before the snapshots of the files it replaced. That holds for every
+/// snapshot of the restored content (the restored file backed up again
+/// keeps its old `lastUpdate`). Equal times go to what was restored, then to
+/// the store's order ([`crate::store::newest_session_first`]).
 pub fn newest_first(store: &Store) -> Result<Vec<SnapshotInfo>, RestoreError> {
     let mut restored_at = std::collections::HashMap::new();
+    let mut snapshots = store.snapshots_by_session_time()?;
     for p in store.undo_points()? {
-        if let Some(id) = p.restored {
-            let at = restored_at.entry(id).or_insert(0u64);
+        let content = p.restored_content.or_else(|| {
+            let id = p.restored?;
+            snapshots
+                .iter()
+                .find(|s| s.id == id)
+                .map(|s| s.content_hash)
+        });
+        if let Some(content) = content {
+            let at = restored_at.entry(content).or_insert(0u64);
             *at = (*at).max(p.made_at_ms);
         }
     }
-    let mut snapshots = store.snapshots_by_session_time()?;
     if !restored_at.is_empty() {
         // A stable sort keeps the store's order within equal keys.
         snapshots.sort_by_key(|s| {
-            let at = restored_at.get(&s.id).copied();
+            let at = restored_at.get(&s.content_hash).copied();
             let time = at.map_or(s.session_time_ms(), |t| t.max(s.session_time_ms()));
             (std::cmp::Reverse(time), at.is_none())
         });
@@ -425,6 +433,7 @@ pub fn execute(
             action: UndoAction::Restore,
             snapshots: undo.iter().map(|s| s.id).collect(),
             restored: same_store.then_some(plan.snapshot.id),
+            restored_content: Some(plan.snapshot.content_hash),
         })?;
     }
     let prefs_backup = install(undo_into, dir, &packed, &undo, now_ms)?;

@@ -442,6 +442,7 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
             action: UndoAction::Restore,
             snapshots: vec![second],
             restored: Some(oldest),
+            restored_content: None,
         })
         .unwrap();
     let remote_dir = tmp.path().join("remote");

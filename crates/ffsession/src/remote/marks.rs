@@ -46,6 +46,8 @@ struct RemoteUndo {
     action: UndoAction,
     snapshots: Vec<String>,
     restored: Option<String>,
+    #[serde(default)]
+    restored_content: Option<crate::store::Digest>,
 }
 
 /// One mark's record.
@@ -133,6 +135,7 @@ fn marks_of(
                 action: u.action,
                 snapshots,
                 restored,
+                restored_content: u.restored_content,
             }),
         };
         out.push((mark.name(keys), mark));
@@ -262,6 +265,7 @@ pub(super) fn receive_marks(
                 action: u.action,
                 snapshots: u.snapshots.iter().map(|n| ids[n]).collect(),
                 restored: u.restored.as_ref().map(|n| ids[n]),
+                restored_content: u.restored_content,
             };
             let key = (
                 point.made_at_ms,

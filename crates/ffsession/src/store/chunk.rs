@@ -73,6 +73,14 @@ impl serde::Serialize for Digest {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Digest::from_hex(&text)
+            .ok_or_else(|| serde::de::Error::custom("not a BLAKE3 digest (64 hex digits)"))
+    }
+}
+
 /// Sizes for FastCDC (v2020) content-defined chunking, in bytes.
 ///
 /// They are fixed when a store is created and recorded in its catalog, so the

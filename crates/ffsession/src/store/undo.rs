@@ -61,6 +61,11 @@ pub struct UndoPoint {
     /// For a restore, the snapshot it put in place: the profile's session
     /// from then on, until Firefox writes a newer one.
     pub restored: Option<SnapshotId>,
+    /// The content of that snapshot (its BLAKE3): every snapshot of the
+    /// same content, such as a later backup of the restored file, is that
+    /// session too.
+    #[serde(default)]
+    pub restored_content: Option<super::Digest>,
 }
 
 impl UndoPoint {
@@ -150,6 +155,7 @@ mod tests {
             action: UndoAction::Restore,
             snapshots: vec![SnapshotId(at as i64)],
             restored: None,
+            restored_content: None,
         }
     }
 

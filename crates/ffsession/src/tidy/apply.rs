@@ -157,6 +157,7 @@ pub fn apply(
         action: UndoAction::Tidy,
         snapshots: undo.iter().map(|s| s.id).collect(),
         restored: None,
+        restored_content: None,
     })?;
     store.record_archived(&archived)?;
 
