@@ -449,7 +449,8 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
     let remote = create(&remote_dir, "pw");
     let first =
         copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
-    assert_eq!(first.marks_sent, 2, "{first:?}");
+    // The archive, the undo point, and where each of the 4 snapshots was taken.
+    assert_eq!(first.marks_sent, 2 + 4, "{first:?}");
     let again =
         copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
     assert_eq!((again.marks_sent, again.bytes_sent), (0, 0), "{again:?}");
@@ -478,6 +479,12 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
             ..tab
         }]
     );
+    // Each snapshot says where it was taken: the machine and its id there.
+    let origins = cache.origins().unwrap();
+    for id in &ids {
+        let there = origins.get(&same(*id)).unwrap();
+        assert_eq!((there.host.as_str(), there.id), ("laptop", Some(*id)));
+    }
     let undo = cache.undo_points().unwrap();
     assert_eq!(undo.len(), 1, "{undo:?}");
     assert_eq!(undo[0].snapshots, [same(second)]);

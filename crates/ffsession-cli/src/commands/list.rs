@@ -13,7 +13,9 @@ use crate::fmt;
 /// name, and windows and tabs or what is wrong with it. --long adds when each
 /// was taken, the file's folder, and the bytes it added to the store. A
 /// snapshot found not to read back whole (by a prune, a restore, watch or
-/// check) is marked DAMAGED until a backup heals it.
+/// check) is marked DAMAGED until a backup heals it. On a remote
+/// (--store URL), each line ends with the machine the snapshot was taken on
+/// and its id there: [laptop #42].
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession list                 one short line per snapshot
@@ -38,6 +40,9 @@ struct Row<'a> {
     /// Set when a chunk it uses was found damaged (until a backup heals it).
     #[serde(skip_serializing_if = "Option::is_none")]
     found_damaged: Option<&'a str>,
+    /// In a remote's copy: the machine it was taken on and its id there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    origin: Option<&'a ffsession::store::Origin>,
 }
 
 pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
@@ -46,12 +51,15 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
     let snapshots = store.snapshots()?;
     // Snapshots a prune, restore, watch or check found not to read back whole.
     let marks = store.damage_marks()?;
+    // In a remote's copy: where each snapshot was taken, and its id there.
+    let origins = store.origins()?;
     if args.json {
         let rows: Vec<Row<'_>> = snapshots
             .iter()
             .map(|info| Row {
                 info,
                 found_damaged: marks.get(&info.id).map(String::as_str),
+                origin: origins.get(&info.id),
             })
             .collect();
         return super::print_json(&rows);
@@ -65,11 +73,18 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
         )?;
     }
     for s in &snapshots {
-        let line = if args.long {
+        let mut line = if args.long {
             fmt::snapshot_line(s)
         } else {
             fmt::snapshot_line_short(s)
         };
+        if let Some(o) = origins.get(&s.id) {
+            line.push_str(&format!("  [{}", fmt::escape(&o.host)));
+            if let Some(id) = o.id {
+                line.push_str(&format!(" #{id}"));
+            }
+            line.push(']');
+        }
         match marks.get(&s.id) {
             Some(what) => writeln!(out, "{line}  DAMAGED: {what}")?,
             None => writeln!(out, "{line}")?,

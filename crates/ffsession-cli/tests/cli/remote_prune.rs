@@ -87,3 +87,104 @@ fn prune_dry_run_on_a_remote_lists_keep_lines_with_reasons_as_local_prune_does()
         "{on_remote:?}"
     );
 }
+
+/// A session of 30 tabs, every other one last used 90 days ago.
+fn aged_session() -> Vec<u8> {
+    use serde_json::{json, Value};
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut v: Value =
+        serde_json::from_str(&ffsession_gen::generate(&ffsession_gen::Spec::default())).unwrap();
+    for w in v["windows"].as_array_mut().unwrap() {
+        let selected = w["selected"].as_u64().unwrap_or(1) as usize;
+        for (i, t) in w["tabs"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let old = i % 2 == 1 && i + 1 != selected;
+            t["lastAccessed"] = json!(now - if old { 90 } else { 1 } * 86_400_000);
+            t["pinned"] = json!(false);
+        }
+    }
+    ffsession_gen::mozlz4(serde_json::to_string(&v).unwrap().as_bytes())
+}
+
+#[test]
+fn a_copy_on_a_new_machine_knows_archived_tabs_undo_points_and_where_each_snapshot_came_from() {
+    let env = TestEnv::new();
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &aged_session())]);
+    let store = |c: &mut Command| {
+        c.arg("--profile")
+            .arg(&profile)
+            .arg("--store")
+            .arg(env.store_dir());
+    };
+    let mut tidy = cmd(&env);
+    store(&mut tidy);
+    let done =
+        String::from_utf8(ok_output(tidy.args(["tidy", "--archive-older-than", "30d"])).stdout)
+            .unwrap();
+    let undo: String = done
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap_or_else(|| panic!("{done}"))
+        .to_owned();
+    let mut local_archived = cmd(&env);
+    store(&mut local_archived);
+    let local_archived: serde_json::Value = serde_json::from_slice(
+        &ok_output(local_archived.args(["tabs", "--archived", "--json"])).stdout,
+    )
+    .unwrap();
+    let remote = env.path().join("remote");
+    let mut copy = cmd(&env);
+    store(&mut copy);
+    ok_output(copy.arg("copy").arg("--to").arg(&remote));
+
+    // A new machine: no profile, no store of its own.
+    let fresh = TestEnv::new();
+    let loc = remote.to_str().unwrap();
+    let archived: serde_json::Value = serde_json::from_slice(
+        &ok_output(cmd(&fresh).args(["--store", loc, "tabs", "--archived", "--json"])).stdout,
+    )
+    .unwrap();
+    let urls = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["url"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(!urls(&local_archived).is_empty());
+    assert_eq!(urls(&archived), urls(&local_archived));
+    // Each snapshot says where it came from, with its id there.
+    let list =
+        String::from_utf8(ok_output(cmd(&fresh).args(["--store", loc, "list"])).stdout).unwrap();
+    assert!(list.contains(&format!(" #{undo}]")), "{list}");
+    assert!(list.lines().all(|l| l.contains("  [")), "{list}");
+    // The strictest prune of the remote keeps the tidy's undo point.
+    let out = ok_output(cmd(&fresh).args([
+        "--store",
+        loc,
+        "prune",
+        "--dry-run",
+        "--keep-last",
+        "0",
+        "--keep-hourly",
+        "0",
+        "--keep-daily",
+        "0",
+        "--keep-weekly",
+        "0",
+        "--keep-monthly",
+        "0",
+        "--keep-yearly",
+        "0",
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("keep (")
+            && l.contains("holds archived tabs")
+            && l.contains("undo point")),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("remove")), "{text}");
+}

@@ -199,7 +199,7 @@ pub fn copy_to_remote(
 
     // Marks (archived tabs, undo points), after every snapshot they name.
     let on_remote = listed(Kind::Snapshots)?;
-    let (marks, bytes) = super::marks::send_marks(store, remote, &on_remote, &mut sent)?;
+    let (marks, bytes) = super::marks::send_marks(store, remote, host, &on_remote, &mut sent)?;
     report.marks_sent += marks;
     report.bytes_sent += bytes;
     drop(lock);

@@ -10,6 +10,12 @@
 //! sent twice, from two machines too, is one object. A mark names snapshots
 //! by their remote names, never by local ids, and is sent after every
 //! snapshot it names: a mark is never on the remote before them.
+//!
+//! An *origin* mark says where one snapshot was taken: the machine and the
+//! snapshot's id in the store it was copied from. It is named by a keyed
+//! digest of the snapshot's name alone, so a reader fetches the origin of
+//! each snapshot new to it without reading the others, and records it in its
+//! copy ([`Store::record_origins`]): `list` on a remote shows both ids.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -19,7 +25,7 @@ use super::backend::Kind;
 use super::crypto::Keys;
 use super::objects::RemoteSnapshot;
 use super::{Remote, RemoteError};
-use crate::store::{ArchivedTab, SnapshotId, Store, UndoAction, UndoPoint};
+use crate::store::{ArchivedTab, Origin, SnapshotId, Store, UndoAction, UndoPoint};
 
 const MARK_FORMAT: &str = "ffsession-remote-mark/1";
 
@@ -50,6 +56,15 @@ struct RemoteUndo {
     restored_content: Option<crate::store::Digest>,
 }
 
+/// Where one snapshot was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemoteOrigin {
+    snapshot: String,
+    host: String,
+    id: i64,
+}
+
 /// One mark's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,21 +74,49 @@ struct RemoteMark {
     archived: Vec<RemoteArchived>,
     #[serde(default)]
     undo: Option<RemoteUndo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    origin: Option<RemoteOrigin>,
+}
+
+/// The name of the origin mark of snapshot `snapshot` (its remote name).
+fn origin_name(keys: &Keys, snapshot: &str) -> String {
+    keys.name("origin", blake3::hash(snapshot.as_bytes()).as_bytes())
 }
 
 impl RemoteMark {
     fn name(&self, keys: &Keys) -> String {
+        if let Some(o) = &self.origin {
+            return origin_name(keys, &o.snapshot);
+        }
         let bytes = serde_json::to_vec(self).unwrap_or_default();
         keys.name("mark", blake3::hash(&bytes).as_bytes())
     }
 
     /// The remote snapshot names it needs.
     fn needs(&self) -> impl Iterator<Item = &String> {
-        self.archived.iter().map(|a| &a.snapshot).chain(
-            self.undo
-                .iter()
-                .flat_map(|u| u.snapshots.iter().chain(u.restored.iter())),
-        )
+        self.archived
+            .iter()
+            .map(|a| &a.snapshot)
+            .chain(
+                self.undo
+                    .iter()
+                    .flat_map(|u| u.snapshots.iter().chain(u.restored.iter())),
+            )
+            .chain(self.origin.iter().map(|o| &o.snapshot))
+    }
+
+    /// Decrypt and parse mark `name`, checking it is the one its name says.
+    fn open(remote: &Remote, name: &str, bytes: &[u8]) -> Result<RemoteMark, String> {
+        let plain = remote.open_object(Kind::Marks, name, bytes)?;
+        let m: RemoteMark =
+            serde_json::from_slice(&plain).map_err(|e| format!("not a mark record: {e}"))?;
+        if m.format != MARK_FORMAT {
+            return Err(format!("unknown format {:?}", m.format));
+        }
+        if m.name(&remote.keys) != name {
+            return Err("it is not the mark its name says".into());
+        }
+        Ok(m)
     }
 }
 
@@ -113,6 +156,7 @@ fn marks_of(
             format: MARK_FORMAT.into(),
             archived,
             undo: None,
+            origin: None,
         };
         out.push((mark.name(keys), mark));
     }
@@ -137,6 +181,7 @@ fn marks_of(
                 restored,
                 restored_content: u.restored_content,
             }),
+            origin: None,
         };
         out.push((mark.name(keys), mark));
     }
@@ -154,10 +199,12 @@ fn remote_names(store: &Store, keys: &Keys) -> Result<HashMap<SnapshotId, String
 
 /// Send the marks of `store` the remote lacks, each only when every
 /// snapshot it names is on the remote (`on_remote`, listed after the
-/// snapshot records were sent). Returns (marks sent, bytes).
+/// snapshot records were sent), and the origin (`host`, local id) of every
+/// snapshot of `store` on the remote. Returns (marks sent, bytes).
 pub(super) fn send_marks(
     store: &Store,
     remote: &Remote,
+    host: &str,
     on_remote: &HashSet<String>,
     sent: &mut dyn FnMut(u64),
 ) -> Result<(u64, u64), RemoteError> {
@@ -168,8 +215,28 @@ pub(super) fn send_marks(
         .map(|e| e.name)
         .collect();
     let names = remote_names(store, &remote.keys)?;
+    let mut marks = marks_of(store, &names, &remote.keys)?;
+    for (id, snapshot) in &names {
+        let name = origin_name(&remote.keys, snapshot);
+        if !have.contains(&name) {
+            let origin = RemoteOrigin {
+                snapshot: snapshot.clone(),
+                host: host.to_owned(),
+                id: id.0,
+            };
+            marks.push((
+                name,
+                RemoteMark {
+                    format: MARK_FORMAT.into(),
+                    archived: Vec::new(),
+                    undo: None,
+                    origin: Some(origin),
+                },
+            ));
+        }
+    }
     let mut items = Vec::new();
-    for (name, mark) in marks_of(store, &names, &remote.keys)? {
+    for (name, mark) in marks {
         if have.contains(&name) || !mark.needs().all(|n| on_remote.contains(n)) {
             continue;
         }
@@ -184,30 +251,39 @@ pub(super) fn send_marks(
 
 /// Bring the remote's marks into `store` (its local copy): each mark whose
 /// snapshots the store holds, archived tabs not recorded yet and undo points
-/// (written again unchanged when known). Returns the marks that did not read
-/// (path, why).
+/// (written again unchanged when known), and the origin of each snapshot
+/// that has none recorded (`hosts`: the machine each snapshot record names,
+/// by remote name, for a snapshot copied without an origin mark). Returns
+/// the marks that did not read (path, why).
 pub(super) fn receive_marks(
     remote: &Remote,
     store: &mut Store,
+    hosts: &HashMap<String, String>,
 ) -> Result<Vec<(String, String)>, RemoteError> {
-    let listed: Vec<String> = remote
+    let listed: HashSet<String> = remote
         .backend
         .list(Kind::Marks)?
         .into_iter()
         .map(|e| e.name)
         .collect();
-    if listed.is_empty() {
-        return Ok(Vec::new());
-    }
     let ids: HashMap<String, SnapshotId> = remote_names(store, &remote.keys)?
         .into_iter()
         .map(|(id, name)| (name, id))
         .collect();
+    let mut damaged = receive_origins(remote, store, &ids, &listed, hosts)?;
+    // Every other mark (an origin's name is known from its snapshot's).
+    let origins: HashSet<String> = ids.keys().map(|n| origin_name(&remote.keys, n)).collect();
+    let listed: Vec<String> = listed
+        .into_iter()
+        .filter(|n| !origins.contains(n))
+        .collect();
+    if listed.is_empty() {
+        return Ok(damaged);
+    }
     let got = remote.backend.read_many(
         listed.iter().map(|n| (Kind::Marks, n.clone())).collect(),
         &mut |_| {},
     )?;
-    let mut damaged = Vec::new();
     let known_undo: HashSet<(u64, String, Vec<SnapshotId>)> = store
         .undo_points()?
         .into_iter()
@@ -216,17 +292,7 @@ pub(super) fn receive_marks(
     for (name, bytes) in listed.iter().zip(got) {
         let path = Kind::Marks.path(name);
         let Some(bytes) = bytes else { continue };
-        let mark = match remote.open_object(Kind::Marks, name, &bytes).and_then(|p| {
-            let m: RemoteMark =
-                serde_json::from_slice(&p).map_err(|e| format!("not a mark record: {e}"))?;
-            if m.format != MARK_FORMAT {
-                return Err(format!("unknown format {:?}", m.format));
-            }
-            if m.name(&remote.keys) != *name {
-                return Err("it is not the mark its name says".into());
-            }
-            Ok(m)
-        }) {
+        let mark = match RemoteMark::open(remote, name, &bytes) {
             Ok(m) => m,
             Err(why) => {
                 damaged.push((path, why));
@@ -277,5 +343,75 @@ pub(super) fn receive_marks(
             }
         }
     }
+    Ok(damaged)
+}
+
+/// Record the origin of each snapshot of `store` that has none yet: its
+/// origin mark when the remote has one, else the machine its record names.
+fn receive_origins(
+    remote: &Remote,
+    store: &mut Store,
+    ids: &HashMap<String, SnapshotId>,
+    listed: &HashSet<String>,
+    hosts: &HashMap<String, String>,
+) -> Result<Vec<(String, String)>, RemoteError> {
+    let known = store.origins()?;
+    let wanted: Vec<(&String, SnapshotId)> = ids
+        .iter()
+        .filter(|(_, id)| !known.contains_key(id))
+        .map(|(n, id)| (n, *id))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: Vec<String> = wanted
+        .iter()
+        .map(|(n, _)| origin_name(&remote.keys, n))
+        .collect();
+    let reads: Vec<(Kind, String)> = names
+        .iter()
+        .filter(|n| listed.contains(*n))
+        .map(|n| (Kind::Marks, n.clone()))
+        .collect();
+    let mut got: HashMap<String, Vec<u8>> = HashMap::new();
+    let read_names: Vec<String> = reads.iter().map(|(_, n)| n.clone()).collect();
+    for (name, bytes) in read_names
+        .into_iter()
+        .zip(remote.backend.read_many(reads, &mut |_| {})?)
+    {
+        if let Some(b) = bytes {
+            got.insert(name, b);
+        }
+    }
+    let mut damaged = Vec::new();
+    let mut origins = Vec::new();
+    for ((snapshot, id), name) in wanted.into_iter().zip(names) {
+        let from_mark = match got.get(&name) {
+            Some(bytes) => match RemoteMark::open(remote, &name, bytes) {
+                Ok(RemoteMark {
+                    origin: Some(o), ..
+                }) => Some(Origin {
+                    host: o.host,
+                    id: Some(SnapshotId(o.id)),
+                }),
+                Ok(_) => None,
+                Err(why) => {
+                    damaged.push((Kind::Marks.path(&name), why));
+                    None
+                }
+            },
+            None => None,
+        };
+        let origin = from_mark.or_else(|| {
+            hosts.get(snapshot).map(|h| Origin {
+                host: h.clone(),
+                id: None,
+            })
+        });
+        if let Some(o) = origin {
+            origins.push((id, o));
+        }
+    }
+    store.record_origins(&origins)?;
     Ok(damaged)
 }

@@ -230,7 +230,11 @@ pub fn sync_from_remote(
         }
     }
     // What the remote knows of its snapshots besides their records.
-    let damaged_marks = super::marks::receive_marks(remote, store)?;
+    let hosts: std::collections::HashMap<String, String> = records
+        .iter()
+        .map(|(name, r)| (name.clone(), r.host.clone()))
+        .collect();
+    let damaged_marks = super::marks::receive_marks(remote, store, &hosts)?;
     report.damaged.extend(damaged_marks);
     Ok(report)
 }

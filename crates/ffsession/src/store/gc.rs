@@ -183,6 +183,7 @@ impl Store {
             self.dir.join(manifest::SNAPSHOTS_DIR),
             self.dir.join(manifest::ARCHIVES_DIR),
             self.dir.join(super::UNDO_DIR),
+            self.dir.join(super::ORIGINS_DIR),
         ];
         let contents = self.dir.join(manifest::CONTENTS_DIR);
         if let Ok(fans) = fs::read_dir(&contents) {

@@ -59,6 +59,7 @@ pub(super) fn refuse_writer_links(dir: &Path) -> Result<(), StoreError> {
         super::manifest::CONTENTS_DIR,
         super::manifest::ARCHIVES_DIR,
         super::undo::UNDO_DIR,
+        super::origin::ORIGINS_DIR,
         super::manifest::STORE_FILE,
     ] {
         refuse_link(dir.join(folder))?;

@@ -57,6 +57,7 @@ pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
             super::CONTENTS_DIR,
             super::ARCHIVES_DIR,
             super::UNDO_DIR,
+            super::ORIGINS_DIR,
             super::STORE_FILE,
             super::owner::PROFILE_FILE,
         ]

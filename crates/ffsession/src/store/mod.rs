@@ -94,6 +94,7 @@ mod hygiene;
 mod index;
 mod layout;
 mod manifest;
+mod origin;
 pub mod owner;
 mod queries;
 mod read;
@@ -122,6 +123,7 @@ pub use error::StoreError;
 pub use index::INDEX_FILE;
 pub use layout::lock_holder;
 pub use manifest::{ARCHIVES_DIR, CONTENTS_DIR, SNAPSHOTS_DIR, STORE_FILE};
+pub use origin::{Origin, ORIGINS_DIR};
 pub use rebuild::{rebuild_catalog, RebuildReport};
 pub use search::{literal_query, OpenStretch, SearchError, SearchHit, TimeRange};
 pub use snapshot::{
