@@ -505,4 +505,19 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
     let removed: Vec<_> = plan.removed().collect();
     assert_eq!(removed.len(), 1, "{plan:?}");
     assert!(!removed.contains(&same(oldest).0) && !removed.contains(&same(second).0));
+
+    // Carried out on the remote, the removed snapshot's origin mark goes
+    // with it; the archive, the undo point and the other origins stay.
+    let gone = cache
+        .snapshot(ffsession::store::SnapshotId(removed[0]))
+        .unwrap();
+    let name = ffsession::remote::RemoteSnapshot::of(&gone, "").name_for(&remote);
+    let report = prune_remote(&remote, &[name], "laptop", NOW).unwrap();
+    assert_eq!(
+        (report.snapshots_removed, report.marks_removed),
+        (1, 1),
+        "{report:?}"
+    );
+    let marks = fs::read_dir(remote_dir.join("marks")).unwrap().count();
+    assert_eq!(marks, 2 + 3);
 }

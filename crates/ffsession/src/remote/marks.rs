@@ -415,3 +415,43 @@ fn receive_origins(
     store.record_origins(&origins)?;
     Ok(damaged)
 }
+
+/// Remove the marks that name no snapshot in `remaining` (the remote's
+/// snapshot records after a prune): the origin of each snapshot gone, and
+/// every archive or undo point none of whose snapshots is left. A mark that
+/// does not read is kept. Returns how many were removed.
+pub(super) fn remove_stale_marks(
+    remote: &Remote,
+    remaining: &HashSet<String>,
+) -> Result<u64, RemoteError> {
+    let listed: Vec<String> = remote
+        .backend
+        .list(Kind::Marks)?
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    let live_origins: HashSet<String> = remaining
+        .iter()
+        .map(|n| origin_name(&remote.keys, n))
+        .collect();
+    let others: Vec<String> = listed
+        .into_iter()
+        .filter(|n| !live_origins.contains(n))
+        .collect();
+    let got = remote.backend.read_many(
+        others.iter().map(|n| (Kind::Marks, n.clone())).collect(),
+        &mut |_| {},
+    )?;
+    let mut removed = 0;
+    for (name, bytes) in others.iter().zip(got) {
+        let Some(bytes) = bytes else { continue };
+        let Ok(mark) = RemoteMark::open(remote, name, &bytes) else {
+            continue;
+        };
+        if !mark.needs().any(|n| remaining.contains(n)) {
+            remote.backend.remove(Kind::Marks, name)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}

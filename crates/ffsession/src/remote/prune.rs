@@ -32,6 +32,8 @@ pub struct RemotePruneReport {
     pub kept_because: Option<String>,
     /// Temporary files interrupted copies left, removed.
     pub temporary_removed: u64,
+    /// Marks removed: those of no remaining snapshot.
+    pub marks_removed: u64,
 }
 
 /// Remove the snapshot records named `remove`, then collect garbage.
@@ -84,6 +86,14 @@ pub fn prune_remote(
         ));
         return Ok(report);
     }
+    // Marks that name no remaining snapshot (before any content: a mark
+    // never outlives what it names by more than one prune).
+    let remaining: HashSet<String> = listed
+        .iter()
+        .filter(|e| !doomed.contains(&e.name))
+        .map(|e| e.name.clone())
+        .collect();
+    report.marks_removed = super::marks::remove_stale_marks(remote, &remaining)?;
     let mut keep_chunks = HashSet::new();
     let contents = remote.backend.list(Kind::Contents)?;
     for e in &contents {
