@@ -383,3 +383,14 @@ pub fn read_service_file(path: &Path) -> String {
         None => String::from_utf8(bytes).unwrap(),
     }
 }
+
+/// The `--keep-*` options of a policy that keeps only the `last` newest
+/// sessions (every periodic rule off): what is left is the protections'.
+pub fn keep_only_last(last: u32) -> Vec<String> {
+    let mut args = vec!["--keep-last".to_owned(), last.to_string()];
+    for rule in ["hourly", "daily", "weekly", "monthly", "yearly"] {
+        args.push(format!("--keep-{rule}"));
+        args.push("0".to_owned());
+    }
+    args
+}

@@ -96,21 +96,7 @@ fn an_undo_point_survives_prune_and_says_why() {
     for day in 0..3 {
         env.back_up_recovery(&packed(32 + day, NOW - DAY + day as u64 * 3_600_000));
     }
-    let plan = ok_stdout(env.store_cmd(&profile).args([
-        "prune",
-        "--keep-last",
-        "1",
-        "--keep-hourly",
-        "0",
-        "--keep-daily",
-        "0",
-        "--keep-weekly",
-        "0",
-        "--keep-monthly",
-        "0",
-        "--keep-yearly",
-        "0",
-    ]));
+    let plan = ok_stdout(env.store_cmd(&profile).arg("prune").args(keep_only_last(1)));
     let line = plan
         .lines()
         .find(|l| l.contains(&format!("#{undo} ")))

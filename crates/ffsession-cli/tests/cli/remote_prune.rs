@@ -5,7 +5,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-use crate::common::{ok_output, packed, TestEnv};
+use crate::common::{keep_only_last, ok_output, packed, TestEnv};
 
 /// `ffsession` with the remote's password (and quick key stretching).
 fn cmd(env: &TestEnv) -> Command {
@@ -47,24 +47,10 @@ fn prune_dry_run_on_a_remote_lists_keep_lines_with_reasons_as_local_prune_does()
             .arg("--to")
             .arg(&remote),
     );
-    let policy = [
-        "prune",
-        "--dry-run",
-        "--keep-last",
-        "1",
-        "--keep-hourly",
-        "0",
-        "--keep-daily",
-        "0",
-        "--keep-weekly",
-        "0",
-        "--keep-monthly",
-        "0",
-        "--keep-yearly",
-        "0",
-    ];
-    let local = ok_output(env.store_cmd(&profile).args(policy));
-    let on_remote = ok_output(cmd(&env).arg("--store").arg(&remote).args(policy));
+    let mut policy = vec!["prune".to_owned(), "--dry-run".to_owned()];
+    policy.extend(keep_only_last(1));
+    let local = ok_output(env.store_cmd(&profile).args(&policy));
+    let on_remote = ok_output(cmd(&env).arg("--store").arg(&remote).args(&policy));
     let (local, on_remote) = (plan(&local.stdout), plan(&on_remote.stdout));
     assert_eq!(local.len(), 3, "{local:?}");
     // Every snapshot, with the same verdicts and reasons as a local prune.
@@ -161,24 +147,11 @@ fn a_copy_on_a_new_machine_knows_archived_tabs_undo_points_and_where_each_snapsh
     assert!(list.contains(&format!(" #{undo}]")), "{list}");
     assert!(list.lines().all(|l| l.contains("  [")), "{list}");
     // The strictest prune of the remote keeps the tidy's undo point.
-    let out = ok_output(cmd(&fresh).args([
-        "--store",
-        loc,
-        "prune",
-        "--dry-run",
-        "--keep-last",
-        "0",
-        "--keep-hourly",
-        "0",
-        "--keep-daily",
-        "0",
-        "--keep-weekly",
-        "0",
-        "--keep-monthly",
-        "0",
-        "--keep-yearly",
-        "0",
-    ]));
+    let out = ok_output(
+        cmd(&fresh)
+            .args(["--store", loc, "prune", "--dry-run"])
+            .args(keep_only_last(0)),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines().any(|l| l.starts_with("keep (")
