@@ -974,10 +974,11 @@ def s11_new_machine(ctx):
 
 
 # Scenarios 12 and 13 (tidy, extract, merge), 14 (rescue and tab groups),
-# 15 (tidy's rewriting rules), 16 (an upgrade backup) and 17 (a remote store over
-# SFTP) live in their own files.
+# 15 (tidy's rewriting rules), 16 (an upgrade backup), 17 (a remote store over
+# SFTP) and 18 (a new user's Firefox, found with no flag) live in their own files.
 from . import scenarios_tidy  # noqa: E402,F401
 from . import scenarios_rescue  # noqa: E402,F401
 from . import scenarios_tidy_rules  # noqa: E402,F401
 from . import scenarios_upgrade  # noqa: E402,F401
 from . import scenarios_remote  # noqa: E402,F401
+from . import scenarios_home  # noqa: E402,F401

@@ -6,25 +6,10 @@
 //! tells whether a Firefox is running on a profile by looking at its lock
 //! (`lock` symlink on Linux and macOS, `parent.lock` on Windows). It takes the
 //! Firefox root as an argument: finding it from `$HOME` is the caller's job, with
-//! [`platform_root`] for the usual place.
+//! [`crate::platform::Platform::firefox_roots`] for the usual places.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// Where Firefox keeps `profiles.ini` on this platform, given the user's home
-/// and data directories (`~/.mozilla/firefox` on Linux,
-/// `~/Library/Application Support/Firefox` on macOS, `%APPDATA%\Mozilla\Firefox`
-/// on Windows).
-/// [`crate::platform::Platform::firefox_root`] says it for every platform.
-pub fn platform_root(home: &Path, data_dir: &Path) -> PathBuf {
-    let folders = crate::platform::Folders {
-        home: home.to_path_buf(),
-        data: data_dir.to_path_buf(),
-        data_local: data_dir.to_path_buf(),
-        config: data_dir.to_path_buf(),
-    };
-    crate::platform::Platform::CURRENT.firefox_root(&folders)
-}
 
 /// Why a profile could not be found or read.
 #[derive(Debug, thiserror::Error)]
@@ -54,13 +39,19 @@ pub enum ProfileError {
     /// A path given as a profile is not a directory.
     #[error("{}: not a profile folder", .0.display())]
     NotAProfileDir(PathBuf),
+    /// None of the places Firefox keeps profiles has a `profiles.ini`.
+    #[error("no Firefox profile found; looked for profiles.ini in {}", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NoProfileFound {
+        /// Every folder looked in, in order.
+        searched: Vec<PathBuf>,
+    },
 }
 
 impl ProfileError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
         Some(match self {
-            ProfileError::NoProfilesIni(_) | ProfileError::Empty(_) => {
+            ProfileError::NoProfilesIni(_) | ProfileError::Empty(_) | ProfileError::NoProfileFound { .. } => {
                 "name a session file (e.g. `ffsession info samples/session.jsonlz4`), pass --profile PATH, or set FFSESSION_FIREFOX_DIR to the folder holding profiles.ini"
             }
             ProfileError::BadIni { .. } => "the file is damaged; pass --profile PATH to name the profile folder directly",
@@ -139,6 +130,78 @@ pub fn list(root: &Path) -> Result<Vec<Profile>, ProfileError> {
         profiles[i].is_default = true;
     }
     Ok(profiles)
+}
+
+/// The profiles of every root in `roots` that has a `profiles.ini`, in
+/// order, each with the index of its root. A root without one is left out;
+/// one whose `profiles.ini` does not read is an error. None at all is
+/// [`ProfileError::NoProfileFound`], naming every root.
+pub fn list_roots(roots: &[PathBuf]) -> Result<Vec<(usize, Profile)>, ProfileError> {
+    let mut out = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        match list(root) {
+            Ok(profiles) => out.extend(profiles.into_iter().map(|p| (i, p))),
+            Err(ProfileError::NoProfilesIni(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if out.is_empty() {
+        return Err(ProfileError::NoProfileFound {
+            searched: roots.to_vec(),
+        });
+    }
+    Ok(out)
+}
+
+/// [`find`] over several roots, in order: the default profile of the first
+/// root that has profiles, or the first profile of that name in any of
+/// them. With one root, exactly [`find`].
+pub fn find_in(roots: &[PathBuf], spec: Option<&str>) -> Result<Profile, ProfileError> {
+    if let [root] = roots {
+        return find(root, spec);
+    }
+    let as_path = spec.map(Path::new);
+    let looks_like_path = spec.is_some_and(|s| {
+        s.contains('/') || s.contains(std::path::MAIN_SEPARATOR) || Path::new(s).is_dir()
+    });
+    if looks_like_path {
+        let path = as_path.unwrap_or(Path::new(""));
+        if !path.is_dir() {
+            return Err(ProfileError::NotAProfileDir(path.to_path_buf()));
+        }
+        let listed = list_roots(roots).ok().and_then(|ps| {
+            ps.into_iter()
+                .map(|(_, p)| p)
+                .find(|p| crate::fs_util::same_file(&p.path, path))
+        });
+        return Ok(listed.unwrap_or_else(|| Profile {
+            name: folder_name(path),
+            path: path.to_path_buf(),
+            is_default: false,
+        }));
+    }
+    let all = list_roots(roots)?;
+    match spec {
+        None => {
+            let first_root = all[0].0;
+            let of_root = all.iter().filter(|(r, _)| *r == first_root);
+            Ok(of_root
+                .clone()
+                .find(|(_, p)| p.is_default)
+                .or_else(|| of_root.clone().next())
+                .map(|(_, p)| p.clone())
+                .unwrap_or_else(|| all[0].1.clone()))
+        }
+        Some(name) => all
+            .iter()
+            .find(|(_, p)| p.name == name)
+            .or_else(|| all.iter().find(|(_, p)| p.name.eq_ignore_ascii_case(name)))
+            .map(|(_, p)| p.clone())
+            .ok_or_else(|| ProfileError::UnknownProfile {
+                name: name.to_owned(),
+                available: all.into_iter().map(|(_, p)| p.name).collect(),
+            }),
+    }
 }
 
 /// Find the profile `spec` names (a profile name, or a path to a profile

@@ -85,7 +85,10 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
             "unset it, or back up one profile at a time with --profile NAME --store DIR",
         ));
     }
-    let profiles = profile::list(&global.firefox_root()?)?;
+    let profiles: Vec<Profile> = profile::list_roots(&global.firefox_root_paths()?)?
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
     if profiles.is_empty() {
         return Err(UserError::with_hint(
             "profiles.ini lists no profile",

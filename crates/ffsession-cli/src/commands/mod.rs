@@ -34,7 +34,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use ffsession::platform::Platform;
+use ffsession::platform::{FirefoxRoot, Platform};
 use ffsession::profile::{self, Profile};
 use ffsession::store::owner;
 use ffsession::{sources, SessionData};
@@ -77,11 +77,18 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 impl GlobalArgs {
-    /// The folder holding profiles.ini: `--firefox-dir`, `$FFSESSION_FIREFOX_DIR`,
-    /// or the platform's default.
-    pub fn firefox_root(&self) -> Result<PathBuf> {
+    /// The folders holding profiles.ini: `--firefox-dir` or
+    /// `$FFSESSION_FIREFOX_DIR` alone, or every place the platform's Firefox
+    /// keeps profiles, the one Firefox itself uses first (on Linux the XDG
+    /// folder or, when `~/.mozilla/firefox` exists or `MOZ_LEGACY_HOME=1`,
+    /// the legacy one; then the other, the Snap's and the Flatpak's).
+    pub fn firefox_roots(&self) -> Result<Vec<FirefoxRoot>> {
         if let Some(dir) = &self.firefox_dir {
-            return Ok(dir.clone());
+            return Ok(vec![FirefoxRoot {
+                browser: "Firefox",
+                package: "",
+                path: dir.clone(),
+            }]);
         }
         let folders = crate::folders::folders().ok_or_else(|| {
             UserError::with_hint(
@@ -89,13 +96,20 @@ impl GlobalArgs {
                 "set HOME, or pass --firefox-dir DIR or --profile PATH",
             )
         })?;
-        Ok(Platform::CURRENT.firefox_root(&folders))
+        let forced = std::env::var_os("MOZ_LEGACY_HOME").is_some_and(|v| v == "1");
+        let legacy = ffsession::platform::linux_legacy_home(&folders, forced);
+        Ok(Platform::CURRENT.firefox_roots(&folders, legacy))
+    }
+
+    /// The paths of [`GlobalArgs::firefox_roots`].
+    pub fn firefox_root_paths(&self) -> Result<Vec<PathBuf>> {
+        Ok(self.firefox_roots()?.into_iter().map(|r| r.path).collect())
     }
 
     /// The profile `--profile` names, or the default profile.
     pub fn profile(&self) -> Result<Profile> {
-        let root = self.firefox_root()?;
-        Ok(profile::find(&root, self.profile.as_deref())?)
+        let roots = self.firefox_root_paths()?;
+        Ok(profile::find_in(&roots, self.profile.as_deref())?)
     }
 }
 

@@ -31,6 +31,10 @@ pub struct ProfilesArgs {
 struct ProfileJson {
     #[serde(flatten)]
     profile: Profile,
+    /// The browser and its package (`Firefox`, `Firefox (Flatpak)`).
+    browser: String,
+    /// The folder holding the profiles.ini that lists it.
+    root: Option<std::path::PathBuf>,
     lock: LockState,
     session_files: Vec<FileJson>,
     /// What a backup leaves out, and why.
@@ -66,12 +70,26 @@ fn inspect(file: SourceFile) -> FileJson {
 }
 
 pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
-    let profiles = match &global.profile {
-        Some(_) => vec![global.profile()?],
-        None => profile::list(&global.firefox_root()?)?,
+    let roots = global.firefox_roots()?;
+    let paths: Vec<_> = roots.iter().map(|r| r.path.clone()).collect();
+    let profiles: Vec<(Option<usize>, Profile)> = match &global.profile {
+        Some(_) => {
+            let p = global.profile()?;
+            // The root that lists it, if one does.
+            let root = profile::list_roots(&paths).ok().and_then(|all| {
+                all.into_iter()
+                    .find(|(_, q)| q.path == p.path)
+                    .map(|(r, _)| r)
+            });
+            vec![(root, p)]
+        }
+        None => profile::list_roots(&paths)?
+            .into_iter()
+            .map(|(r, p)| (Some(r), p))
+            .collect(),
     };
     let mut report = Vec::new();
-    for p in profiles {
+    for (root, p) in profiles {
         let listing = sources::scan(&p.path).unwrap_or_default();
         let mut session_files: Vec<FileJson> = listing.files.into_iter().map(inspect).collect();
         // Newest session first; a file that does not say when (unreadable)
@@ -80,6 +98,8 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
             std::cmp::Reverse(f.summary.as_ref().and_then(|s| s.timestamps.last_update))
         });
         report.push(ProfileJson {
+            browser: root.map_or_else(|| "Firefox".to_owned(), |r| roots[r].label()),
+            root: root.map(|r| roots[r].path.clone()),
             lock: profile::lock_state(&p.path),
             profile: p,
             session_files,
@@ -90,9 +110,18 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         return super::print_json(&report);
     }
     let mut out = io::stdout().lock();
+    // Grouped by the browser and folder that list them, when there are several.
+    let several = report
+        .iter()
+        .any(|p| p.root.is_some() && p.root != report[0].root);
     for (i, p) in report.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
+        }
+        if several && (i == 0 || p.root != report[i - 1].root) {
+            if let Some(root) = &p.root {
+                writeln!(out, "== {}: {}", p.browser, fmt::path(root))?;
+            }
         }
         let default = if p.profile.is_default {
             " (default)"

@@ -60,9 +60,13 @@ impl TestEnv {
         }
     }
 
-    /// Where the sealed `ffsession` looks for profiles.ini.
+    /// Where the sealed `ffsession` looks for profiles.ini first: where
+    /// Firefox itself keeps it (on Linux the XDG folder, or the legacy
+    /// `~/.mozilla/firefox` once that exists).
     pub fn firefox_root(&self) -> PathBuf {
-        Platform::CURRENT.firefox_root(&self.folders())
+        let folders = self.folders();
+        let legacy = ffsession::platform::linux_legacy_home(&folders, false);
+        Platform::CURRENT.firefox_root(&folders, legacy)
     }
 
     /// Where the sealed `ffsession` keeps a profile's store by default.

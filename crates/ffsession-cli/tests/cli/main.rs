@@ -19,6 +19,7 @@ mod read;
 mod remote;
 mod remote_prune;
 mod rescue;
+mod roots;
 mod safety;
 mod search;
 mod standalone;
