@@ -380,7 +380,7 @@ impl Life {
                 .to_string_lossy()
                 .replace('\\', "/");
             let known = self.ff.files.contains_key(&name)
-                || [".parentlock", "prefs.js", "lock"].contains(&name.as_str());
+                || [".parentlock", "parent.lock", "prefs.js", "lock"].contains(&name.as_str());
             assert!(known, "promise 5: ffsession left {name} in the profile");
         }
     }
