@@ -165,10 +165,12 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
         Some(undo_dir) if !args.dry_run => Some(super::create_store_waiting(global, undo_dir)?),
         _ => None,
     };
-    if !args.dry_run && !plan.needs_undo() && undo_store.is_none() {
+    if !args.dry_run && !plan.needs_undo() && undo_store.is_none() && !remote {
         // Nothing to undo: the store records what was restored when it can
         // be written (so `restore latest` means it), and is read only when
-        // it cannot.
+        // it cannot. Not a remote's local copy: it mirrors the remote, and
+        // what one machine restored into a new folder is not the latest of
+        // every machine's.
         if let Ok(writable) = super::open_existing_store_waiting(global, &dir) {
             store = writable;
         }
