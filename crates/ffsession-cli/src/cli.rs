@@ -65,8 +65,22 @@ pub struct GlobalArgs {
     #[arg(long, short = 'P', global = true, value_name = "NAME|PATH")]
     pub profile: Option<String>,
 
-    /// Folder holding Firefox's profiles.ini
-    /// [default: ~/.mozilla/firefox, ~/Library/Application Support/Firefox or %APPDATA%\Mozilla\Firefox]
+    /// Browser whose profiles to use: firefox, librewolf, floorp, waterfox,
+    /// zen, or a Firefox edition sharing Firefox's profiles.ini
+    /// (developer-edition, nightly, beta, esr) [default: every one found,
+    /// Firefox's first]
+    #[arg(
+        long,
+        short = 'B',
+        global = true,
+        value_name = "NAME",
+        env = "FFSESSION_BROWSER"
+    )]
+    pub browser: Option<String>,
+
+    /// Folder holding the browser's profiles.ini [default: every folder
+    /// where the browsers keep it, as each decides: `ffsession profiles`
+    /// lists them]
     #[arg(long, global = true, value_name = "DIR", env = "FFSESSION_FIREFOX_DIR")]
     pub firefox_dir: Option<PathBuf>,
 

@@ -120,16 +120,47 @@ pub fn list(root: &Path) -> Result<Vec<Profile>, ProfileError> {
     if profiles.is_empty() {
         return Err(ProfileError::Empty(ini_path));
     }
-    let by_install = install_defaults
-        .iter()
-        .find_map(|d| profiles.iter().position(|p| &p.path == d));
-    let default = by_install
-        .or(legacy_default)
-        .or((profiles.len() == 1).then_some(0));
-    if let Some(i) = default {
+    // Each install's default (Firefox and its Developer Edition or Nightly
+    // share one profiles.ini, each with a default of its own); else the old
+    // `Default=1`; else the only profile.
+    let mut any = false;
+    for p in &mut profiles {
+        if install_defaults.contains(&p.path) {
+            p.is_default = true;
+            any = true;
+        }
+    }
+    let default = legacy_default.or((profiles.len() == 1).then_some(0));
+    if let (false, Some(i)) = (any, default) {
         profiles[i].is_default = true;
     }
     Ok(profiles)
+}
+
+/// Which Firefox a profile's name says it was made for, where it is not the
+/// release: `Developer Edition` (`dev-edition-default`), `Nightly`, `Beta`,
+/// `ESR` (`default-nightly`, ...), as Firefox names the profile it makes for
+/// each install. These share the release's `profiles.ini`.
+pub fn edition(profile_name: &str) -> Option<&'static str> {
+    Some(match profile_name {
+        "dev-edition-default" => "Developer Edition",
+        "default-nightly" => "Nightly",
+        "default-beta" => "Beta",
+        "default-esr" => "ESR",
+        _ => return None,
+    })
+}
+
+/// The profile Firefox opens with no profile named, among `profiles`: an
+/// install's default (the release's, when several installs share the
+/// folder), else the first.
+fn the_default<'a>(profiles: impl Iterator<Item = &'a Profile> + Clone) -> Option<&'a Profile> {
+    let mut defaults = profiles.clone().filter(|p| p.is_default);
+    defaults
+        .clone()
+        .find(|p| edition(&p.name).is_none())
+        .or_else(|| defaults.next())
+        .or_else(|| profiles.clone().next())
 }
 
 /// The profiles of every root in `roots` that has a `profiles.ini`, in
@@ -153,19 +184,20 @@ pub fn list_roots(roots: &[PathBuf]) -> Result<Vec<(usize, Profile)>, ProfileErr
     Ok(out)
 }
 
-/// [`find`] over several roots, in order: the default profile of the first
-/// root that has profiles, or the first profile of that name in any of
-/// them. With one root, exactly [`find`].
-pub fn find_in(roots: &[PathBuf], spec: Option<&str>) -> Result<Profile, ProfileError> {
-    if let [root] = roots {
-        return find(root, spec);
-    }
-    let as_path = spec.map(Path::new);
+/// [`find`] over several roots, in order, among the profiles `keep` keeps
+/// (a browser or an edition chosen): the default profile of the first root
+/// that has profiles, or the first profile of that name in any of them. A
+/// path is taken as it is.
+pub fn find_in(
+    roots: &[PathBuf],
+    spec: Option<&str>,
+    keep: &dyn Fn(&Profile) -> bool,
+) -> Result<Profile, ProfileError> {
     let looks_like_path = spec.is_some_and(|s| {
         s.contains('/') || s.contains(std::path::MAIN_SEPARATOR) || Path::new(s).is_dir()
     });
-    if looks_like_path {
-        let path = as_path.unwrap_or(Path::new(""));
+    if let (true, Some(spec)) = (looks_like_path, spec) {
+        let path = Path::new(spec);
         if !path.is_dir() {
             return Err(ProfileError::NotAProfileDir(path.to_path_buf()));
         }
@@ -180,16 +212,20 @@ pub fn find_in(roots: &[PathBuf], spec: Option<&str>) -> Result<Profile, Profile
             is_default: false,
         }));
     }
-    let all = list_roots(roots)?;
+    let all: Vec<(usize, Profile)> = list_roots(roots)?
+        .into_iter()
+        .filter(|(_, p)| keep(p))
+        .collect();
+    let Some(&(first_root, _)) = all.first() else {
+        return Err(ProfileError::NoProfileFound {
+            searched: roots.to_vec(),
+        });
+    };
     match spec {
         None => {
-            let first_root = all[0].0;
-            let of_root = all.iter().filter(|(r, _)| *r == first_root);
-            Ok(of_root
-                .clone()
-                .find(|(_, p)| p.is_default)
-                .or_else(|| of_root.clone().next())
-                .map(|(_, p)| p.clone())
+            let of_root = all.iter().filter(|(r, _)| *r == first_root).map(|(_, p)| p);
+            Ok(the_default(of_root)
+                .cloned()
                 .unwrap_or_else(|| all[0].1.clone()))
         }
         Some(name) => all
@@ -240,8 +276,9 @@ pub fn find(root: &Path, spec: Option<&str>) -> Result<Profile, ProfileError> {
         };
     }
     let profiles = list(root)?;
-    let i = profiles.iter().position(|p| p.is_default).unwrap_or(0);
-    Ok(profiles[i].clone())
+    Ok(the_default(profiles.iter())
+        .cloned()
+        .unwrap_or_else(|| profiles[0].clone()))
 }
 
 fn load_ini(path: &Path) -> Result<ini::Ini, ProfileError> {

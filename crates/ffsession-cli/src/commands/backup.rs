@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 use ffsession::backup::{backup_profile, Alarm, BackupReport};
-use ffsession::profile::{self, Profile};
+use ffsession::profile::Profile;
 use ffsession::sources::SkippedFile;
 
 use super::prune::{apply_policy, KeepArgs};
@@ -85,7 +85,8 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
             "unset it, or back up one profile at a time with --profile NAME --store DIR",
         ));
     }
-    let profiles: Vec<Profile> = profile::list_roots(&global.firefox_root_paths()?)?
+    let profiles: Vec<Profile> = global
+        .listed_profiles()?
         .into_iter()
         .map(|(_, p)| p)
         .collect();

@@ -76,16 +76,63 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// What `--browser` chose: a browser of the family, and maybe one of
+/// Firefox's editions (which share Firefox's folders).
+struct BrowserChoice {
+    browser: &'static ffsession::platform::Browser,
+    edition: Option<&'static str>,
+}
+
+/// `--browser NAME`: a browser's name or a Firefox edition's, in any case,
+/// with or without `firefox-` before the edition.
+fn browser_choice(name: &str) -> Result<BrowserChoice> {
+    use ffsession::platform::{browser, BROWSERS};
+    let key = name.trim().to_lowercase().replace([' ', '_'], "-");
+    let edition = match key.strip_prefix("firefox-").unwrap_or(&key) {
+        "developer-edition" | "devedition" | "dev-edition" | "aurora" => Some("Developer Edition"),
+        "nightly" => Some("Nightly"),
+        "beta" => Some("Beta"),
+        "esr" => Some("ESR"),
+        _ => None,
+    };
+    if edition.is_some() {
+        return Ok(BrowserChoice {
+            browser: &BROWSERS[0],
+            edition,
+        });
+    }
+    match browser(&key) {
+        Some(b) => Ok(BrowserChoice {
+            browser: b,
+            edition: None,
+        }),
+        None => Err(UserError::with_hint(
+            format!("--browser {name:?}: not a browser ffsession knows"),
+            format!(
+                "name one of {}, or developer-edition, nightly, beta, esr; for another, pass --firefox-dir DIR (the folder holding its profiles.ini)",
+                BROWSERS
+                    .iter()
+                    .map(|b| b.name.to_lowercase())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
 impl GlobalArgs {
     /// The folders holding profiles.ini: `--firefox-dir` or
-    /// `$FFSESSION_FIREFOX_DIR` alone, or every place the platform's Firefox
-    /// keeps profiles, the one Firefox itself uses first (on Linux the XDG
-    /// folder or, when `~/.mozilla/firefox` exists or `MOZ_LEGACY_HOME=1`,
-    /// the legacy one; then the other, the Snap's and the Flatpak's).
+    /// `$FFSESSION_FIREFOX_DIR` alone, or every place the browsers of the
+    /// Firefox family keep profiles (only `--browser`'s when given),
+    /// Firefox's first and, for each, the one it uses itself first (on
+    /// Linux the XDG folder or, when the legacy one exists or
+    /// `MOZ_LEGACY_HOME=1`, the legacy one; then the other, the Snap's and
+    /// the Flatpak's).
     pub fn firefox_roots(&self) -> Result<Vec<FirefoxRoot>> {
+        let choice = self.browser.as_deref().map(browser_choice).transpose()?;
         if let Some(dir) = &self.firefox_dir {
             return Ok(vec![FirefoxRoot {
-                browser: "Firefox",
+                browser: choice.map_or("Firefox", |c| c.browser.name),
                 package: "",
                 path: dir.clone(),
             }]);
@@ -97,8 +144,10 @@ impl GlobalArgs {
             )
         })?;
         let forced = std::env::var_os("MOZ_LEGACY_HOME").is_some_and(|v| v == "1");
-        let legacy = ffsession::platform::linux_legacy_home(&folders, forced);
-        Ok(Platform::CURRENT.firefox_roots(&folders, legacy))
+        Ok(match choice {
+            Some(c) => c.browser.roots(Platform::CURRENT, &folders, forced),
+            None => Platform::CURRENT.firefox_roots(&folders, forced),
+        })
     }
 
     /// The paths of [`GlobalArgs::firefox_roots`].
@@ -106,10 +155,38 @@ impl GlobalArgs {
         Ok(self.firefox_roots()?.into_iter().map(|r| r.path).collect())
     }
 
+    /// Whether `--browser` keeps `profile` (an edition keeps only the
+    /// profiles Firefox made for it).
+    fn keeps(&self, profile: &Profile) -> bool {
+        let edition = self
+            .browser
+            .as_deref()
+            .and_then(|b| browser_choice(b).ok())
+            .and_then(|c| c.edition);
+        edition.is_none_or(|e| profile::edition(&profile.name) == Some(e))
+    }
+
+    /// Every profile of [`GlobalArgs::firefox_roots`] `--browser` keeps,
+    /// each with the index of its root; none is
+    /// [`profile::ProfileError::NoProfileFound`].
+    pub fn listed_profiles(&self) -> Result<Vec<(usize, Profile)>> {
+        let roots = self.firefox_root_paths()?;
+        let all: Vec<(usize, Profile)> = profile::list_roots(&roots)?
+            .into_iter()
+            .filter(|(_, p)| self.keeps(p))
+            .collect();
+        if all.is_empty() {
+            return Err(profile::ProfileError::NoProfileFound { searched: roots }.into());
+        }
+        Ok(all)
+    }
+
     /// The profile `--profile` names, or the default profile.
     pub fn profile(&self) -> Result<Profile> {
         let roots = self.firefox_root_paths()?;
-        Ok(profile::find_in(&roots, self.profile.as_deref())?)
+        Ok(profile::find_in(&roots, self.profile.as_deref(), &|p| {
+            self.keeps(p)
+        })?)
     }
 }
 

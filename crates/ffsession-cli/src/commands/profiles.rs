@@ -31,8 +31,16 @@ pub struct ProfilesArgs {
 struct ProfileJson {
     #[serde(flatten)]
     profile: Profile,
-    /// The browser and its package (`Firefox`, `Firefox (Flatpak)`).
+    /// The browser and its package (`Firefox`, `Firefox Nightly`, `Zen
+    /// (Flatpak)`).
     browser: String,
+    /// The browser alone (`Firefox`, `Zen`).
+    #[serde(skip)]
+    app: &'static str,
+    /// The Firefox edition the profile was made for (`Developer Edition`,
+    /// `Nightly`, ...), when its name says so.
+    #[serde(skip)]
+    edition: Option<&'static str>,
     /// The folder holding the profiles.ini that lists it.
     root: Option<std::path::PathBuf>,
     lock: LockState,
@@ -83,7 +91,8 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
             });
             vec![(root, p)]
         }
-        None => profile::list_roots(&paths)?
+        None => global
+            .listed_profiles()?
             .into_iter()
             .map(|(r, p)| (Some(r), p))
             .collect(),
@@ -97,8 +106,19 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
         session_files.sort_by_key(|f| {
             std::cmp::Reverse(f.summary.as_ref().and_then(|s| s.timestamps.last_update))
         });
+        let label = root.map_or_else(|| "Firefox".to_owned(), |r| roots[r].label());
+        // Firefox's Developer Edition, Nightly ...: installs of their own
+        // in Firefox's profiles.ini.
+        let edition = root
+            .filter(|&r| roots[r].browser == "Firefox")
+            .and_then(|_| profile::edition(&p.name));
         report.push(ProfileJson {
-            browser: root.map_or_else(|| "Firefox".to_owned(), |r| roots[r].label()),
+            app: root.map_or("Firefox", |r| roots[r].browser),
+            browser: match edition {
+                Some(e) => label.replacen("Firefox", &format!("Firefox {e}"), 1),
+                None => label,
+            },
+            edition,
             root: root.map(|r| roots[r].path.clone()),
             lock: profile::lock_state(&p.path),
             profile: p,
@@ -123,15 +143,17 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
                 writeln!(out, "== {}: {}", p.browser, fmt::path(root))?;
             }
         }
-        let default = if p.profile.is_default {
-            " (default)"
-        } else {
-            ""
+        let default = match (p.profile.is_default, p.edition) {
+            (true, Some(e)) => format!(" (default of {} {e})", p.app),
+            (true, None) => " (default)".to_owned(),
+            (false, Some(e)) => format!(" ({} {e})", p.app),
+            (false, None) => String::new(),
         };
+        let app = p.app;
         let lock = match p.lock {
             LockState::NotRunning => "not running".to_owned(),
-            LockState::Running { pid: Some(pid) } => format!("Firefox running (pid {pid})"),
-            LockState::Running { pid: None } => "Firefox running".to_owned(),
+            LockState::Running { pid: Some(pid) } => format!("{app} running (pid {pid})"),
+            LockState::Running { pid: None } => format!("{app} running"),
             LockState::Stale { pid } => format!("not running (stale lock of pid {pid})"),
         };
         writeln!(out, "{}{default}: {lock}", fmt::escape(&p.profile.name))?;

@@ -181,29 +181,47 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
     } else {
         vec![global.profile()?]
     };
+    // Two profiles of one name (a Firefox's and a Zen's `default-release`,
+    // a distribution Firefox's and a Flatpak's): the later one's service,
+    // like its store, is kept apart by its folder.
     let mut units = std::collections::HashSet::new();
-    for p in &profiles {
-        let unit = ServiceSpec {
-            profile_name: p.name.clone(),
-            program: String::new(),
-            args: Vec::new(),
+    let mut named = Vec::with_capacity(profiles.len());
+    for p in profiles {
+        let key = ffsession::store::owner::folder_key(&p.path);
+        let store_apart = global.data_store_dir(&p).is_ok_and(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(&format!("-{key}")))
+        });
+        let mut name = p.name.clone();
+        if store_apart || units.contains(&unit_name(&name)) {
+            name = format!("{}-{key}", p.name);
         }
-        .unit_name();
-        if !units.insert(unit.clone()) {
+        if !units.insert(unit_name(&name)) {
             return Err(UserError::with_hint(
-                format!("two profiles would share the service name {unit}"),
-                "rename one of them in Firefox's profile manager, or install one at a time with --profile",
+                format!("two profiles would share the service name {}", unit_name(&name)),
+                "rename one of them in the browser's profile manager, or install one at a time with --profile",
             ));
         }
+        named.push((p, name));
     }
-    for profile in &profiles {
-        one(global, &args.action, profile)?;
+    for (profile, name) in &named {
+        one(global, &args.action, profile, name)?;
     }
     Ok(())
 }
 
+/// The unit name of a profile's service, `ffsession-watch-<name>`.
+fn unit_name(name: &str) -> String {
+    ServiceSpec {
+        profile_name: name.to_owned(),
+        program: String::new(),
+        args: Vec::new(),
+    }
+    .unit_name()
+}
+
 /// Install or uninstall the service of one profile.
-fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result<()> {
+fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile, name: &str) -> Result<()> {
     let program = service_program()?;
     // The service runs from another working directory: absolute paths only.
     let absolute = |p: &std::path::Path| {
@@ -229,7 +247,7 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile) -> Result
         watch_args.extend(["--config".to_owned(), absolute(config)]);
     }
     let spec = ServiceSpec {
-        profile_name: profile.name.clone(),
+        profile_name: name.to_owned(),
         program: program.display().to_string(),
         args: watch_args,
     };

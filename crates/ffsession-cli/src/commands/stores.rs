@@ -11,9 +11,9 @@ use serde::Serialize;
 use crate::cli::GlobalArgs;
 use crate::fmt;
 
-/// List the backup stores in the data directory (one per Firefox profile):
-/// where each is, the profile folder it backs up, how many snapshots it
-/// holds, the newest, and its size.
+/// List the backup stores in the data directory (one per browser profile):
+/// where each is, the profile folder it backs up and whose (the browser's),
+/// how many snapshots it holds, the newest, and its size.
 ///
 /// Every store command works on a store alone with --store DIR, with no
 /// Firefox installed: a store copied from an old machine is listed, searched
@@ -42,6 +42,10 @@ struct StoreRow {
     profile: Option<String>,
     /// The profile folder the store backs up (`<store>/profile`), if named.
     profile_folder: Option<PathBuf>,
+    /// The browser whose profile that folder is (`Firefox`, `Zen
+    /// (Flatpak)`), when it is in one of the places browsers keep
+    /// profiles.
+    browser: Option<String>,
     stored_bytes: Option<u64>,
     /// A store (it has chunks/) whose catalog.sqlite is gone: its snapshots
     /// cannot be listed until the catalog is put back.
@@ -54,7 +58,24 @@ pub fn run(global: &GlobalArgs, args: StoresArgs) -> Result<()> {
         Some(dir) => dir,
         None => global.stores_root()?,
     };
-    let rows = stores_in(&root)?;
+    let mut rows = stores_in(&root)?;
+    // Whose each is: the browser whose profiles.ini lists its folder, or
+    // whose folder holds it.
+    if let Ok(roots) = global.firefox_roots() {
+        let paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
+        let listed = ffsession::profile::list_roots(&paths).unwrap_or_default();
+        for row in &mut rows {
+            let Some(folder) = &row.profile_folder else {
+                continue;
+            };
+            let root = listed
+                .iter()
+                .find(|(_, p)| ffsession::fs_util::same_file(&p.path, folder))
+                .map(|(r, _)| *r)
+                .or_else(|| roots.iter().position(|r| folder.starts_with(&r.path)));
+            row.browser = root.map(|r| roots[r].label());
+        }
+    }
     if args.json {
         return super::print_json(&rows);
     }
@@ -95,6 +116,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
                 newest_ms,
                 profile,
                 profile_folder,
+                browser: None,
                 stored_bytes: Some(stored_bytes),
                 catalog_missing,
                 error: None,
@@ -106,6 +128,7 @@ fn stores_in(root: &Path) -> Result<Vec<StoreRow>> {
                 newest_ms: None,
                 profile: None,
                 profile_folder,
+                browser: None,
                 stored_bytes: None,
                 catalog_missing,
                 error: Some(e.to_string()),
@@ -173,8 +196,12 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
             )?,
         }
         writeln!(out, "  {}", fmt::path(&r.path))?;
-        if let Some(folder) = &r.profile_folder {
-            writeln!(out, "  backs up {}", fmt::path(folder))?;
+        match (&r.profile_folder, &r.browser) {
+            (Some(folder), Some(browser)) => {
+                writeln!(out, "  backs up {} ({browser})", fmt::path(folder))?
+            }
+            (Some(folder), None) => writeln!(out, "  backs up {}", fmt::path(folder))?,
+            (None, _) => {}
         }
     }
     writeln!(

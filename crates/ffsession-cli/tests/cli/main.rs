@@ -8,6 +8,7 @@ mod diff;
 mod durability;
 mod durability_ops;
 mod errors;
+mod family;
 mod heal_durability;
 mod help;
 mod hints;

@@ -19,7 +19,7 @@ fn a_new_linux_users_firefox_is_found_in_the_xdg_folder() {
     );
     let profiles = ok_json(env.cmd().args(["profiles", "--json"]));
     assert_eq!(profiles[0]["name"], "default-esr", "{profiles}");
-    assert_eq!(profiles[0]["browser"], "Firefox");
+    assert_eq!(profiles[0]["browser"], "Firefox ESR");
     assert_eq!(profiles[0]["root"], xdg.to_str().unwrap());
     // And backed up with no flag at all.
     ok_output(env.cmd().arg("backup"));
