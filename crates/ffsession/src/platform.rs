@@ -9,6 +9,7 @@
 //! | | Linux | macOS | Windows |
 //! |---|---|---|---|
 //! | Firefox | `$XDG_CONFIG_HOME/mozilla/firefox` (or the legacy `~/.mozilla/firefox`), Snap, Flatpak | `~/Library/Application Support/Firefox` | `%APPDATA%\Mozilla\Firefox` |
+//! | its family | LibreWolf, Floorp, Waterfox, Zen: [`BROWSERS`] | the same | the same |
 //! | stores | `~/.local/share/ffsession` | `~/Library/Application Support/ffsession` | `%LOCALAPPDATA%\ffsession\data` |
 //! | config | `~/.config/ffsession/config.toml` | `~/Library/Application Support/ffsession/config.toml` | `%APPDATA%\ffsession\config\config.toml` |
 //! | service | `~/.config/systemd/user/<unit>.service` | `~/Library/LaunchAgents/<label>.plist` | `%APPDATA%\ffsession\config\<task>.xml`, registered with Task Scheduler |
@@ -26,8 +27,10 @@
 //! an empty `~/.mozilla`, or one holding only `native-messaging-hosts`,
 //! does not count). The Snap keeps its own under `~/snap/firefox/common`,
 //! the Flatpak under `~/.var/app/org.mozilla.firefox` (its `config/` is the
-//! XDG folder there). [`Platform::firefox_roots`] lists every such place,
-//! the one Firefox itself uses first.
+//! XDG folder there). The browsers built from Firefox follow the same rule
+//! under their own names ([`BROWSERS`], docs/browsers.md).
+//! [`Platform::firefox_roots`] lists every such place, Firefox's first and,
+//! for each browser, the one it uses itself first.
 
 use std::path::PathBuf;
 

@@ -40,11 +40,39 @@ pub enum ProfileError {
     #[error("{}: not a profile folder", .0.display())]
     NotAProfileDir(PathBuf),
     /// None of the places Firefox keeps profiles has a `profiles.ini`.
-    #[error("no Firefox profile found; looked for profiles.ini in {}", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error(
+        "no browser profile found; looked for profiles.ini in {}",
+        folder_list(searched)
+    )]
     NoProfileFound {
         /// Every folder looked in, in order.
         searched: Vec<PathBuf>,
     },
+}
+
+/// Folders as one short list: those under one common folder (the home
+/// folder, usually) named after it once, `/home/me: .mozilla/firefox,
+/// .config/zen`.
+fn folder_list(folders: &[PathBuf]) -> String {
+    let several = folders.len() > 1;
+    let common = folders.first().filter(|_| several).and_then(|first| {
+        first
+            .ancestors()
+            .skip(1)
+            .find(|a| a.parent().is_some() && folders.iter().all(|f| f.starts_with(a)))
+    });
+    let names = folders.iter().map(|f| {
+        common
+            .and_then(|c| f.strip_prefix(c).ok())
+            .unwrap_or(f)
+            .display()
+            .to_string()
+    });
+    let names = names.collect::<Vec<_>>().join(", ");
+    match common {
+        Some(c) => format!("{}: {names}", c.display()),
+        None => names,
+    }
 }
 
 impl ProfileError {

@@ -150,7 +150,12 @@ fn firefox_editions_share_a_folder_and_each_has_its_default() {
     assert!(err.contains("chrome") && err.contains("zen"), "{err}");
     // An edition with no profile here says where it looked.
     let err = expect_error(env.cmd().args(["--browser", "beta", "profiles"]));
-    assert!(err.contains(root.to_str().unwrap()), "{err}");
+    let rel = root.strip_prefix(env.home()).unwrap();
+    assert!(
+        err.contains(&format!("in {}: ", env.home().display()))
+            && err.contains(rel.to_str().unwrap()),
+        "{err}"
+    );
 }
 
 /// Firefox's and Zen's profiles of one name: two stores, each backing up

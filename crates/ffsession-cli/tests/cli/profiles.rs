@@ -113,7 +113,7 @@ fn no_profile_is_said_clearly() {
     let env = TestEnv::new();
     for args in [&["info"][..], &["tabs"], &["profiles"]] {
         let err = expect_error(env.cmd().args(args));
-        assert!(err.contains("no Firefox profile found"), "{err}");
+        assert!(err.contains("no browser profile found"), "{err}");
         assert!(err.contains("samples/session.jsonlz4"), "{err}");
     }
 }

@@ -81,15 +81,24 @@ fn snap_and_flatpak_profiles_are_found_and_named() {
 fn no_profile_anywhere_names_every_place_looked_in() {
     let env = TestEnv::new();
     let err = expect_error(env.cmd().arg("profiles"));
+    // Every folder, named after the home folder once.
+    let home = format!("in {}: ", env.home().display());
+    assert!(err.contains(&home), "{err}");
     for place in [
         ".config/mozilla/firefox",
         ".mozilla/firefox",
         "snap/firefox/common/.mozilla/firefox",
         ".var/app/org.mozilla.firefox/.mozilla/firefox",
         ".var/app/org.mozilla.firefox/config/mozilla/firefox",
+        ".config/zen",
+        ".librewolf",
+        ".waterfox",
+        ".floorp",
     ] {
-        let path = env.home().join(place);
-        assert!(err.contains(path.to_str().unwrap()), "{place}: {err}");
+        assert!(
+            err.contains(&format!(": {place},")) || err.contains(&format!(", {place},")),
+            "{place}: {err}"
+        );
     }
     assert_eq!(err.lines().count(), 1, "{err}");
 }
@@ -97,14 +106,13 @@ fn no_profile_anywhere_names_every_place_looked_in() {
 #[test]
 fn moz_legacy_home_puts_the_legacy_folder_first() {
     let env = TestEnv::new();
-    let xdg = env.home().join(".config/mozilla/firefox");
-    let legacy = env.home().join(".mozilla/firefox");
     let order = |err: &str| {
-        let (x, l) = (
-            err.find(xdg.to_str().unwrap()),
-            err.find(legacy.to_str().unwrap()),
-        );
-        (x.unwrap(), l.unwrap())
+        let at = |place: &str| {
+            err.find(&format!(": {place},"))
+                .or_else(|| err.find(&format!(", {place},")))
+                .unwrap()
+        };
+        (at(".config/mozilla/firefox"), at(".mozilla/firefox"))
     };
     let err = expect_error(env.cmd().arg("profiles"));
     let (x, l) = order(&err);
