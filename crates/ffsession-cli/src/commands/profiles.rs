@@ -14,8 +14,11 @@ use serde::Serialize;
 use crate::cli::GlobalArgs;
 use crate::fmt;
 
-/// List Firefox profiles with their folder, which one is the default, whether
-/// Firefox is running on it, and every session file it holds (size, last update,
+/// List the profiles of Firefox and of the browsers built from it
+/// (LibreWolf, Floorp, Waterfox, Zen; Snap and Flatpak installs), grouped
+/// by browser and folder, with their folder, which is the default (of each
+/// install: Firefox's Developer Edition or Nightly share Firefox's
+/// profiles.ini), whether the browser is running on it, and every session file it holds (size, last update,
 /// windows and tabs, or what is wrong with it), newest session first (by the
 /// session's own time, Firefox's last update of it; unreadable files last).
 ///
