@@ -11,7 +11,8 @@ use crate::retention::{self, Candidate, PrunePlan, Reason, RetentionPolicy};
 use crate::store::{GcReport, SnapshotId, SnapshotInfo, Store, StoreError, UndoPoint};
 
 /// What retention needs to know of each snapshot; `archive` lists the
-/// snapshots that hold tabs `tidy` archived (always kept).
+/// snapshots that hold tabs `tidy` archived (always kept). One group: see
+/// [`group_by_origin`] for a remote's copy.
 pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Candidate> {
     snapshots
         .iter()
@@ -25,8 +26,33 @@ pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Can
             tabs: s.counts.map_or(0, |c| c.tabs),
             holds_archive: archive.contains(&s.id),
             undo_until_ms: None,
+            group: 0,
         })
         .collect()
+}
+
+/// Put each candidate in the group of the machine and profile its snapshot
+/// came from, where the store knows it (a remote's local copy records each
+/// snapshot's origin, [`Store::origins`]); retention then applies to each
+/// machine's sessions on its own, as on that machine. Snapshots of no known
+/// origin (a local store's) stay together.
+pub fn group_by_origin(
+    candidates: &mut [Candidate],
+    snapshots: &[SnapshotInfo],
+    origins: &std::collections::BTreeMap<SnapshotId, crate::store::Origin>,
+) {
+    let mut groups: Vec<(Option<&str>, &str)> = Vec::new();
+    for (c, s) in candidates.iter_mut().zip(snapshots) {
+        let key = match origins.get(&s.id) {
+            Some(o) => (Some(o.host.as_str()), s.profile.as_str()),
+            None => (None, ""),
+        };
+        let i = groups.iter().position(|g| *g == key).unwrap_or_else(|| {
+            groups.push(key);
+            groups.len() - 1
+        });
+        c.group = u32::try_from(i).unwrap_or(u32::MAX);
+    }
 }
 
 /// Mark the candidates that belong to an undo point still inside its
@@ -69,6 +95,7 @@ pub fn plan_store(
     let archive = store.archive_snapshots()?;
     let marks = store.damage_marks()?;
     let mut candidates = candidates(&snapshots, &archive);
+    group_by_origin(&mut candidates, &snapshots, &store.origins()?);
     mark_undo_points(&mut candidates, &store.undo_points()?, now_ms);
     for c in &mut candidates {
         c.damaged = marks.contains_key(&SnapshotId(c.id));

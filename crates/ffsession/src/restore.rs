@@ -193,8 +193,17 @@ pub fn plan(
 /// it was restored ([`newest_first`]). Returns it and the newer ones
 /// skipped because they do not read back whole (each with what is wrong).
 pub fn latest(store: &Store) -> Result<(SnapshotInfo, Vec<SnapshotDamage>), RestoreError> {
+    latest_of(store, &|_| true)
+}
+
+/// [`latest`] among the snapshots `keep` keeps (one machine's and
+/// profile's, of a remote's copy holding several).
+pub fn latest_of(
+    store: &Store,
+    keep: &dyn Fn(&SnapshotInfo) -> bool,
+) -> Result<(SnapshotInfo, Vec<SnapshotDamage>), RestoreError> {
     let mut skipped = Vec::new();
-    for s in newest_first(store)? {
+    for s in newest_first(store)?.into_iter().filter(|s| keep(s)) {
         if check_restorable(&s).is_err() {
             continue;
         }

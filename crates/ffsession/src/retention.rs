@@ -95,6 +95,11 @@ pub struct Candidate {
     /// until then (ms since the epoch; `i64::MAX` while it is the newest
     /// undo point of its profile). See [`crate::store::UndoPoint`].
     pub undo_until_ms: Option<i64>,
+    /// Whose session it is: the machine and profile it was taken from
+    /// (snapshots of one remote, copied from several machines). Every rule
+    /// and protection applies to each group on its own, as a store of its
+    /// own would; a local store is one group.
+    pub group: u32,
 }
 
 /// Why a snapshot is kept.
@@ -219,8 +224,36 @@ fn buckets(ms: i64, tz: &TimeZone) -> [(i64, i64, i64); 5] {
     ]
 }
 
-/// Decide, for every candidate, whether `policy` keeps it and why.
+/// Decide, for every candidate, whether `policy` keeps it and why: for each
+/// group ([`Candidate::group`]: a machine and profile) on its own, as if it
+/// were the only one; decisions newest session first.
 pub fn plan(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -> PrunePlan {
+    let mut groups: Vec<u32> = candidates.iter().map(|c| c.group).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    if groups.len() <= 1 {
+        return plan_group(policy, candidates, tz);
+    }
+    let mut decisions = Vec::with_capacity(candidates.len());
+    for g in groups {
+        let of_group: Vec<Candidate> = candidates
+            .iter()
+            .filter(|c| c.group == g)
+            .copied()
+            .collect();
+        decisions.extend(plan_group(policy, &of_group, tz).decisions);
+    }
+    let by_id: std::collections::HashMap<i64, &Candidate> =
+        candidates.iter().map(|c| (c.id, c)).collect();
+    decisions.sort_by(|a, b| newest_session_first(by_id[&a.id], by_id[&b.id]));
+    PrunePlan {
+        decisions,
+        found_damaged: Vec::new(),
+    }
+}
+
+/// [`plan`] for the candidates of one group.
+fn plan_group(policy: &RetentionPolicy, candidates: &[Candidate], tz: &TimeZone) -> PrunePlan {
     // Every rule and protection follows the sessions' own clock, newest
     // first: a period keeps the newest session it saw, never an older copy
     // (an upgrade copy) backed up last.
@@ -352,6 +385,7 @@ mod tests {
             tabs,
             holds_archive: false,
             undo_until_ms: None,
+            group: 0,
         }
     }
 
@@ -556,5 +590,39 @@ mod tests {
         assert_eq!(kept, vec![3, 1]);
         let d1 = plan.decisions.iter().find(|d| d.id == 1).unwrap();
         assert_eq!(d1.reasons, vec![Reason::HoldsArchivedTabs]);
+    }
+
+    /// Two laptops copying to one remote: each keeps its own newest
+    /// sessions, whatever the other backed up since (issue 38: a remote
+    /// prune removed 13 of laptop B's 14 snapshots, its newest among them).
+    #[test]
+    fn each_machine_keeps_its_own_newest_sessions() {
+        let tz = TimeZone::UTC;
+        let mut snaps = Vec::new();
+        // Laptop A (group 0): 14 sessions, the last an hour ago.
+        for i in 0..14 {
+            snaps.push(ok(i + 1, 100 * DAY + i * HOUR, 10));
+        }
+        // Laptop B (group 1): 14 sessions of a week earlier.
+        for i in 0..14 {
+            snaps.push(Candidate {
+                group: 1,
+                ..ok(100 + i, 93 * DAY + i * HOUR, 20)
+            });
+        }
+        let p = plan_with(|p| p.keep_last = 3, &snaps, &tz);
+        let mut k = kept(&p);
+        k.sort_unstable();
+        // Each laptop's three newest, and each one's newest verified.
+        assert_eq!(k, [12, 13, 14, 111, 112, 113]);
+        // One group alone plans as before.
+        let alone: Vec<Candidate> = snaps.iter().copied().filter(|c| c.group == 1).collect();
+        let mut k1 = kept(&plan_with(|p| p.keep_last = 3, &alone, &tz));
+        k1.sort_unstable();
+        assert_eq!(k1, [111, 112, 113]);
+        // Decisions stay newest session first.
+        let order: Vec<i64> = p.decisions.iter().map(|d| d.id).collect();
+        assert_eq!(order[0], 14);
+        assert_eq!(order.last(), Some(&100));
     }
 }

@@ -79,7 +79,11 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
             fmt::snapshot_line_short(s)
         };
         if let Some(o) = origins.get(&s.id) {
-            line.push_str(&format!("  [{}", fmt::escape(&o.host)));
+            line.push_str(&format!(
+                "  [{} on {}",
+                fmt::escape(&s.profile),
+                fmt::escape(&o.host)
+            ));
             if let Some(id) = o.id {
                 line.push_str(&format!(" #{id}"));
             }

@@ -22,6 +22,7 @@ pub mod reindex;
 mod remote_ops;
 pub mod rescue;
 pub mod restore;
+mod restore_whose;
 pub mod search;
 pub mod service;
 pub mod stats;

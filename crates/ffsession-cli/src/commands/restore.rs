@@ -54,6 +54,17 @@ pub struct RestoreArgs {
     /// store on a read-only disk
     #[arg(long, value_name = "DIR")]
     pub undo_store: Option<PathBuf>,
+
+    /// With `latest` from a remote store shared by several machines: the
+    /// newest session of this machine (its host name, as `list` shows it)
+    /// [default: this machine]
+    #[arg(long, value_name = "HOST", conflicts_with = "any_machine")]
+    pub from_machine: Option<String>,
+
+    /// With `latest` from a remote store shared by several machines: the
+    /// newest session of any of them
+    #[arg(long)]
+    pub any_machine: bool,
 }
 
 /// What to restore.
@@ -98,14 +109,22 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
         Source::File(PathBuf::from(&args.snapshot))
     } else if args.snapshot == "latest" {
         let store = super::open_existing_store(&dir, false)?;
-        let (newest, skipped) = restore::latest(&store)?;
+        let whose = super::restore_whose::chosen(
+            &store,
+            &config,
+            &profile,
+            args.from_machine.as_deref(),
+            args.any_machine,
+        )?;
+        let (newest, skipped) = restore::latest_of(&store, &|s| whose.keeps(s))?;
         for d in &skipped {
             crate::ui::warning(format_args!(
                 "snapshot {} does not read back whole ({}); skipped",
                 d.id, d.what
             ));
         }
-        let damaged = restore::newer_damaged_files(&store, &newest)?;
+        let mut damaged = restore::newer_damaged_files(&store, &newest)?;
+        damaged.retain(|s| whose.keeps(s));
         for d in &damaged {
             crate::ui::warning(format_args!(
                 "snapshot {} ({}, session of {}) is newer, but its file was damaged when it was taken ({}); \

@@ -161,3 +161,127 @@ fn a_copy_on_a_new_machine_knows_archived_tabs_undo_points_and_where_each_snapsh
     );
     assert!(!text.lines().any(|l| l.starts_with("remove")), "{text}");
 }
+
+/// One machine of a household: its own home, profile and store, and a
+/// config file naming it.
+struct Machine {
+    env: TestEnv,
+    profile: std::path::PathBuf,
+    config: std::path::PathBuf,
+}
+
+impl Machine {
+    /// `host` backs up a session of `tabs[i]` tabs on each day `first + i`.
+    fn new(host: &str, first: u64, tabs: &[usize]) -> Machine {
+        let env = TestEnv::new();
+        let config = env.path().join("config.toml");
+        std::fs::write(&config, format!("host = \"{host}\"\n")).unwrap();
+        let mut profile = env.profile_with(&[]);
+        for (i, t) in tabs.iter().enumerate() {
+            let day = 1_795_000_000_000 + (first + i as u64) * 86_400_000;
+            profile = env.profile_with_recovery(&packed(*t, day));
+            ok_output(
+                env.store_cmd(&profile)
+                    .arg("--config")
+                    .arg(&config)
+                    .arg("backup"),
+            );
+        }
+        Machine {
+            env,
+            profile,
+            config,
+        }
+    }
+
+    /// `ffsession --config <its config> --profile <its profile>` and the
+    /// remote's password.
+    fn cmd(&self) -> Command {
+        let mut c = cmd(&self.env);
+        c.arg("--config")
+            .arg(&self.config)
+            .arg("--profile")
+            .arg(&self.profile);
+        c
+    }
+}
+
+/// Two laptops copy their profiles of one name to one remote (issue
+/// 38, item 3 and 9): a prune of the remote keeps each one's newest
+/// sessions, and `restore latest` from it takes this machine's newest
+/// unless told otherwise; `list` says whose each snapshot is.
+#[test]
+fn two_laptops_sharing_a_remote_each_keep_and_restore_their_own_newest_session() {
+    // Laptop A's sessions are older than all of laptop B's.
+    let a = Machine::new("laptop-a", 0, &[10, 11, 12, 13]);
+    let b = Machine::new("laptop-b", 10, &[20, 21, 22, 23]);
+    let remote = a.env.path().join("remote");
+    for m in [&a, &b] {
+        ok_output(
+            m.cmd()
+                .arg("--store")
+                .arg(m.env.store_dir())
+                .arg("copy")
+                .arg("--to")
+                .arg(&remote),
+        );
+    }
+    let on_remote = |m: &Machine| {
+        let mut c = m.cmd();
+        c.arg("--store").arg(&remote);
+        c
+    };
+    let list = String::from_utf8(ok_output(on_remote(&a).arg("list")).stdout).unwrap();
+    assert_eq!(list.lines().count(), 8, "{list}");
+    assert_eq!(
+        list.lines()
+            .filter(|l| l.contains("[profile on laptop-b #"))
+            .count(),
+        4,
+        "{list}"
+    );
+    // restore latest: this machine's newest, though the other's is newer.
+    let restore = |m: &Machine, extra: &[&str]| {
+        let out = on_remote(m)
+            .args(["restore", "latest", "--dry-run"])
+            .args(extra)
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let text = restore(&a, &[]);
+    assert!(
+        text.contains("13 tabs") && !text.contains("23 tabs"),
+        "{text}"
+    );
+    let text = restore(&a, &["--any-machine"]);
+    assert!(text.contains("23 tabs"), "{text}");
+    let text = restore(&a, &["--from-machine", "laptop-b"]);
+    assert!(text.contains("23 tabs"), "{text}");
+    assert!(restore(&b, &[]).contains("23 tabs"));
+    // A new machine is told whose snapshots there are.
+    let c = Machine::new("laptop-c", 30, &[]);
+    let text = restore(&c, &[]);
+    assert!(
+        text.contains("no snapshot of this machine (laptop-c)")
+            && text.contains("laptop-a (4), laptop-b (4)")
+            && text.contains("--from-machine"),
+        "{text}"
+    );
+    // The strictest prune, from laptop B, keeps each laptop's newest.
+    ok_output(on_remote(&b).arg("prune").args(keep_only_last(1)));
+    let left: serde_json::Value =
+        serde_json::from_slice(&ok_output(on_remote(&a).args(["list", "--json"])).stdout).unwrap();
+    let mut tabs: Vec<u64> = left
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["counts"]["tabs"].as_u64().unwrap())
+        .collect();
+    tabs.sort_unstable();
+    assert_eq!(tabs, [13, 23], "{left}");
+}
