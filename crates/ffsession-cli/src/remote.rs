@@ -397,6 +397,23 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
             t.location, t.label
         );
     }
+    if !report.snapshots_missing.is_empty() {
+        let ids: Vec<String> = report
+            .snapshots_missing
+            .iter()
+            .map(|id| format!("#{id}"))
+            .collect();
+        let _ = writeln!(
+            err,
+            "ffsession: warning: {}: {} this machine's copy holds ({}) {} no longer on the remote, and no prune removed {}: the remote was rolled back to an older copy, emptied or damaged; kept here (`ffsession copy --to {}` from the machine that took them sends them again)",
+            t.location,
+            crate::fmt::count(report.snapshots_missing.len(), "snapshot", "snapshots"),
+            ids.join(", "),
+            if ids.len() == 1 { "is" } else { "are" },
+            if ids.len() == 1 { "it" } else { "them" },
+            t.label
+        );
+    }
     Ok(dir)
 }
 

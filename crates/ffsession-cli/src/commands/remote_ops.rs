@@ -47,6 +47,15 @@ pub fn check(
     });
     bar.finish_and_clear();
     let report = report.map_err(remote::remote_error)?;
+    // What this machine's copy saw on the remote that is gone with no prune
+    // saying it removed it: lost since (rolled back, emptied, damaged).
+    let cache = remote::cache_dir(&t.location)?.join("store");
+    let missing = match ffsession::store::Store::open_read_only(&cache) {
+        Ok(store) => {
+            ffsession::remote::missing_on_remote(&r, &store).map_err(remote::remote_error)?
+        }
+        Err(_) => Vec::new(),
+    };
     // Remembered for the next copy, which sends these objects again.
     let damaged: HashSet<String> = report
         .damaged_objects
@@ -55,9 +64,30 @@ pub fn check(
         .collect();
     remote::set_damaged_names(&t.location, &damaged)?;
     if json {
-        super::print_json(&report)?;
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            #[serde(flatten)]
+            report: &'a ffsession::remote::RemoteCheckReport,
+            /// Snapshots this machine's copy saw that the remote lost.
+            missing_snapshots: Vec<&'a ffsession::store::SnapshotInfo>,
+        }
+        super::print_json(&Json {
+            report: &report,
+            missing_snapshots: missing.iter().collect(),
+        })?;
     } else {
         let mut out = io::stdout().lock();
+        for s in &missing {
+            writeln!(
+                out,
+                "missing snapshot (#{} here) of {}: {}, session of {}, {} tabs: seen on the remote before, gone with no prune removing it",
+                s.id,
+                fmt::escape(&s.profile),
+                fmt::escape(&s.file_name),
+                fmt::local_time_or_unknown(Some(s.session_time_ms())),
+                s.counts.map_or(0, |c| c.tabs)
+            )?;
+        }
         for o in &report.damaged_objects {
             writeln!(
                 out,
@@ -100,19 +130,29 @@ pub fn check(
             fmt::size(report.bytes_read),
             report.unreferenced
         )?;
-        if report.is_clean() {
+        if report.contents_unnamed > 0 {
+            writeln!(
+                out,
+                "{} no snapshot record names (a prune cut short leaves them, and so do snapshot records that went missing; `ffsession prune --store {}` removes them)",
+                fmt::count(report.contents_unnamed as usize, "content record", "content records"),
+                t.label
+            )?;
+        }
+        if report.is_clean() && missing.is_empty() {
             writeln!(out, "no damage found")?;
         }
         out.flush()?;
     }
-    if report.is_clean() {
+    if report.is_clean() && missing.is_empty() {
         Ok(())
     } else {
         Err(StoreDamaged(format!(
-            "{}: {} damaged or missing, {} damaged; the next `ffsession copy --to {}` from a machine that has them sends them again",
+            "{}: {} damaged or missing, {} damaged, {} gone since this machine saw {}; the next `ffsession copy --to {}` from a machine that has them sends them again",
             t.location,
             fmt::count(report.damaged_objects.len(), "object", "objects"),
             fmt::count(report.damaged_snapshots.len(), "snapshot", "snapshots"),
+            fmt::count(missing.len(), "snapshot", "snapshots"),
+            if missing.len() == 1 { "it" } else { "them" },
             t.label
         ))
         .into())

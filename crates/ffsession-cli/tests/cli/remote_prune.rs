@@ -285,3 +285,127 @@ fn two_laptops_sharing_a_remote_each_keep_and_restore_their_own_newest_session()
     tabs.sort_unstable();
     assert_eq!(tabs, [13, 23], "{left}");
 }
+
+/// Replace `dir` with a copy of `from` (a remote's folder put back from an
+/// older copy).
+fn put_back(from: &Path, dir: &Path) {
+    std::fs::remove_dir_all(dir).unwrap();
+    crate::common::copy_tree(from, dir);
+}
+
+/// The records of a remote rolled back to an older copy, or emptied (issue
+/// 38, item 4): a reader that saw a snapshot never forgets it for that,
+/// says so, and `check` names what went missing; only a prune's pruned
+/// records make a reader forget; a copy from the machine that has them
+/// heals the remote.
+#[test]
+fn a_rolled_back_remote_loses_no_snapshot_a_reader_has_seen() {
+    let a = Machine::new("laptop-a", 0, &[10, 11]);
+    let remote = a.env.path().join("remote");
+    let copy = |m: &Machine| {
+        ok_output(
+            m.cmd()
+                .arg("--store")
+                .arg(m.env.store_dir())
+                .arg("copy")
+                .arg("--to")
+                .arg(&remote),
+        )
+    };
+    copy(&a);
+    let old_records = a.env.path().join("old-records");
+    crate::common::copy_tree(&remote.join("snapshots"), &old_records);
+    // Two more sessions, copied; a reader (another laptop) sees all four.
+    for (i, tabs) in [12usize, 13].iter().enumerate() {
+        a.env.profile_with_recovery(&packed(
+            *tabs,
+            1_795_000_000_000 + (5 + i as u64) * 86_400_000,
+        ));
+        ok_output(
+            a.env
+                .store_cmd(&a.profile)
+                .arg("--config")
+                .arg(&a.config)
+                .arg("backup"),
+        );
+    }
+    copy(&a);
+    let reader = Machine::new("laptop-b", 20, &[]);
+    let on_remote = |m: &Machine| {
+        let mut c = m.cmd();
+        c.arg("--store").arg(&remote);
+        c
+    };
+    let tabs = |m: &Machine| -> Vec<u64> {
+        let out = ok_output(on_remote(m).args(["list", "--json"]));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut t: Vec<u64> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["counts"]["tabs"].as_u64().unwrap())
+            .collect();
+        t.sort_unstable();
+        t
+    };
+    assert_eq!(tabs(&reader), [10, 11, 12, 13]);
+
+    // Rolled back: the records of the first copy put back.
+    put_back(&old_records, &remote.join("snapshots"));
+    let out = ok_output(on_remote(&reader).args(["list", "--json"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 snapshots this machine's copy holds")
+            && err.contains("no prune removed them"),
+        "{err}"
+    );
+    assert_eq!(tabs(&reader), [10, 11, 12, 13]);
+    let text = restore_latest(on_remote(&reader));
+    assert!(text.contains("13 tabs"), "{text}");
+    let check = on_remote(&reader).arg("check").output().unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(5), "{said}");
+    assert_eq!(said.matches("missing snapshot (#").count(), 2, "{said}");
+    assert!(said.contains("13 tabs"), "{said}");
+    // The machine that took them sends them again; the remote is whole.
+    copy(&a);
+    let check = on_remote(&reader).arg("check").output().unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+
+    // Emptied: every record gone; the reader keeps all four.
+    std::fs::remove_dir_all(remote.join("snapshots")).unwrap();
+    std::fs::create_dir(remote.join("snapshots")).unwrap();
+    assert_eq!(tabs(&reader), [10, 11, 12, 13]);
+    copy(&a);
+
+    // A prune is believed: another reader that saw all four forgets what
+    // it removed.
+    let other = Machine::new("laptop-c", 30, &[]);
+    assert_eq!(tabs(&other), [10, 11, 12, 13]);
+    ok_output(on_remote(&reader).arg("prune").args(keep_only_last(1)));
+    assert_eq!(tabs(&other), [13]);
+    assert_eq!(tabs(&reader), [13]);
+}
+
+/// `restore latest --dry-run` of laptop A's newest, with what it said.
+fn restore_latest(mut c: Command) -> String {
+    let out = c
+        .args([
+            "restore",
+            "latest",
+            "--dry-run",
+            "--from-machine",
+            "laptop-a",
+        ])
+        .output()
+        .unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -62,6 +62,9 @@ pub enum Kind {
     /// `marks/<name>`: what a store knows of its snapshots besides their
     /// records (tabs `tidy` archived, undo points), written after them.
     Marks,
+    /// `pruned/<name>`: one per snapshot a prune removed, written before
+    /// its record is removed (`pruned.rs`).
+    Pruned,
 }
 
 impl Kind {
@@ -75,6 +78,7 @@ impl Kind {
             Kind::Contents => "contents",
             Kind::Chunks => "chunks",
             Kind::Marks => "marks",
+            Kind::Pruned => "pruned",
         }
     }
 

@@ -52,6 +52,9 @@ pub struct RemoteCheckReport {
     pub bytes_read: u64,
     /// Objects no snapshot needs (left by an interrupted copy or prune).
     pub unreferenced: u64,
+    /// Content records no snapshot record names: left by a prune cut short,
+    /// or the sign of snapshot records that went missing.
+    pub contents_unnamed: u64,
     /// Objects missing or damaged.
     pub damaged_objects: Vec<DamagedObject>,
     /// Snapshots that do not read back whole.
@@ -162,6 +165,13 @@ pub fn check_remote(
         }
     }
     report.contents = lists.len() as u64;
+    let named: HashSet<String> = records
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok())
+        .filter_map(|r| Digest::from_hex(&r.content))
+        .map(|d| RemoteContent::name_of(&remote.keys, &d))
+        .collect();
+    report.contents_unnamed = content_names.iter().filter(|n| !named.contains(*n)).count() as u64;
 
     // Chunks: listed, and with read_data, read.
     let mut chunk_state: BTreeMap<String, (Digest, usize, Option<String>)> = BTreeMap::new();

@@ -37,6 +37,7 @@ mod marks;
 mod objects;
 mod opendal;
 mod prune;
+mod pruned;
 mod services;
 mod sync;
 
@@ -49,7 +50,7 @@ pub use lock::LOCK_STALE_MS;
 pub use objects::RemoteSnapshot;
 pub use prune::{prune_remote, RemotePruneReport};
 pub use services::{open_backend, RemoteOptions};
-pub use sync::{sync_from_remote, SyncProgress, SyncReport};
+pub use sync::{missing_on_remote, sync_from_remote, SyncProgress, SyncReport};
 
 use crypto::{Keys, Unwrap};
 use objects::{Marker, MARKER};

@@ -52,6 +52,14 @@ pub fn prune_remote(
     };
     let listed = remote.backend.list(Kind::Snapshots)?;
     let doomed: HashSet<&String> = remove.iter().collect();
+    // Said first: a reader forgets only what a pruned record says a prune
+    // removed (`pruned.rs`).
+    let removing: Vec<String> = listed
+        .iter()
+        .filter(|e| doomed.contains(&e.name))
+        .map(|e| e.name.clone())
+        .collect();
+    super::pruned::record_pruned(remote, &removing, host, now_ms)?;
     for e in &listed {
         if doomed.contains(&e.name) {
             remote.backend.remove(Kind::Snapshots, &e.name)?;

@@ -22,9 +22,13 @@ pub struct SyncReport {
     pub snapshots_new: u64,
     /// Snapshots it had already.
     pub snapshots_known: u64,
-    /// Snapshots it had that the remote no longer holds (pruned there):
-    /// removed from the local store, which mirrors the remote.
+    /// Snapshots it had that a prune removed from the remote: removed
+    /// from the local store, which mirrors the remote.
     pub snapshots_gone: u64,
+    /// Snapshots it had (local ids) that the remote no longer lists with no
+    /// prune saying it removed them (the remote was rolled back, emptied or
+    /// damaged): kept.
+    pub snapshots_missing: Vec<i64>,
     /// Chunks fetched.
     pub chunks_fetched: u64,
     /// Bytes fetched.
@@ -53,6 +57,37 @@ pub enum SyncProgress {
 
 const BATCH: usize = 256;
 
+/// The snapshots of `store` (a remote's local copy) the remote no longer
+/// lists with no prune saying it removed them (`pruned.rs`): lost on the
+/// remote since this copy saw them (rolled back, emptied, damaged).
+pub fn missing_on_remote(
+    remote: &Remote,
+    store: &Store,
+) -> Result<Vec<crate::store::SnapshotInfo>, RemoteError> {
+    let listed: HashSet<String> = remote
+        .backend
+        .list(Kind::Snapshots)?
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    let gone: Vec<(crate::store::SnapshotInfo, String)> = store
+        .snapshots()?
+        .into_iter()
+        .map(|info| {
+            let name = RemoteSnapshot::of(&info, "").name(&remote.keys);
+            (info, name)
+        })
+        .filter(|(_, n)| !listed.contains(n))
+        .collect();
+    let names: Vec<String> = gone.iter().map(|(_, n)| n.clone()).collect();
+    let pruned = super::pruned::pruned_of(remote, &names)?;
+    Ok(gone
+        .into_iter()
+        .filter(|(_, n)| !pruned.contains(n))
+        .map(|(info, _)| info)
+        .collect())
+}
+
 /// Make `store` hold what `remote` holds: bring in every snapshot it lacks,
 /// remove the ones the remote no longer has.
 pub fn sync_from_remote(
@@ -69,10 +104,24 @@ pub fn sync_from_remote(
     let known: HashSet<String> = local.iter().map(|(_, n)| n.clone()).collect();
     let listed = remote.backend.list(Kind::Snapshots)?;
     let on_remote: HashSet<&str> = listed.iter().map(|e| e.name.as_str()).collect();
+    // A snapshot the remote stopped listing is forgotten only when a prune
+    // said it removed it; else the remote lost it (rolled back, emptied):
+    // kept, and reported.
+    let gone: Vec<String> = local
+        .iter()
+        .filter(|(_, n)| !on_remote.contains(n.as_str()))
+        .map(|(_, n)| n.clone())
+        .collect();
+    let pruned = super::pruned::pruned_of(remote, &gone)?;
     for (id, name) in &local {
-        if !on_remote.contains(name.as_str()) {
+        if on_remote.contains(name.as_str()) {
+            continue;
+        }
+        if pruned.contains(name) {
             store.remove_snapshot(*id)?;
             report.snapshots_gone += 1;
+        } else {
+            report.snapshots_missing.push(id.0);
         }
     }
     if report.snapshots_gone > 0 {
