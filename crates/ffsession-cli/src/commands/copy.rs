@@ -114,7 +114,11 @@ pub fn copy(
             t.location
         );
     }
-    let heal = remote::damaged_names(&t.location);
+    // What this machine's check found damaged, and what any machine's check
+    // noted on the remote: sent again where this machine has it.
+    let mut heal = remote::damaged_names(&t.location);
+    let noted = ffsession::remote::noted_damage(&r).map_err(remote::remote_error)?;
+    heal.extend(noted.iter().map(|(_, name)| name.clone()));
     let bar = remote::bar("sending {bar:40} {pos}/{len} objects {msg}");
     let mut sent_bytes = 0u64;
     let report = copy_to_remote(
@@ -137,5 +141,12 @@ pub fn copy(
     if !heal.is_empty() {
         remote::set_damaged_names(&t.location, &Default::default())?;
     }
+    let sent: std::collections::HashSet<&String> = report.healed_names.iter().collect();
+    let cleared: Vec<String> = noted
+        .into_iter()
+        .filter(|(_, name)| sent.contains(name))
+        .map(|(record, _)| record)
+        .collect();
+    ffsession::remote::clear_damage(&r, &cleared).map_err(remote::remote_error)?;
     Ok(report)
 }

@@ -63,6 +63,19 @@ pub fn check(
         .map(|o| o.name.clone())
         .collect();
     remote::set_damaged_names(&t.location, &damaged)?;
+    // Noted on the remote too, for the next copy of any machine that has
+    // them; a remote this machine cannot write to keeps the note here only.
+    if let Err(e) = ffsession::remote::note_damage(
+        &r,
+        &report.damaged_objects,
+        &remote::host_name(config),
+        super::now_ms(),
+    ) {
+        crate::ui::warning(format_args!(
+            "cannot note the damage on {} ({}); only a copy from this machine sends it again",
+            t.location, e
+        ));
+    }
     if json {
         #[derive(serde::Serialize)]
         struct Json<'a> {

@@ -409,3 +409,74 @@ fn restore_latest(mut c: Command) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// Damage any machine's check finds, the next copy of any machine that has
+/// the data sends again, in one round (issue 38, item 7).
+#[test]
+fn damage_a_third_machine_found_is_healed_by_the_next_copy_of_the_source() {
+    let a = Machine::new("laptop-a", 0, &[10, 11, 12]);
+    let remote = a.env.path().join("remote");
+    let copy = || {
+        let out = ok_output(
+            a.cmd()
+                .arg("--store")
+                .arg(a.env.store_dir())
+                .args(["copy", "--json", "--to"])
+                .arg(&remote),
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    copy();
+    // One chunk on the remote gets a flipped byte.
+    let chunk = walk(&remote.join("chunks"))
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let mut bytes = std::fs::read(&chunk).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(&chunk, bytes).unwrap();
+    // A third machine's check finds it.
+    let c = Machine::new("nas-checker", 30, &[]);
+    let check = |m: &Machine| {
+        m.cmd()
+            .arg("--store")
+            .arg(&remote)
+            .args(["check", "--read-data"])
+            .output()
+            .unwrap()
+    };
+    let found = check(&c);
+    assert_eq!(
+        found.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&found.stdout)
+    );
+    // The source's next copy sends it again; the checker then finds none.
+    let report = copy();
+    assert!(report["healed"].as_u64().unwrap() >= 1, "{report}");
+    let again = check(&c);
+    assert!(
+        again.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // Nothing left to heal: the note is gone.
+    assert_eq!(copy()["healed"], 0);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -65,6 +65,9 @@ pub enum Kind {
     /// `pruned/<name>`: one per snapshot a prune removed, written before
     /// its record is removed (`pruned.rs`).
     Pruned,
+    /// `damaged/<name>`: one per object a check found damaged or missing,
+    /// for any machine's next copy to send again (`damage.rs`).
+    Damaged,
 }
 
 impl Kind {
@@ -79,6 +82,7 @@ impl Kind {
             Kind::Chunks => "chunks",
             Kind::Marks => "marks",
             Kind::Pruned => "pruned",
+            Kind::Damaged => "damaged",
         }
     }
 

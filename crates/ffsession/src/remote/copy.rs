@@ -30,6 +30,8 @@ pub struct CopyReport {
     pub chunks_sent: u64,
     /// Objects the remote had lost or held damaged, sent again.
     pub healed: u64,
+    /// The names of the objects of `heal` sent again.
+    pub healed_names: Vec<String>,
     /// Bytes sent (encrypted objects).
     pub bytes_sent: u64,
     /// Local snapshots not sent: (id, why).
@@ -146,6 +148,7 @@ pub fn copy_to_remote(
             if heal.contains(&name) {
                 remote.backend.remove(Kind::Chunks, &name)?;
                 report.healed += 1;
+                report.healed_names.push(name.clone());
             } else if have_contents.contains(&RemoteContent::name_of(&remote.keys, content)) {
                 // The remote had this content and lost one of its chunks.
                 report.healed += 1;
@@ -168,6 +171,7 @@ pub fn copy_to_remote(
         if heal.contains(&name) {
             remote.backend.remove(Kind::Contents, &name)?;
             report.healed += 1;
+            report.healed_names.push(name.clone());
         }
         let plain = serde_json::to_vec(&RemoteContent::new(digest, list)).unwrap_or_default();
         items.push((Kind::Contents, name, remote.seal(&plain)?));
@@ -189,6 +193,7 @@ pub fn copy_to_remote(
         if heal.contains(name) {
             remote.backend.remove(Kind::Snapshots, name)?;
             report.healed += 1;
+            report.healed_names.push(name.clone());
         }
         let plain = serde_json::to_vec(record).unwrap_or_default();
         items.push((Kind::Snapshots, name.clone(), remote.seal(&plain)?));
