@@ -221,7 +221,7 @@ pub fn open(
     let backend = open_backend(&t.location, &options(t)?).map_err(remote_error)?;
     if !create {
         let pw = password(global, t, false, interactive)?;
-        return Ok((Remote::open(backend, &pw).map_err(remote_error)?, false));
+        return Ok((open_existing(backend, &pw, &t.location)?, false));
     }
     // Asked twice only when the location is new.
     let fresh = backend
@@ -233,8 +233,54 @@ pub fn open(
             .map_err(remote_error)?
             .is_empty();
     let pw = password(global, t, fresh, interactive)?;
+    if !fresh {
+        return Ok((open_existing(backend, &pw, &t.location)?, false));
+    }
     let note = format!("made on {}", host_name(&global.config()?));
-    Remote::open_or_create(backend, &pw, key_params(), &note).map_err(remote_error)
+    let (remote, created) =
+        Remote::open_or_create(backend, &pw, key_params(), &note).map_err(remote_error)?;
+    keep_spare_key(&remote, &t.location);
+    Ok((remote, created))
+}
+
+/// Open an existing remote, with this machine's spare of its key file for
+/// when every copy on the remote is damaged or gone, and keep (or renew)
+/// that spare.
+fn open_existing(
+    backend: Box<dyn ffsession::remote::Backend>,
+    password: &str,
+    location: &Location,
+) -> Result<Remote> {
+    let spare = cache_dir(location)
+        .ok()
+        .and_then(|d| std::fs::read(d.join(SPARE_KEY)).ok());
+    let remote =
+        Remote::open_with_spare(backend, password, spare.as_deref()).map_err(remote_error)?;
+    if spare.as_deref() != Some(remote.key_file()) {
+        keep_spare_key(&remote, location);
+    }
+    Ok(remote)
+}
+
+/// The spare of a remote's key file in its cache folder (still wrapped with
+/// the password, as on the remote).
+const SPARE_KEY: &str = "key.age";
+
+/// Keep a spare of the key file that opened `remote` in its cache folder
+/// (0600 in a 0700 folder); a failure only means no spare.
+fn keep_spare_key(remote: &Remote, location: &Location) {
+    let Ok(dir) = cache_dir(location) else { return };
+    if create_private_dirs(&dir).is_err() {
+        return;
+    }
+    let path = dir.join(SPARE_KEY);
+    let bytes = remote.key_file().to_vec();
+    let _ = ffsession::fs_util::write_atomic(&path, |w: &mut dyn Write| w.write_all(&bytes));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+    }
 }
 
 /// This machine's name, as snapshot records carry it: the config's `host`,
@@ -352,7 +398,7 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
         }
         _ => {
             let pw = password(global, &t, false, true)?;
-            Remote::open(backend, &pw).map_err(remote_error)?
+            open_existing(backend, &pw, &t.location)?
         }
     };
     if let Some(parent) = dir.parent() {

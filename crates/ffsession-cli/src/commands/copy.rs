@@ -114,6 +114,16 @@ pub fn copy(
             t.location
         );
     }
+    // One damaged key file never loses the remote: this machine, which
+    // knows the key, keeps two intact copies of it there.
+    let repaired = r.repair_keys().map_err(remote::remote_error)?;
+    if repaired > 0 {
+        crate::ui::note(format_args!(
+            "wrote {} of the remote's key to {} (it held fewer than two intact copies)",
+            fmt::count(repaired as usize, "copy", "copies"),
+            t.location
+        ));
+    }
     // What this machine's check found damaged, and what any machine's check
     // noted on the remote: sent again where this machine has it.
     let mut heal = remote::damaged_names(&t.location);

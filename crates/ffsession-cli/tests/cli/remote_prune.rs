@@ -164,15 +164,15 @@ fn a_copy_on_a_new_machine_knows_archived_tabs_undo_points_and_where_each_snapsh
 
 /// One machine of a household: its own home, profile and store, and a
 /// config file naming it.
-struct Machine {
-    env: TestEnv,
-    profile: std::path::PathBuf,
-    config: std::path::PathBuf,
+pub struct Machine {
+    pub env: TestEnv,
+    pub profile: std::path::PathBuf,
+    pub config: std::path::PathBuf,
 }
 
 impl Machine {
     /// `host` backs up a session of `tabs[i]` tabs on each day `first + i`.
-    fn new(host: &str, first: u64, tabs: &[usize]) -> Machine {
+    pub fn new(host: &str, first: u64, tabs: &[usize]) -> Machine {
         let env = TestEnv::new();
         let config = env.path().join("config.toml");
         std::fs::write(&config, format!("host = \"{host}\"\n")).unwrap();
@@ -196,7 +196,7 @@ impl Machine {
 
     /// `ffsession --config <its config> --profile <its profile>` and the
     /// remote's password.
-    fn cmd(&self) -> Command {
+    pub fn cmd(&self) -> Command {
         let mut c = cmd(&self.env);
         c.arg("--config")
             .arg(&self.config)

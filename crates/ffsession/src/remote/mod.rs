@@ -61,6 +61,8 @@ use objects::{Marker, MARKER};
 pub struct Remote {
     backend: Box<dyn Backend>,
     keys: Keys,
+    /// The key file (wrapped with the password) that opened it.
+    key_file: Vec<u8>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -92,11 +94,102 @@ impl Remote {
     /// nothing unless the password opens a key (then only the marker, if a
     /// crash lost it).
     pub fn open(backend: Box<dyn Backend>, password: &str) -> Result<Remote, RemoteError> {
+        Self::open_with_spare(backend, password, None)
+    }
+
+    /// [`Remote::open`], and when no key file on the remote opens (every
+    /// copy damaged or gone), `spare`: a copy of its key file kept
+    /// elsewhere (the remote's local copy keeps one,
+    /// [`Remote::key_file`]). [`Remote::repair_keys`] then puts it back.
+    pub fn open_with_spare(
+        backend: Box<dyn Backend>,
+        password: &str,
+        spare: Option<&[u8]>,
+    ) -> Result<Remote, RemoteError> {
+        match (Self::open_remote_keys(backend, password), spare) {
+            (Ok(remote), _) => Ok(remote),
+            (Err(OpenFailed { backend, error }), Some(spare)) => {
+                // Only where the remote's keys are damaged or gone: a wrong
+                // password stays wrong.
+                let lost = matches!(
+                    error,
+                    RemoteError::Damaged { .. } | RemoteError::WrongPassword { .. }
+                );
+                match Keys::unwrap(spare, password) {
+                    Ok(keys) if lost => Ok(Remote {
+                        backend,
+                        keys,
+                        key_file: spare.to_vec(),
+                    }),
+                    _ => Err(error),
+                }
+            }
+            (Err(f), None) => Err(f.error),
+        }
+    }
+
+    /// The key file (wrapped with the password) that opened this remote:
+    /// kept by a reader as a spare.
+    pub fn key_file(&self) -> &[u8] {
+        &self.key_file
+    }
+
+    /// Make sure the remote holds at least two intact copies of the key
+    /// file that opened it (one damaged object never loses the remote):
+    /// writes the missing copies, after the original by name. Returns how
+    /// many it wrote.
+    pub fn repair_keys(&self) -> Result<u64, RemoteError> {
+        let listed = self.backend.list(Kind::Keys)?;
+        let mut intact = Vec::new();
+        for e in &listed {
+            if self.backend.read(Kind::Keys, &e.name)?.as_deref() == Some(&self.key_file[..]) {
+                intact.push(e.name.clone());
+            }
+        }
+        let base = intact
+            .first()
+            .cloned()
+            .unwrap_or_else(|| format!("{:016x}", opendal::random_u64()));
+        let mut written = 0;
+        let mut n = 0;
+        while intact.len() < KEY_COPIES {
+            n += 1;
+            let name = if intact.is_empty() {
+                base.clone()
+            } else {
+                format!("{base}-copy{n}")
+            };
+            if listed.iter().any(|e| e.name == name) && !intact.contains(&name) {
+                // A damaged copy under that name: written over.
+                self.backend.remove(Kind::Keys, &name)?;
+            } else if intact.contains(&name) {
+                continue;
+            }
+            self.backend.write(Kind::Keys, &name, &self.key_file)?;
+            intact.push(name);
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// Try every key file of the remote; on failure, give the backend back.
+    fn open_remote_keys(backend: Box<dyn Backend>, password: &str) -> Result<Remote, OpenFailed> {
+        let fail = |backend, error| Err(OpenFailed { backend, error });
         let location = backend.location();
-        let marker = backend.read(Kind::Marker, MARKER)?;
-        let key_files = backend.list(Kind::Keys)?;
+        let marker = match backend.read(Kind::Marker, MARKER) {
+            Ok(m) => m,
+            Err(e) => return fail(backend, e),
+        };
+        let key_files = match backend.list(Kind::Keys) {
+            Ok(k) => k,
+            Err(e) => return fail(backend, e),
+        };
         if key_files.is_empty() {
-            return Err(if marker.is_none() && !backend.is_empty()? {
+            let empty = match backend.is_empty() {
+                Ok(x) => x,
+                Err(e) => return fail(backend, e),
+            };
+            let error = if marker.is_none() && !empty {
                 RemoteError::NotARemote { location }
             } else if marker.is_some() {
                 RemoteError::Damaged {
@@ -106,8 +199,27 @@ impl Remote {
                 }
             } else {
                 RemoteError::Missing { location }
-            });
+            };
+            return fail(backend, error);
         }
+        match Self::open_keys(backend.as_ref(), password, marker, key_files) {
+            Ok((keys, key_file)) => Ok(Remote {
+                backend,
+                keys,
+                key_file,
+            }),
+            Err(e) => fail(backend, e),
+        }
+    }
+
+    /// The first key file (by name) `password` opens, and its bytes.
+    fn open_keys(
+        backend: &dyn Backend,
+        password: &str,
+        marker: Option<Vec<u8>>,
+        key_files: Vec<Entry>,
+    ) -> Result<(Keys, Vec<u8>), RemoteError> {
+        let location = backend.location();
         if let Some(m) = &marker {
             let parsed: Result<Marker, _> = serde_json::from_slice(m);
             match parsed {
@@ -138,9 +250,9 @@ impl Remote {
             match Keys::unwrap(&bytes, password) {
                 Ok(keys) => {
                     if marker.is_none() {
-                        write_marker(backend.as_ref())?;
+                        write_marker(backend)?;
                     }
-                    return Ok(Remote { backend, keys });
+                    return Ok((keys, bytes));
                 }
                 Err(Unwrap::WrongPassword) => {}
                 Err(Unwrap::Damaged(why)) => damaged = Some((entry.name.clone(), why)),
@@ -173,6 +285,15 @@ impl Remote {
             return Self::open(backend, password);
         }
         if !backend.is_empty()? {
+            // Another machine creating this remote at this moment: its key
+            // appears within moments of its first object.
+            let deadline = std::time::Instant::now() + CREATE_SETTLE;
+            while std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if !backend.list(Kind::Keys)?.is_empty() {
+                    return Self::open(backend, password);
+                }
+            }
             return Err(RemoteError::NotARemote { location });
         }
         let keys = Keys::generate();
@@ -194,7 +315,12 @@ impl Remote {
             if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
                 return Self::open(backend, password);
             }
-            let remote = Remote { backend, keys };
+            let remote = Remote {
+                backend,
+                keys,
+                key_file: file,
+            };
+            remote.repair_keys()?;
             write_marker(remote.backend.as_ref())?;
             return Ok(remote);
         }
@@ -212,7 +338,7 @@ impl Remote {
             .filter(|n| *n < name)
             .collect();
         earlier.sort();
-        let mut keys = keys;
+        let (mut keys, mut key_file) = (keys, file);
         for other in earlier {
             let Some(bytes) = backend.read(Kind::Keys, &other)? else {
                 continue;
@@ -220,10 +346,16 @@ impl Remote {
             if let Ok(theirs) = Keys::unwrap(&bytes, password) {
                 backend.remove(Kind::Keys, &name)?;
                 keys = theirs;
+                key_file = bytes;
                 break;
             }
         }
-        let remote = Remote { backend, keys };
+        let remote = Remote {
+            backend,
+            keys,
+            key_file,
+        };
+        remote.repair_keys()?;
         write_marker(remote.backend.as_ref())?;
         Ok(remote)
     }
@@ -280,6 +412,16 @@ impl Remote {
     fn open_object(&self, _kind: Kind, _name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
         self.keys.open(bytes)
     }
+}
+
+/// How many intact copies of its key file a remote keeps
+/// ([`Remote::repair_keys`]).
+const KEY_COPIES: usize = 2;
+
+/// [`Remote::open`] failed: why, and the backend back for a spare key.
+struct OpenFailed {
+    backend: Box<dyn Backend>,
+    error: RemoteError,
 }
 
 /// The name of a remote's first key, where names can be created
