@@ -46,7 +46,8 @@ pub enum RemoteError {
     HostKey {
         /// The location.
         location: String,
-        /// The host, as the location names it.
+        /// The host, as known_hosts names it (`[host]:port` for a port
+        /// other than 22).
         host: String,
         /// True: known_hosts holds another key for it.
         changed: bool,
@@ -111,9 +112,10 @@ impl RemoteError {
             RemoteError::HostKey {
                 changed: true,
                 host,
+                command,
                 ..
             } => Some(format!(
-                "if the server's key changed on purpose, remove the old one with `ssh-keygen -R {host}` and accept the new one with `ssh {host}` (compare its fingerprint with the server's); otherwise do not connect"
+                "if the server's key changed on purpose, remove the old one with `ssh-keygen -R '{host}'`, then accept the new one with `{command}` (compare its fingerprint with the server's); otherwise do not connect"
             )),
             e => e.hint().map(str::to_owned),
         }

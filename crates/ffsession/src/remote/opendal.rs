@@ -80,7 +80,7 @@ impl OpendalBackend {
         // so when its disk is full, and says why only in its own log.
         if op == "write" && lower.contains("status: 405") {
             full = true;
-            reason = "the server refused the write (405 Method Not Allowed): its disk is most likely full (rclone's WebDAV server answers a full disk so)".into();
+            reason = "the server refused the write (405 Method Not Allowed): its disk is full, most likely (rclone's WebDAV server answers a full disk so)".into();
         } else if let Some(status) = http_status(&reason) {
             // OpenDAL's text holds the whole request; its status says it.
             reason = format!("{} ({status})", e.kind());

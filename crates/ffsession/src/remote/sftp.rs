@@ -338,10 +338,20 @@ impl SftpBackend {
                 location,
                 op,
                 path,
-                reason: format!(
-                    "the server's disk is full ({} free; this object needs {needed}), so nothing of it was kept ({reason})",
-                    human(free)
-                ),
+                // sftp-server says only "Failure": the room says why.
+                reason: if reason.ends_with(": Failure") {
+                    format!(
+                        "the server's disk is full ({} free, {} needed); nothing of this object was kept",
+                        human(free),
+                        human(needed)
+                    )
+                } else {
+                    format!(
+                        "the server's disk is full ({} free, {} needed; {reason}); nothing of this object was kept",
+                        human(free),
+                        human(needed)
+                    )
+                },
                 full: true,
             },
             _ => RemoteError::Backend {

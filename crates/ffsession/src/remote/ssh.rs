@@ -192,12 +192,17 @@ pub(super) fn connect_error(
     fallback: &str,
 ) -> RemoteError {
     let lower = said.to_ascii_lowercase();
+    // As known_hosts names it: `[host]:port` for a port other than 22.
+    let host = match target.port {
+        Some(p) if p != 22 => format!("[{}]:{p}", target.host),
+        _ => target.host.clone(),
+    };
     if lower.contains("remote host identification has changed")
         || lower.contains("host key for") && lower.contains("has changed")
     {
         return RemoteError::HostKey {
             location: location.to_owned(),
-            host: target.host.clone(),
+            host,
             changed: true,
             command: accept_command(target),
         };
@@ -205,7 +210,7 @@ pub(super) fn connect_error(
     if lower.contains("host key verification failed") {
         return RemoteError::HostKey {
             location: location.to_owned(),
-            host: target.host.clone(),
+            host,
             changed: false,
             command: accept_command(target),
         };
@@ -230,6 +235,7 @@ pub(super) fn last_line(said: &str) -> Option<String> {
         .map(|l| l.trim())
         .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
         .last()
+        .map(|l| l.strip_prefix("ssh: ").unwrap_or(l))
         .map(|l| l.trim_end_matches('.').to_owned())
 }
 
