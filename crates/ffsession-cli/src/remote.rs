@@ -82,7 +82,8 @@ pub fn is_remote(value: &Path, config: &Config) -> bool {
 /// `copy --to`, a bare word names a remote of the config file; a folder
 /// takes a path with a separator (`./usb`).
 fn is_bare_word(value: &str) -> bool {
-    !value.contains("://") && !value.contains('/') && !(cfg!(windows) && value.contains('\\'))
+    let separator = |c: char| c == '/' || (cfg!(windows) && c == '\\');
+    !value.contains(separator)
 }
 
 /// The remote `value` names (a config remote's name, or a location).

@@ -261,7 +261,7 @@ fn remote_round_trip_folder() {
     round_trip(Kind::Folder);
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -346,7 +346,7 @@ fn remote_sftp_on_windows_is_one_clear_error() {
     );
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -416,7 +416,7 @@ fn remote_full_bucket_is_a_clear_error_and_the_remote_stays_readable() {
     assert_remote_restores(&loc, &jsons);
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -456,7 +456,7 @@ fn remote_object_deleted_or_flipped_is_named_by_check_and_healed_by_copy() {
 fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
     let Some(_) = servers() else { return };
     let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    // SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master).
+    // SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`).
     let kinds: &[Kind] = if cfg!(unix) {
         &[Kind::Sftp, Kind::S3]
     } else {
@@ -534,7 +534,7 @@ pub(crate) fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]

@@ -8,13 +8,17 @@
 //! and every snapshot restores byte-identical on a new machine.
 
 use std::fs;
+#[cfg(unix)]
 use std::io::Write;
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
 
 use crate::common::{ok_output, stderr, Run, TestEnv};
-use crate::remote::{
-    assert_remote_restores, backed_up, cmd, copy, location, servers, std_cmd, unique, Kind, SERVERS,
-};
+use crate::remote::backed_up;
+#[cfg(target_os = "linux")]
+use crate::remote::std_cmd;
+#[cfg(unix)]
+use crate::remote::{assert_remote_restores, cmd, copy, location, servers, unique, Kind, SERVERS};
 
 /// The small disk `.ci/servers.sh` mounts (`FFSESSION_TEST_SMALL_DISK`), or
 /// `None` (said; a failure under CI) where it could not.
@@ -276,6 +280,7 @@ fn environ(pid: u32) -> Vec<String> {
 }
 
 /// Wait up to `secs` for `f` to hold.
+#[cfg(target_os = "linux")]
 fn wait_for(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     while std::time::Instant::now() < deadline {
@@ -554,11 +559,12 @@ fn remote_read_errors_say_what_ssh_said_without_a_copy_hint() {
 }
 
 /// age's messages come on two lines ("Unknown age format.\nHave you tried
-/// upgrading..."): a damaged key says so on one line, with no literal `\n`.
+/// upgrading..."): a damaged record is named on one line by `check` (no
+/// literal `\n`) and by the warning of a read, a damaged key by its error.
 #[test]
-fn remote_damaged_key_is_one_line_without_a_literal_newline() {
+fn remote_age_errors_are_one_line_without_a_literal_newline() {
     let env = TestEnv::new();
-    let (profile, _) = backed_up(&env, 1, 10_000);
+    let (profile, _) = backed_up(&env, 2, 10_000);
     let usb = env.path().join("usb");
     let mut c = env.store_cmd(&profile);
     c.env("FFSESSION_PASSWORD", "pw")
@@ -566,15 +572,42 @@ fn remote_damaged_key_is_one_line_without_a_literal_newline() {
         .args(["copy", "--to"])
         .arg(&usb);
     ok_output(&mut c);
+    let newer = b"age-encryption.org/v9\nfrom the future\n";
+    let record = ffsession_gen::files_under(&usb.join("snapshots"))[0].clone();
+    fs::write(&record, newer).unwrap();
+    let run = |args: &[&str]| {
+        env.cmd()
+            .env("FFSESSION_PASSWORD", "pw")
+            .arg("--store")
+            .arg(&usb)
+            .args(args)
+            .run()
+    };
+    let out = run(&["check"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let named: Vec<&str> = text.lines().filter(|l| l.contains("age format")).collect();
+    assert!(!named.is_empty(), "{text}");
+    for line in named {
+        assert!(!line.contains("\\n"), "{line}");
+        assert!(line.contains("Have you tried upgrading"), "{line}");
+    }
+    let out = run(&["list"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("warning")).count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.lines().all(|l| l.starts_with("ffsession:")),
+        "a warning on two lines: {err}"
+    );
+
     let key = ffsession_gen::files_under(&usb.join("keys"))[0].clone();
-    fs::write(&key, b"age-encryption.org/v9\nfrom the future\n").unwrap();
-    let out = env
-        .cmd()
-        .env("FFSESSION_PASSWORD", "pw")
-        .arg("--store")
-        .arg(&usb)
-        .arg("list")
-        .run();
+    fs::write(&key, newer).unwrap();
+    let out = run(&["list"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -233,8 +233,7 @@ pub(super) fn connect_error(
 pub(super) fn last_line(said: &str) -> Option<String> {
     said.lines()
         .map(|l| l.trim())
-        .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
-        .last()
+        .rfind(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
         .map(|l| l.strip_prefix("ssh: ").unwrap_or(l))
         .map(|l| l.trim_end_matches('.').to_owned())
 }
