@@ -23,7 +23,7 @@ pub enum RemoteError {
         reason: String,
     },
     /// The server could not be reached, or refused an operation.
-    #[error("{location}: {op} {path}: {reason}")]
+    #[error("{location}: {op}{}: {reason}", if path.is_empty() { String::new() } else { format!(" {path}") })]
     Backend {
         /// The location.
         location: String,

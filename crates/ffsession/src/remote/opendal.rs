@@ -83,7 +83,10 @@ impl OpendalBackend {
             reason = "the server refused the write (405 Method Not Allowed): its disk is full, most likely (rclone's WebDAV server answers a full disk so)".into();
         } else if let Some(status) = http_status(&reason) {
             // OpenDAL's text holds the whole request; its status says it.
-            reason = format!("{} ({status})", e.kind());
+            reason = match e.kind() {
+                ErrorKind::Unexpected => status.clone(),
+                kind => format!("{kind} ({status})"),
+            };
             if full {
                 reason = format!("the server is out of space ({status})");
             }
@@ -98,8 +101,10 @@ impl OpendalBackend {
     }
 }
 
-/// The HTTP status in OpenDAL's text of a failed request
-/// (`status: 404, ... => Not Found`), as `404 Not Found`.
+/// The HTTP status in OpenDAL's text of a failed request, and the server's
+/// words for it
+/// (`status: 404, ... => Not Found`, an S3 error's `message`), as
+/// `HTTP 404 Not Found`.
 fn http_status(text: &str) -> Option<String> {
     let at = text.find("status: ")? + "status: ".len();
     let code: String = text[at..]
@@ -109,13 +114,16 @@ fn http_status(text: &str) -> Option<String> {
     if code.len() != 3 {
         return None;
     }
-    let words = text
-        .rsplit_once("} => ")
-        .map(|(_, w)| w.trim().to_owned())
-        .filter(|w| !w.is_empty() && w.len() < 80);
-    Some(match words {
-        Some(w) => format!("HTTP {code} {w}"),
-        None => format!("HTTP {code}"),
+    let words = text.rsplit_once("} => ").map(|(_, w)| w.trim());
+    // S3 servers say why in the message of their error document.
+    let message = words
+        .and_then(|w| w.split_once("message: \""))
+        .and_then(|(_, m)| m.split_once("\", "))
+        .map(|(m, _)| m.to_owned());
+    Some(match (message, words) {
+        (Some(m), _) => format!("HTTP {code}: {m}"),
+        (None, Some(w)) if !w.is_empty() && w.len() < 80 => format!("HTTP {code} {w}"),
+        _ => format!("HTTP {code}"),
     })
 }
 
@@ -485,5 +493,22 @@ impl Backend for OpendalBackend {
             }
             Ok(out)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_status;
+
+    #[test]
+    fn http_errors_are_their_status_and_the_servers_words() {
+        let garage = r#"PermissionDenied (persistent) at write, context: { uri: http://h/b/k, response: Parts { status: 403, version: HTTP/1.1, headers: {} }, service: s3, path: k, written: 299 } => S3Error { code: "AccessDenied", message: "Forbidden: Bucket size quota is reached", resource: "/b/k", request_id: "" }"#;
+        assert_eq!(
+            http_status(garage).unwrap(),
+            "HTTP 403: Forbidden: Bucket size quota is reached"
+        );
+        let webdav = "Unexpected (persistent) at read, context: { response: Parts { status: 401, version: HTTP/1.1 } } => Unauthorized";
+        assert_eq!(http_status(webdav).unwrap(), "HTTP 401 Unauthorized");
+        assert_eq!(http_status("connection refused"), None);
     }
 }
