@@ -4,7 +4,8 @@
 # variables it exports reach `cargo test`; the servers stop when the shell
 # that sourced it exits.
 # Also usable by hand: `bash .ci/servers.sh` starts them and prints the
-# variables (then `kill $(cat $FFS_SERVERS/*.pid)` stops them).
+# variables (then `bash .ci/servers.sh stop` stops them and unmounts the
+# small disk).
 #
 # Nothing here touches ~/.ssh: the tests reach sshd through a wrapper `ssh`
 # (first on PATH) that reads its own config, key and known_hosts.
@@ -15,9 +16,13 @@ ffs_servers_main() {
     set -eu
     local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
     export FFS_SERVERS="$root"
-    local ssh_port=31022 webdav_port=31080 webdavs_port=31443
+    local ssh_port=31022 webdav_port=31080 webdavs_port=31443 small_webdav_port=31081
+    # Servers and the small disk of a run before (killed, or started by
+    # hand) go first: a server still running would hold its port, and
+    # `rm -rf` cannot remove a mounted folder.
+    ffs_servers_stop
     rm -rf "$root"
-    mkdir -p "$root/bin" "$root/sftp" "$root/webdav" "$root/garage"
+    mkdir -p "$root/bin" "$root/sftp" "$root/webdav" "$root/garage" "$root/small"
     chmod 700 "$root"
 
     local need=()
@@ -89,7 +94,24 @@ EOF
         --user ffs --pass ffs-webdav-secret >"$root/webdavs.log" 2>&1 &
     echo $! >"$root/webdavs.pid"
 
-    for port in "$webdav_port" "$webdavs_port"; do
+    # --- A small disk that fills up: the full-disk tests put a filler file
+    # there to leave little room, copy onto it over SFTP (the same sshd,
+    # the folder sftp/) and over WebDAV (a server of its own on the folder
+    # webdav/), then remove the filler. A tmpfs of 2 MiB, mounted here (CI
+    # runs as root); where mounting is not allowed, the variables are not
+    # set, and the tests skip the full disk, or fail under CI.
+    local small_ok=""
+    if mount -t tmpfs -o size=2m,mode=700 ffs-small "$root/small" 2>/dev/null; then
+        mkdir -p "$root/small/sftp" "$root/small/webdav"
+        rclone serve webdav "$root/small/webdav" --addr "127.0.0.1:$small_webdav_port" \
+            --user ffs --pass ffs-webdav-secret >"$root/webdav-small.log" 2>&1 &
+        echo $! >"$root/webdav-small.pid"
+        small_ok=1
+    else
+        echo "servers: cannot mount a tmpfs at $root/small (not root?): the full-disk tests skip"
+    fi
+
+    for port in "$webdav_port" "$webdavs_port" ${small_ok:+"$small_webdav_port"}; do
         for _ in $(seq 1 50); do
             (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
             sleep 0.2
@@ -104,6 +126,11 @@ EOF
     export FFSESSION_TEST_WEBDAV_PASSWORD=ffs-webdav-secret
     export FFSESSION_TEST_WEBDAVS="webdavs://ffs@127.0.0.1:$webdavs_port/store"
     export FFSESSION_TEST_CA="$root/ca.pem"
+    if [ -n "$small_ok" ]; then
+        export FFSESSION_TEST_SMALL_DISK="$root/small"
+        export FFSESSION_TEST_SFTP_SMALL="sftp://127.0.0.1/$root/small/sftp"
+        export FFSESSION_TEST_WEBDAV_SMALL="webdav://ffs@127.0.0.1:$small_webdav_port/store"
+    fi
     env | grep '^FFSESSION_TEST_' | sed 's/^/export /' >"$root/servers.env"
     echo "servers: sshd on 127.0.0.1:$ssh_port, WebDAV on :$webdav_port, WebDAV over HTTPS on :$webdavs_port"
 }
@@ -197,20 +224,34 @@ EOF
     echo "servers: Garage S3 on 127.0.0.1:$s3_port"
 }
 
+# Stop every server of `$FFS_SERVERS` and unmount its small disk (also
+# what a run killed before left).
 ffs_servers_stop() {
-    local root="${FFS_SERVERS:-/tmp/ffsession-servers}"
+    local root="${FFS_SERVERS:-/tmp/ffsession-servers}" p pid
     for p in "$root"/*.pid; do
-        [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+        [ -f "$p" ] || continue
+        pid=$(cat "$p" 2>/dev/null || true)
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
+    # The servers let go of the small disk once they are gone.
+    if mountpoint -q "$root/small" 2>/dev/null; then
+        for _ in $(seq 1 50); do
+            umount "$root/small" 2>/dev/null && break
+            sleep 0.1
+        done
+    fi
 }
 
 # `bash .ci/servers.sh` starts every server and prints the variables;
-# `bash .ci/servers.sh install-garage` only builds Garage. Sourced, it starts
+# `bash .ci/servers.sh install-garage` only builds Garage, `bash
+# .ci/servers.sh stop` stops them (and unmounts the small disk). Sourced, it starts
 # every server, or with FFS_SERVERS_LATER_GARAGE=1 all but Garage, which
 # `ffs_garage_start` starts later; they stop when the sourcing shell exits.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     if [ "${1:-}" = install-garage ]; then
         ffs_garage_install
+    elif [ "${1:-}" = stop ]; then
+        ffs_servers_stop
     else
         ffs_servers_main
         ffs_garage_start

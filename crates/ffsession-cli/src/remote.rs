@@ -74,6 +74,16 @@ pub fn is_remote(value: &Path, config: &Config) -> bool {
     Location::is_url(&text)
         || config.remotes.contains_key(text.as_ref())
         || value.join("ffsession-remote.json").is_file()
+        // A URL mistyped (`sftp:/host/path`): said by `target`.
+        || (!text.is_empty() && Location::parse(&text).is_err())
+}
+
+/// True if `value` is a bare word: no URL, no folder separator. For
+/// `copy --to`, a bare word names a remote of the config file; a folder
+/// takes a path with a separator (`./usb`).
+fn is_bare_word(value: &str) -> bool {
+    let separator = |c: char| c == '/' || (cfg!(windows) && c == '\\');
+    !value.contains(separator)
 }
 
 /// The remote `value` names (a config remote's name, or a location).
@@ -84,6 +94,24 @@ pub fn target(value: &str, config: &Config) -> Result<Target> {
             location: Location::parse(&rc.location).map_err(remote_error)?,
             config: rc.clone(),
         });
+    }
+    // A bare word names a remote of the config (or a folder that holds a
+    // remote store already): never a new folder in the current one.
+    if is_bare_word(value)
+        && !value.trim().is_empty()
+        && !value.contains(':')
+        && !Path::new(value).join("ffsession-remote.json").is_file()
+    {
+        let names: Vec<&str> = config.remotes.keys().map(String::as_str).collect();
+        let named = if names.is_empty() {
+            format!("name it in the config file: a [remotes.{value}] table with its location")
+        } else {
+            format!("the config file names {}", names.join(", "))
+        };
+        return Err(UserError::with_hint(
+            format!("no remote named {value:?} in the config file"),
+            format!("{named}; a folder is a path with a slash (./{value}), a server a URL (sftp://host/path)"),
+        ));
     }
     // A location also named in the config takes that remote's settings.
     let location = Location::parse(value).map_err(remote_error)?;
@@ -196,7 +224,7 @@ pub fn password(global: &GlobalArgs, t: &Target, new: bool, interactive: bool) -
 pub fn remote_error(e: RemoteError) -> anyhow::Error {
     match e {
         RemoteError::Store(e) => anyhow::Error::new(e),
-        e => match e.hint() {
+        e => match e.hint_text() {
             Some(h) => UserError::with_hint(e.to_string(), h),
             None => anyhow::Error::new(e),
         },
@@ -328,8 +356,19 @@ pub fn cache_dir(location: &Location) -> Result<PathBuf> {
         .take(60)
         .collect();
     let hash = ffsession::store::Digest::of(key.as_bytes()).to_hex();
-    Ok(dirs
-        .cache_dir()
+    // On Windows `%LOCALAPPDATA%`, when set, names the local application
+    // data as it does for the stores (folders.rs): the known folder, unless
+    // the environment moves it.
+    #[cfg(windows)]
+    let cache = match crate::folders::folders() {
+        Some(f) if std::env::var_os("LOCALAPPDATA").is_some() => {
+            f.data_local.join("ffsession").join("cache")
+        }
+        _ => dirs.cache_dir().to_path_buf(),
+    };
+    #[cfg(not(windows))]
+    let cache = dirs.cache_dir().to_path_buf();
+    Ok(cache
         .join("remotes")
         .join(format!("{readable}-{}", &hash[..12])))
 }
@@ -418,6 +457,25 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
     });
     bar.finish_and_clear();
     let report = report.map_err(remote_error)?;
+    // A remote whose records do not read is not an empty one.
+    if report.snapshots_left_out > 0 && store.snapshots()?.is_empty() {
+        let (object, why) = report
+            .damaged
+            .first()
+            .cloned()
+            .unwrap_or_else(|| ("?".into(), "?".into()));
+        return Err(UserError::with_hint(
+            format!(
+                "{}: none of its snapshots reads: {} damaged or missing (the first, {object}: {why})",
+                t.location,
+                crate::fmt::count(report.damaged.len(), "object is", "objects are"),
+            ),
+            format!(
+                "`ffsession check --read-data --store {}` names each one; `ffsession copy --to {}` from a machine that has these snapshots sends them again",
+                t.label, t.label
+            ),
+        ));
+    }
     let mut err = io::stderr().lock();
     if report.snapshots_new > 0 {
         let hosts: BTreeMap<&str, usize> =

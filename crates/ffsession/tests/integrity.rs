@@ -269,6 +269,37 @@ fn check_reports_a_linked_store_folder() {
     assert_eq!(report.chunks, 0, "a linked store is not followed");
 }
 
+#[test]
+#[cfg_attr(windows, ignore = "needs a junction, which Wine 8 cannot make")]
+fn a_linked_store_folder_is_refused_by_every_open_and_nothing_is_written_through_it() {
+    let (tmp, dir, store, _info, _json) = one_snapshot();
+    drop(store);
+    let link = tmp.path().join("link");
+    ffsession_gen::link_dir(&dir, &link);
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let empty_link = tmp.path().join("empty-link");
+    ffsession_gen::link_dir(&empty, &empty_link);
+    let before = ffsession_gen::files_under(&dir);
+    for path in [&link, &empty_link] {
+        let err = Store::create_or_open(path).unwrap_err();
+        assert!(matches!(err, StoreError::StoreFolderLink { .. }), "{err}");
+        assert!(err.hint().unwrap().contains("real folder"), "{err}");
+    }
+    assert!(matches!(
+        Store::open(&link).unwrap_err(),
+        StoreError::StoreFolderLink { .. }
+    ));
+    assert!(matches!(
+        Store::open_read_only(&link).unwrap_err(),
+        StoreError::StoreFolderLink { .. }
+    ));
+    assert_eq!(ffsession_gen::files_under(&dir), before);
+    assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+    // The real path still opens.
+    Store::open(&dir).unwrap();
+}
+
 /// Unix modes; on Windows the store's ACL stands in for them.
 #[cfg(unix)]
 #[test]

@@ -297,7 +297,11 @@ fn two_machines_copy_into_one_remote_at_once() {
         }
     });
     let remote = open(&remote_dir, "pw").unwrap();
-    assert_eq!(fs::read_dir(remote_dir.join("keys")).unwrap().count(), 2, "the key and its copy");
+    assert_eq!(
+        fs::read_dir(remote_dir.join("keys")).unwrap().count(),
+        2,
+        "the key and its copy"
+    );
     assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
     let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
     let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();

@@ -66,11 +66,19 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
     }
     let mut out = io::stdout().lock();
     if snapshots.is_empty() {
-        writeln!(
-            out,
-            "no snapshots yet in {} (take one with `ffsession backup`)",
-            fmt::path(store.dir())
-        )?;
+        match global.remote_store(&config) {
+            Some(remote) => writeln!(
+                out,
+                "no snapshots yet on {} (send this machine's with `ffsession copy --to {}`)",
+                fmt::escape(&remote),
+                fmt::escape(&remote)
+            )?,
+            None => writeln!(
+                out,
+                "no snapshots yet in {} (take one with `ffsession backup`)",
+                fmt::path(store.dir())
+            )?,
+        }
     }
     for s in &snapshots {
         let mut line = if args.long {

@@ -368,6 +368,12 @@ pub fn open_store_with_snapshots(
     let store = open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let snapshots = store.snapshots()?;
     if snapshots.is_empty() {
+        if let Some(remote) = global.remote_store(&config) {
+            return Err(UserError::with_hint(
+                format!("no snapshots yet on {remote}"),
+                format!("send this machine's with `ffsession copy --to {remote}`"),
+            ));
+        }
         return Err(UserError::with_hint(
             format!("no snapshots yet in {}", store.dir().display()),
             "take one with `ffsession backup`",

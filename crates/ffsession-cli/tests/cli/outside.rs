@@ -49,6 +49,40 @@ fn a_linked_lock_in_the_store_is_refused_and_check_names_it() {
     assert!(list.status.success(), "{}", stderr(&list));
 }
 
+/// A store folder that is itself a symbolic link is refused by `backup`
+/// (nothing written into the link's target), as `check` calls it damage;
+/// `link/` and `link/.` too.
+#[test]
+fn a_store_folder_that_is_a_symbolic_link_is_refused_by_backup() {
+    let env = TestEnv::new();
+    let profile = env.profile_with_recovery(&packed(5, NOW));
+    let real = env.path().join("real");
+    fs::create_dir(&real).unwrap();
+    let link = env.path().join("link");
+    symlink(&real, &link).unwrap();
+    for given in [link.clone(), link.join(""), link.join(".")] {
+        let out = env.store_cmd_at(&profile, &given).arg("backup").run();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{}: {err}", given.display());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("the store folder is a symbolic link"), "{err}");
+        assert!(err.contains("real folder's path"), "{err}");
+        assert_eq!(
+            fs::read_dir(&real).unwrap().count(),
+            0,
+            "written through the link"
+        );
+    }
+    // A store made at the real path is refused through the link too, and
+    // check says why.
+    ok_output(env.store_cmd_at(&profile, &real).arg("backup"));
+    let out = env.store_cmd_at(&profile, &link).arg("list").run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = env.store_cmd_at(&profile, &link).arg("check").run();
+    assert_eq!(out.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("symbolic link"));
+}
+
 /// The file names `list --json` shows.
 fn stored_names(env: &TestEnv, profile: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = env

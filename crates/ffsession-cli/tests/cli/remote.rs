@@ -19,9 +19,9 @@ use ffsession_gen::Spec;
 use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
 
 /// Tests that stop or fill a server run one at a time.
-static SERVERS: Mutex<()> = Mutex::new(());
+pub(crate) static SERVERS: Mutex<()> = Mutex::new(());
 
-fn servers() -> Option<PathBuf> {
+pub(crate) fn servers() -> Option<PathBuf> {
     match std::env::var_os("FFSESSION_TEST_SERVERS") {
         Some(dir) => Some(PathBuf::from(dir)),
         None => {
@@ -35,13 +35,13 @@ fn servers() -> Option<PathBuf> {
     }
 }
 
-fn var(name: &str) -> String {
+pub(crate) fn var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set by .ci/servers.sh"))
 }
 
 /// A fresh, unique location on each kind of server.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     Folder,
     Sftp,
     S3,
@@ -51,7 +51,7 @@ enum Kind {
     WebDavs,
 }
 
-fn unique() -> String {
+pub(crate) fn unique() -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     format!(
@@ -66,7 +66,7 @@ fn unique() -> String {
     )
 }
 
-fn location(kind: Kind, env: &TestEnv) -> String {
+pub(crate) fn location(kind: Kind, env: &TestEnv) -> String {
     match kind {
         Kind::Folder => env.path().join("remote").to_string_lossy().into_owned(),
         Kind::Sftp => format!("{}/{}", var("FFSESSION_TEST_SFTP"), unique()),
@@ -79,17 +79,20 @@ fn location(kind: Kind, env: &TestEnv) -> String {
 
 #[cfg(unix)]
 /// Where an SFTP location's objects are on this machine's disk.
-fn sftp_dir(loc: &str) -> PathBuf {
+pub(crate) fn sftp_dir(loc: &str) -> PathBuf {
     PathBuf::from(loc.strip_prefix("sftp://127.0.0.1/").unwrap())
 }
 
+/// The password of the remotes the tests make.
+pub(crate) const PASSWORD: &str = "correct horse battery staple";
+
 /// `ffsession` in the sealed environment, with the servers' settings and a
 /// password; `ssh` is the wrapper that reads the test's SSH config.
-fn cmd(env: &TestEnv) -> Command {
+pub(crate) fn cmd(env: &TestEnv) -> Command {
     Command::from_std(std_cmd(env))
 }
 
-fn std_cmd(env: &TestEnv) -> StdCommand {
+pub(crate) fn std_cmd(env: &TestEnv) -> StdCommand {
     let mut c = env.std_cmd();
     let path = format!(
         "{}:{}",
@@ -97,7 +100,7 @@ fn std_cmd(env: &TestEnv) -> StdCommand {
         std::env::var("PATH").unwrap_or_default()
     );
     c.env("PATH", path)
-        .env("FFSESSION_PASSWORD", "correct horse battery staple")
+        .env("FFSESSION_PASSWORD", PASSWORD)
         .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
         .env("AWS_ACCESS_KEY_ID", var("FFSESSION_TEST_S3_KEY_ID"))
         .env("AWS_SECRET_ACCESS_KEY", var("FFSESSION_TEST_S3_SECRET"))
@@ -117,7 +120,7 @@ fn std_cmd(env: &TestEnv) -> StdCommand {
 
 /// A profile with `n` snapshots backed up into the test store (each a
 /// session of about `bytes`); returns the profile and each snapshot's JSON.
-fn backed_up(env: &TestEnv, n: u64, bytes: usize) -> (PathBuf, Vec<String>) {
+pub(crate) fn backed_up(env: &TestEnv, n: u64, bytes: usize) -> (PathBuf, Vec<String>) {
     let mut jsons = Vec::new();
     let mut profile = PathBuf::new();
     for i in 0..n {
@@ -132,7 +135,7 @@ fn backed_up(env: &TestEnv, n: u64, bytes: usize) -> (PathBuf, Vec<String>) {
     (profile, jsons)
 }
 
-fn copy(env: &TestEnv, profile: &Path, to: &str) -> serde_json::Value {
+pub(crate) fn copy(env: &TestEnv, profile: &Path, to: &str) -> serde_json::Value {
     let mut c = cmd(env);
     c.arg("--profile")
         .arg(profile)
@@ -145,7 +148,7 @@ fn copy(env: &TestEnv, profile: &Path, to: &str) -> serde_json::Value {
 /// Every snapshot the remote lists, read through a new machine's cache
 /// (a fresh HOME), each restored into a new profile folder and compared
 /// byte for byte with `expected` (JSON texts, any order).
-fn assert_remote_restores(loc: &str, expected: &[String]) {
+pub(crate) fn assert_remote_restores(loc: &str, expected: &[String]) {
     let fresh = TestEnv::new();
     let list = ok_json(cmd(&fresh).args(["--store", loc, "list", "--json"]));
     let list = list.as_array().unwrap();
@@ -258,7 +261,7 @@ fn remote_round_trip_folder() {
     round_trip(Kind::Folder);
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -343,7 +346,7 @@ fn remote_sftp_on_windows_is_one_clear_error() {
     );
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -413,7 +416,7 @@ fn remote_full_bucket_is_a_clear_error_and_the_remote_stays_readable() {
     assert_remote_restores(&loc, &jsons);
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -453,7 +456,7 @@ fn remote_object_deleted_or_flipped_is_named_by_check_and_healed_by_copy() {
 fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
     let Some(_) = servers() else { return };
     let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    // SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master).
+    // SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`).
     let kinds: &[Kind] = if cfg!(unix) {
         &[Kind::Sftp, Kind::S3]
     } else {
@@ -523,7 +526,7 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
 
 #[cfg(unix)]
 /// The children of process `pid` (Linux).
-fn children(pid: u32) -> Vec<u32> {
+pub(crate) fn children(pid: u32) -> Vec<u32> {
     fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
         .unwrap_or_default()
         .split_whitespace()
@@ -531,7 +534,7 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-// SFTP is Unix-only (OpenDAL's SFTP drives OpenSSH's control master), and
+// SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
@@ -600,7 +603,7 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
 
 #[cfg(unix)]
 /// Kill the test sshd: its listener and every connection's processes.
-fn kill_sshd() {
+pub(crate) fn kill_sshd() {
     let sshd: u32 = fs::read_to_string(var("FFSESSION_TEST_SSHD_PID"))
         .unwrap()
         .trim()
@@ -619,7 +622,7 @@ fn kill_sshd() {
 
 #[cfg(unix)]
 /// Start the test sshd again, with the config `.ci/servers.sh` wrote.
-fn start_sshd() {
+pub(crate) fn start_sshd() {
     let servers = PathBuf::from(var("FFSESSION_TEST_SERVERS"));
     let started = StdCommand::new("/usr/sbin/sshd")
         .arg("-f")
@@ -683,7 +686,7 @@ fn remote_two_machines_copy_at_once() {
 }
 
 /// The session JSON of every snapshot in `env`'s store.
-fn backed_up_jsons(env: &TestEnv) -> Vec<String> {
+pub(crate) fn backed_up_jsons(env: &TestEnv) -> Vec<String> {
     let store = ffsession::store::Store::open_read_only(env.store_dir()).unwrap();
     store
         .snapshots()

@@ -4,15 +4,19 @@
 //! then contents, then snapshot records), so a snapshot record is never on
 //! the remote before everything it names. A chunk the remote lost is sent
 //! again for every local snapshot that uses it, a damaged object named in
-//! `heal` (by `check --read-data`) is replaced. Every chunk is read back from
-//! the local store and verified before it is sent: a damaged local chunk
-//! skips the snapshots that use it, never reaches the remote.
+//! `heal` (by `check --read-data`) is replaced, and so is an object listed
+//! at a size its sealed bytes cannot have (one cut short, as a full disk
+//! left them before writes were checked): only a whole object counts as
+//! there already. Every chunk is read back from the local store and
+//! verified before it is sent: a damaged local chunk skips the snapshots
+//! that use it, never reaches the remote.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::backend::Kind;
+use super::backend::{Entry, Kind};
+use super::crypto::Keys;
 use super::objects::{chunk_name, RemoteContent, RemoteSnapshot};
 use super::{Remote, RemoteError};
 use crate::store::{Digest, SnapshotId, Store};
@@ -70,18 +74,24 @@ pub fn copy_to_remote(
 ) -> Result<CopyReport, RemoteError> {
     let mut lock = remote.lock(false, host, now_ms)?;
     let mut report = CopyReport::default();
-    let listed = |kind| -> Result<HashSet<String>, RemoteError> {
-        Ok(remote
-            .backend
-            .list(kind)?
-            .into_iter()
-            .map(|e| e.name)
-            .collect())
+    let have_snapshots = listed(remote, Kind::Snapshots)?;
+    let have_contents = listed(remote, Kind::Contents)?;
+    let have_chunks = listed(remote, Kind::Chunks)?;
+    // Objects to send: missing, named in `heal`, or cut short.
+    let mut cut_short: HashSet<String> = HashSet::new();
+    let mut needed = |name: &str, have: &HashMap<String, u64>, least: u64, most: Option<u64>| {
+        if heal.contains(name) {
+            return true;
+        }
+        match have.get(name) {
+            None => true,
+            Some(&size) if size < least || most.is_some_and(|m| size > m) => {
+                cut_short.insert(name.to_owned());
+                true
+            }
+            Some(_) => false,
+        }
     };
-    let have_snapshots = listed(Kind::Snapshots)?;
-    let have_contents = listed(Kind::Contents)?;
-    let have_chunks = listed(Kind::Chunks)?;
-    let needed = |name: &str, have: &HashSet<String>| !have.contains(name) || heal.contains(name);
 
     // Every content a local snapshot holds, and the snapshots to send.
     let mut contents: BTreeMap<Digest, Vec<SnapshotId>> = BTreeMap::new();
@@ -90,7 +100,10 @@ pub fn copy_to_remote(
         let record = RemoteSnapshot::of(&info, host);
         let name = record.name(&remote.keys);
         contents.entry(info.content_hash).or_default().push(info.id);
-        if needed(&name, &have_snapshots) {
+        // The same snapshot sent from another machine names another host:
+        // only the least size is known.
+        let (least, _) = sealed_range(&RemoteSnapshot::of(&info, ""));
+        if needed(&name, &have_snapshots, least, None) {
             to_send.push((info.id, info.content_hash, name, record));
         } else {
             report.snapshots_present += 1;
@@ -112,13 +125,23 @@ pub fn copy_to_remote(
         };
         for (d, n) in &list {
             let name = chunk_name(&remote.keys, d);
-            if needed(&name, &have_chunks) && planned_chunks.insert(*d) {
-                chunk_plan.push((*d, *n, ids[0], *digest));
+            // A chunk's sealed size follows from its stored frame's.
+            let (least, most) = store.chunk_frame_len(d).map_or((0, None), |len| {
+                let (l, m) = Keys::sealed_size_range(len);
+                (l, Some(m))
+            });
+            if planned_chunks.contains(d) || !needed(&name, &have_chunks, least, most) {
+                continue;
             }
+            planned_chunks.insert(*d);
+            chunk_plan.push((*d, *n, ids[0], *digest));
         }
+        let (least, most) = sealed_range(&RemoteContent::new(digest, &list));
         if needed(
             &RemoteContent::name_of(&remote.keys, digest),
             &have_contents,
+            least,
+            Some(most),
         ) {
             content_plan.push((*digest, list));
         }
@@ -145,11 +168,11 @@ pub fn copy_to_remote(
                 }
             };
             let name = chunk_name(&remote.keys, d);
-            if heal.contains(&name) {
+            if heal.contains(&name) || cut_short.contains(&name) {
                 remote.backend.remove(Kind::Chunks, &name)?;
                 report.healed += 1;
                 report.healed_names.push(name.clone());
-            } else if have_contents.contains(&RemoteContent::name_of(&remote.keys, content)) {
+            } else if have_contents.contains_key(&RemoteContent::name_of(&remote.keys, content)) {
                 // The remote had this content and lost one of its chunks.
                 report.healed += 1;
             }
@@ -168,7 +191,7 @@ pub fn copy_to_remote(
             continue;
         }
         let name = RemoteContent::name_of(&remote.keys, digest);
-        if heal.contains(&name) {
+        if heal.contains(&name) || cut_short.contains(&name) {
             remote.backend.remove(Kind::Contents, &name)?;
             report.healed += 1;
             report.healed_names.push(name.clone());
@@ -190,7 +213,7 @@ pub fn copy_to_remote(
             ));
             continue;
         }
-        if heal.contains(name) {
+        if heal.contains(name) || cut_short.contains(name) {
             remote.backend.remove(Kind::Snapshots, name)?;
             report.healed += 1;
             report.healed_names.push(name.clone());
@@ -203,10 +226,26 @@ pub fn copy_to_remote(
     remote.backend.write_many(items, &mut sent)?;
 
     // Marks (archived tabs, undo points), after every snapshot they name.
-    let on_remote = listed(Kind::Snapshots)?;
+    let on_remote: HashSet<String> = listed(remote, Kind::Snapshots)?.into_keys().collect();
     let (marks, bytes) = super::marks::send_marks(store, remote, host, &on_remote, &mut sent)?;
     report.marks_sent += marks;
     report.bytes_sent += bytes;
     drop(lock);
     Ok(report)
+}
+
+/// The objects of `kind` on the remote, by name, with their sizes.
+fn listed(remote: &Remote, kind: Kind) -> Result<HashMap<String, u64>, RemoteError> {
+    Ok(remote
+        .backend
+        .list(kind)?
+        .into_iter()
+        .map(|Entry { name, size }| (name, size))
+        .collect())
+}
+
+/// The sizes `record` may have once sealed.
+pub(super) fn sealed_range(record: &impl Serialize) -> (u64, u64) {
+    let plain = serde_json::to_vec(record).unwrap_or_default();
+    Keys::sealed_size_range(plain.len() as u64)
 }

@@ -16,6 +16,17 @@ use age::secrecy::{ExposeSecret, SecretString};
 /// The context string of the name key (BLAKE3 `derive_key`).
 const NAME_KEY_CONTEXT: &str = "ffsession remote store 2026-11 object names";
 
+/// age's payload pieces (its STREAM chunk size).
+const AGE_PIECE: u64 = 64 * 1024;
+/// An age header with one X25519 recipient and no other stanza: the
+/// version line (22 bytes), the stanza's line (54) and body (44), the MAC
+/// line (48).
+const AGE_X25519_HEADER: u64 = 22 + 54 + 44 + 48;
+/// The most age's random extra stanza adds (its line of at most 66
+/// characters and a body of at most 99 bytes: 132 base64 characters on
+/// three lines), rounded up.
+const AGE_GREASE_MAX: u64 = 256;
+
 /// A remote's keys, once unlocked.
 pub struct Keys {
     identity: age::x25519::Identity,
@@ -67,7 +78,7 @@ impl Keys {
             note.replace('\n', " "),
             self.identity.to_string().expose_secret()
         );
-        age::encrypt(&recipient, text.as_bytes()).map_err(|e| e.to_string())
+        age::encrypt(&recipient, text.as_bytes()).map_err(|e| one_line(&e))
     }
 
     /// The keys in a key file, opened with `password`.
@@ -81,7 +92,7 @@ impl Keys {
             Err(age::DecryptError::DecryptionFailed)
             | Err(age::DecryptError::NoMatchingKeys)
             | Err(age::DecryptError::KeyDecryptionFailed) => return Err(Unwrap::WrongPassword),
-            Err(e) => return Err(Unwrap::Damaged(e.to_string())),
+            Err(e) => return Err(Unwrap::Damaged(one_line(&e))),
         };
         let text = String::from_utf8(text).map_err(|_| Unwrap::Damaged("not text".into()))?;
         let line = text
@@ -96,12 +107,24 @@ impl Keys {
 
     /// `plaintext` encrypted to this remote's recipient.
     pub fn seal(&self, plaintext: &[u8]) -> Result<Vec<u8>, String> {
-        age::encrypt(&self.recipient, plaintext).map_err(|e| e.to_string())
+        age::encrypt(&self.recipient, plaintext).map_err(|e| one_line(&e))
+    }
+
+    /// The sizes an object sealed from `plain_len` bytes may have (least,
+    /// most): the payload's size is fixed (a 16-byte nonce, then 64 KiB
+    /// pieces with a 16-byte tag each), the header's varies with the random
+    /// stanza age adds to keep parsers honest ("grease", up to about 200
+    /// bytes). An object of a size outside this range was cut short or is
+    /// not what its name says.
+    pub fn sealed_size_range(plain_len: u64) -> (u64, u64) {
+        let pieces = plain_len.div_ceil(AGE_PIECE).max(1);
+        let least = AGE_X25519_HEADER + 16 + plain_len + 16 * pieces;
+        (least, least + AGE_GREASE_MAX)
     }
 
     /// The plaintext of an object, authenticated by age.
     pub fn open(&self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
-        age::decrypt(&self.identity, ciphertext).map_err(|e| e.to_string())
+        age::decrypt(&self.identity, ciphertext).map_err(|e| one_line(&e))
     }
 
     /// The name of an object of `kind` standing for `digest`: 64 hex digits
@@ -120,9 +143,57 @@ impl Keys {
     }
 }
 
+/// An error of age's on one line: its text is a message and advice on lines
+/// of their own ("Unknown age format.\nHave you tried upgrading to the
+/// latest version?"), which a one-line error would show as a literal `\n`.
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string()
+        .lines()
+        .map(|l| l.trim().trim_end_matches('.'))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn age_errors_are_one_line() {
+        let keys = Keys::generate();
+        let e = keys.open(b"not an age file at all").unwrap_err();
+        assert!(!e.contains('\n'), "{e:?}");
+        assert!(!e.is_empty());
+        // A newer format: age's text is two lines.
+        let newer = b"age-encryption.org/v2\nwhat next\n";
+        let raw = age::decrypt(&keys.identity, newer).unwrap_err().to_string();
+        assert!(raw.contains('\n'), "{raw:?}");
+        let e = keys.open(newer).unwrap_err();
+        assert!(!e.contains('\n') && e.len() + 1 >= raw.len(), "{e:?}");
+        assert_eq!(
+            one_line(&"Unknown age format.\nHave you tried upgrading?"),
+            "Unknown age format: Have you tried upgrading?"
+        );
+    }
+
+    #[test]
+    fn sealed_sizes_fall_in_their_range() {
+        let keys = Keys::generate();
+        let mut least = u64::MAX;
+        for len in [0usize, 1, 100, 65_535, 65_536, 65_537, 200_000] {
+            let (lo, hi) = Keys::sealed_size_range(len as u64);
+            for _ in 0..40 {
+                let n = keys.seal(&vec![7u8; len]).unwrap().len() as u64;
+                assert!(lo <= n && n <= hi, "{len}: {n} not in {lo}..={hi}");
+                if len == 0 {
+                    least = least.min(n);
+                }
+            }
+        }
+        // The range is tight: the smallest object sealed is near its least.
+        assert!(least < Keys::sealed_size_range(0).0 + 60, "{least}");
+    }
 
     #[test]
     fn a_key_file_opens_with_its_password_only_and_objects_round_trip() {

@@ -23,7 +23,7 @@ pub enum RemoteError {
         reason: String,
     },
     /// The server could not be reached, or refused an operation.
-    #[error("{location}: {op} {path}: {reason}")]
+    #[error("{location}: {op}{}: {reason}", if path.is_empty() { String::new() } else { format!(" {path}") })]
     Backend {
         /// The location.
         location: String,
@@ -35,6 +35,24 @@ pub enum RemoteError {
         reason: String,
         /// True when the server says it is out of space.
         full: bool,
+    },
+    /// `ssh` refused the server: its host key is not in `known_hosts` yet,
+    /// or differs from the one there (host keys are checked strictly).
+    #[error("{location}: {}", if *changed {
+        format!("the host key of {host} differs from the one known_hosts holds for it (ssh refused to connect: the server was reinstalled, or someone is in between)")
+    } else {
+        format!("the host key of {host} is not known yet: ssh checks host keys strictly and refused to connect")
+    })]
+    HostKey {
+        /// The location.
+        location: String,
+        /// The host, as known_hosts names it (`[host]:port` for a port
+        /// other than 22).
+        host: String,
+        /// True: known_hosts holds another key for it.
+        changed: bool,
+        /// The `ssh` command that shows the key and accepts it.
+        command: String,
     },
     /// The location holds files but is not an ffsession remote store.
     #[error("{location}: not an ffsession remote store (it holds other files and no ffsession-remote.json)")]
@@ -80,9 +98,35 @@ pub enum RemoteError {
 }
 
 impl RemoteError {
+    /// What to do about it (for [`RemoteError::HostKey`], the command that
+    /// accepts the key).
+    pub fn hint_text(&self) -> Option<String> {
+        match self {
+            RemoteError::HostKey {
+                changed: false,
+                command,
+                ..
+            } => Some(format!(
+                "run `{command}`: it shows the server's key; answer yes if it is your server's (compare it with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` run on the server), then run this command again"
+            )),
+            RemoteError::HostKey {
+                changed: true,
+                host,
+                command,
+                ..
+            } => Some(format!(
+                "if the server's key changed on purpose, remove the old one with `ssh-keygen -R '{host}'`, then accept the new one with `{command}` (compare its fingerprint with the server's); otherwise do not connect"
+            )),
+            e => e.hint().map(str::to_owned),
+        }
+    }
+
     /// What to do about it.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
+            RemoteError::HostKey { .. } => Some(
+                "accept the server's host key with `ssh HOST` (compare its fingerprint with the server's), then run this command again",
+            ),
             RemoteError::Location { .. } => Some(
                 "a store location is a folder path, sftp://[user@]host[:port]/path, s3://bucket/prefix, webdav://host/path or webdavs://host/path",
             ),
@@ -92,8 +136,14 @@ impl RemoteError {
             RemoteError::Backend { full: true, .. } => Some(
                 "the server is out of space: free some (`ffsession prune --store LOCATION`), then copy again; what was sent is kept",
             ),
-            RemoteError::Backend { .. } => Some(
+            RemoteError::Backend {
+                op: "write" | "remove",
+                ..
+            } => Some(
                 "check the connection and the credentials, then run the command again: a copy cut short resumes where it stopped",
+            ),
+            RemoteError::Backend { .. } => Some(
+                "check the connection, the location and the credentials, then run the command again",
             ),
             RemoteError::NotARemote { .. } => {
                 Some("give an empty folder or bucket prefix, or the location of an existing remote store")

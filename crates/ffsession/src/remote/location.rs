@@ -61,13 +61,26 @@ impl Location {
             .any(|p| value.len() > p.len() && value[..p.len()].eq_ignore_ascii_case(p))
     }
 
-    /// Parse a location; anything that is not a URL is a folder path.
+    /// Parse a location; anything that is not a URL is a folder path, but
+    /// for a known scheme written without its `//` (`sftp:/host/path`, a
+    /// typo that would make a folder named `sftp:`), and an empty value.
     pub fn parse(value: &str) -> Result<Location, RemoteError> {
         let bad = |reason: &str| RemoteError::Location {
             location: value.to_owned(),
             reason: reason.to_owned(),
         };
+        if value.trim().is_empty() {
+            return Err(bad("an empty location: give a folder path or a URL"));
+        }
         let Some((scheme, rest)) = value.split_once("://") else {
+            if let Some((scheme, rest)) = value.split_once(':') {
+                if SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
+                    let rest = rest.trim_start_matches('/');
+                    return Err(bad(&format!(
+                        "not a URL: its scheme is followed by `:` without `//` (did you mean {scheme}://{rest}?)"
+                    )));
+                }
+            }
             return Ok(Location::Folder(PathBuf::from(value)));
         };
         match scheme.to_ascii_lowercase().as_str() {
@@ -96,8 +109,7 @@ impl Location {
             "sftp" => {
                 let (authority, path) = split_authority(rest);
                 let (user, hostport) = split_user(authority);
-                let (host, port) =
-                    split_port(hostport).ok_or_else(|| bad("the port is not a number"))?;
+                let (host, port) = split_port(hostport).ok_or_else(|| bad(PORT))?;
                 if host.is_empty() {
                     return Err(bad(
                         "an sftp:// location needs a host: sftp://user@host:port/path",
@@ -120,7 +132,10 @@ impl Location {
             s @ ("webdav" | "webdavs") => {
                 let (authority, path) = split_authority(rest);
                 let (user, host) = split_user(authority);
-                if host.is_empty() || split_port(host).is_none() {
+                if split_port(host).is_none() {
+                    return Err(bad(PORT));
+                }
+                if host.is_empty() {
                     return Err(bad(
                         "a WebDAV location is webdav[s]://[user@]host[:port]/path",
                     ));
@@ -143,6 +158,12 @@ impl Location {
     }
 }
 
+/// The schemes of [`Location::is_url`].
+const SCHEMES: &[&str] = &["sftp", "s3", "webdav", "webdavs", "file"];
+
+/// What is wrong with a port that is not one.
+const PORT: &str = "the port is not a number from 1 to 65535";
+
 fn split_authority(rest: &str) -> (&str, &str) {
     match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -158,18 +179,20 @@ fn split_user(authority: &str) -> (Option<String>, &str) {
     }
 }
 
-/// host[:port]; `None` if the port is not a number. IPv6 in brackets.
+/// host[:port]; `None` if the port is not a number from 1 to 65535. IPv6
+/// in brackets.
 fn split_port(hostport: &str) -> Option<(&str, Option<u16>)> {
+    let port = |p: &str| p.parse::<u16>().ok().filter(|&p| p > 0);
     if let Some(rest) = hostport.strip_prefix('[') {
         let (h, after) = rest.split_once(']')?;
         return match after.strip_prefix(':') {
-            Some(p) => Some((h, Some(p.parse().ok()?))),
+            Some(p) => Some((h, Some(port(p)?))),
             None if after.is_empty() => Some((h, None)),
             None => None,
         };
     }
     match hostport.rsplit_once(':') {
-        Some((h, p)) => Some((h, Some(p.parse().ok()?))),
+        Some((h, p)) => Some((h, Some(port(p)?))),
         None => Some((hostport, None)),
     }
 }
@@ -246,6 +269,21 @@ mod tests {
             Location::parse("file:///a/b").unwrap(),
             Location::Folder("/a/b".into())
         );
+        for (bad, says) in [
+            ("", "an empty location"),
+            (
+                "sftp:/127.0.0.1/tmp/x",
+                "did you mean sftp://127.0.0.1/tmp/x?",
+            ),
+            ("SFTP:host/x", "did you mean SFTP://host/x?"),
+            ("webdavs:/h/x", "did you mean webdavs://h/x?"),
+            ("sftp://host:99999/p", "not a number from 1 to 65535"),
+            ("sftp://host:0/p", "not a number from 1 to 65535"),
+            ("webdav://host:70000/p", "not a number from 1 to 65535"),
+        ] {
+            let e = Location::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
         for bad in [
             "sftp://host",
             "sftp://host:x/p",

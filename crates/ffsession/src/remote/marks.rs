@@ -208,37 +208,60 @@ pub(super) fn send_marks(
     on_remote: &HashSet<String>,
     sent: &mut dyn FnMut(u64),
 ) -> Result<(u64, u64), RemoteError> {
-    let have: HashSet<String> = remote
+    let listed: HashMap<String, u64> = remote
         .backend
         .list(Kind::Marks)?
         .into_iter()
-        .map(|e| e.name)
+        .map(|e| (e.name, e.size))
         .collect();
+    // A mark listed at a size its sealed record cannot have was cut short:
+    // it is sent again. (An origin sent from another machine names another
+    // host and id: only its least size is known.)
+    let whole = |name: &str, mark: &RemoteMark| {
+        let Some(&size) = listed.get(name) else {
+            return false;
+        };
+        let (least, most) = match &mark.origin {
+            Some(o) => {
+                let bare = RemoteMark {
+                    origin: Some(RemoteOrigin {
+                        snapshot: o.snapshot.clone(),
+                        host: String::new(),
+                        id: 0,
+                    }),
+                    ..mark.clone()
+                };
+                (super::copy::sealed_range(&bare).0, u64::MAX)
+            }
+            None => super::copy::sealed_range(mark),
+        };
+        (least..=most).contains(&size)
+    };
     let names = remote_names(store, &remote.keys)?;
     let mut marks = marks_of(store, &names, &remote.keys)?;
     for (id, snapshot) in &names {
         let name = origin_name(&remote.keys, snapshot);
-        if !have.contains(&name) {
-            let origin = RemoteOrigin {
+        let origin = RemoteMark {
+            format: MARK_FORMAT.into(),
+            archived: Vec::new(),
+            undo: None,
+            origin: Some(RemoteOrigin {
                 snapshot: snapshot.clone(),
                 host: host.to_owned(),
                 id: id.0,
-            };
-            marks.push((
-                name,
-                RemoteMark {
-                    format: MARK_FORMAT.into(),
-                    archived: Vec::new(),
-                    undo: None,
-                    origin: Some(origin),
-                },
-            ));
+            }),
+        };
+        if !whole(&name, &origin) {
+            marks.push((name, origin));
         }
     }
     let mut items = Vec::new();
     for (name, mark) in marks {
-        if have.contains(&name) || !mark.needs().all(|n| on_remote.contains(n)) {
+        if whole(&name, &mark) || !mark.needs().all(|n| on_remote.contains(n)) {
             continue;
+        }
+        if listed.contains_key(&name) {
+            remote.backend.remove(Kind::Marks, &name)?;
         }
         let plain = serde_json::to_vec(&mark).unwrap_or_default();
         items.push((Kind::Marks, name, remote.seal(&plain)?));

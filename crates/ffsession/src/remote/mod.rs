@@ -9,8 +9,9 @@
 //! different contents.
 //!
 //! - `backend.rs`: the [`Backend`] trait (list, read, write, remove by kind
-//!   and name); `local.rs` a folder, `opendal.rs` + `services.rs` SFTP, S3
-//!   and WebDAV through Apache OpenDAL.
+//!   and name); `local.rs` a folder, `opendal.rs` + `services.rs` S3 and
+//!   WebDAV through Apache OpenDAL, `sftp.rs` SFTP over an `ssh` child of
+//!   our own (`ssh.rs`).
 //! - `crypto.rs`: the identity, its password-wrapped key files, sealing and
 //!   opening objects, object names.
 //! - `copy.rs`: sending the local snapshots a remote lacks.
@@ -40,6 +41,10 @@ mod opendal;
 mod prune;
 mod pruned;
 mod services;
+#[cfg(unix)]
+mod sftp;
+#[cfg(unix)]
+mod ssh;
 mod sync;
 
 pub use backend::{set_test_hook, Backend, Entry, Kind};

@@ -1,5 +1,5 @@
-//! Remote stores on storage engines, through Apache OpenDAL: SFTP, S3 and
-//! WebDAV (`services.rs` builds each). OpenDAL is async; this backend owns a
+//! Remote stores on storage engines, through Apache OpenDAL: S3 and WebDAV
+//! (`services.rs` builds each; SFTP is `sftp.rs`). OpenDAL is async; this backend owns a
 //! small current-thread tokio runtime and blocks on it, so the library stays
 //! synchronous for its callers, and runs several transfers at once inside it.
 
@@ -11,12 +11,8 @@ use tokio::runtime::Runtime;
 use super::backend::{Backend, Entry, Kind};
 use super::RemoteError;
 
-/// How many transfers run at once (HTTP services: S3, WebDAV).
+/// How many transfers run at once.
 const IN_FLIGHT: usize = 8;
-/// The same over SFTP, where each transfer at once is one more SSH
-/// connection (OpenDAL pools one session per transfer): each costs a key
-/// exchange, about half a second on 2 cores.
-const IN_FLIGHT_SSH: usize = 3;
 
 /// A backend on an OpenDAL operator.
 pub struct OpendalBackend {
@@ -24,23 +20,15 @@ pub struct OpendalBackend {
     rt: Runtime,
     location: String,
     /// Write under a temporary name, then rename (services whose writes are
-    /// not atomic: SFTP, WebDAV).
+    /// not atomic: WebDAV).
     rename: bool,
-    /// A rename never replaces an existing name (SFTP), so `write_new` is
-    /// atomic.
-    exclusive_rename: bool,
     /// Transfers at once.
     in_flight: usize,
 }
 
 impl OpendalBackend {
     /// A backend on `op`, named `location` in messages; `rename` as above.
-    pub(super) fn new(
-        op: Operator,
-        location: String,
-        rename: bool,
-        exclusive_rename: bool,
-    ) -> Result<Self, RemoteError> {
+    pub(super) fn new(op: Operator, location: String, rename: bool) -> Result<Self, RemoteError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -69,12 +57,7 @@ impl OpendalBackend {
             rt,
             location,
             rename,
-            exclusive_rename,
-            in_flight: if exclusive_rename {
-                IN_FLIGHT_SSH
-            } else {
-                IN_FLIGHT
-            },
+            in_flight: IN_FLIGHT,
         })
     }
 
@@ -87,11 +70,27 @@ impl OpendalBackend {
             reason = format!("{reason}: {cause}");
         }
         let lower = reason.to_ascii_lowercase();
-        let full = lower.contains("no space")
+        let mut full = lower.contains("no space")
             || lower.contains("quota")
             || lower.contains("insufficient storage")
             || lower.contains("507")
             || lower.contains("disk full");
+        // A write a WebDAV server answers "405 Method Not Allowed" (a
+        // method it takes for every other write): rclone's server answers
+        // so when its disk is full, and says why only in its own log.
+        if op == "write" && lower.contains("status: 405") {
+            full = true;
+            reason = "the server refused the write (405 Method Not Allowed): its disk is full, most likely (rclone's WebDAV server answers a full disk so)".into();
+        } else if let Some(status) = http_status(&reason) {
+            // OpenDAL's text holds the whole request; its status says it.
+            reason = match e.kind() {
+                ErrorKind::Unexpected => status.clone(),
+                kind => format!("{kind} ({status})"),
+            };
+            if full {
+                reason = format!("the server is out of space ({status})");
+            }
+        }
         RemoteError::Backend {
             location: location.to_owned(),
             op,
@@ -100,6 +99,32 @@ impl OpendalBackend {
             full,
         }
     }
+}
+
+/// The HTTP status in OpenDAL's text of a failed request, and the server's
+/// words for it
+/// (`status: 404, ... => Not Found`, an S3 error's `message`), as
+/// `HTTP 404 Not Found`.
+fn http_status(text: &str) -> Option<String> {
+    let at = text.find("status: ")? + "status: ".len();
+    let code: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    if code.len() != 3 {
+        return None;
+    }
+    let words = text.rsplit_once("} => ").map(|(_, w)| w.trim());
+    // S3 servers say why in the message of their error document.
+    let message = words
+        .and_then(|w| w.split_once("message: \""))
+        .and_then(|(_, m)| m.split_once("\", "))
+        .map(|(m, _)| m.to_owned());
+    Some(match (message, words) {
+        (Some(m), _) => format!("HTTP {code}: {m}"),
+        (None, Some(w)) if !w.is_empty() && w.len() < 80 => format!("HTTP {code} {w}"),
+        _ => format!("HTTP {code}"),
+    })
 }
 
 async fn write_one(
@@ -138,17 +163,37 @@ async fn write_one_inner(
         if dir.is_empty() { "" } else { "/" },
         random_u64()
     );
-    op.write(&tmp, bytes)
-        .await
-        .map_err(|e| OpendalBackend::err(location, "write", &tmp, e))?;
+    let size = bytes.len() as u64;
+    if let Err(e) = op.write(&tmp, bytes).await {
+        let _ = op.delete(&tmp).await;
+        return Err(OpendalBackend::err(location, "write", &path, e));
+    }
+    // Only an object the server holds whole gets its name.
+    let kept = match op.stat(&tmp).await {
+        Ok(m) => m.content_length(),
+        Err(e) => {
+            let _ = op.delete(&tmp).await;
+            return Err(OpendalBackend::err(location, "write", &path, e));
+        }
+    };
+    if kept != size {
+        let _ = op.delete(&tmp).await;
+        return Err(RemoteError::Backend {
+            location: location.to_owned(),
+            op: "write",
+            path,
+            reason: format!("the server kept {kept} of {size} bytes"),
+            full: false,
+        });
+    }
     match op.rename(&tmp, &path).await {
         Ok(()) => Ok(()),
         Err(e) => {
-            // Another writer put the same object there first (SFTP's rename
-            // does not replace): it is whole, and it is ours to keep.
+            // Another writer put the same object there first: whole (the
+            // same size), it is ours to keep.
             let _ = op.delete(&tmp).await;
-            match op.exists(&path).await {
-                Ok(true) => Ok(()),
+            match op.stat(&path).await {
+                Ok(m) if m.content_length() == size => Ok(()),
                 _ => Err(OpendalBackend::err(location, "write", &path, e)),
             }
         }
@@ -294,25 +339,13 @@ impl Backend for OpendalBackend {
         let cap = self.op.info().full_capability();
         self.rt.block_on(async {
             if self.rename {
+                // WebDAV: a look, then a write (a MOVE may replace).
                 if self.op.exists(&path).await.unwrap_or(false) {
                     return Ok(false);
                 }
-                // SFTP's rename does not replace an existing name.
-                let (dir, file) = path.rsplit_once('/').unwrap_or(("", &path));
-                let tmp = format!("{dir}/.tmp-{:016x}-{file}", random_u64());
-                self.op
-                    .write(&tmp, bytes.to_vec())
+                return write_one(&self.op, &self.location, true, path, bytes.to_vec())
                     .await
-                    .map_err(|e| Self::err(&self.location, "write", &tmp, e))?;
-                let renamed = self.op.rename(&tmp, &path).await;
-                let _ = self.op.delete(&tmp).await;
-                return match renamed {
-                    Ok(()) => Ok(true),
-                    Err(e) => match self.op.exists(&path).await {
-                        Ok(true) => Ok(false),
-                        _ => Err(Self::err(&self.location, "write", &path, e)),
-                    },
-                };
+                    .map(|()| true);
             }
             if cap.write_with_if_not_exists {
                 return match self
@@ -357,10 +390,6 @@ impl Backend for OpendalBackend {
             }
             Ok(removed)
         })
-    }
-
-    fn atomic_create(&self) -> bool {
-        self.exclusive_rename
     }
 
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
@@ -464,5 +493,22 @@ impl Backend for OpendalBackend {
             }
             Ok(out)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_status;
+
+    #[test]
+    fn http_errors_are_their_status_and_the_servers_words() {
+        let garage = r#"PermissionDenied (persistent) at write, context: { uri: http://h/b/k, response: Parts { status: 403, version: HTTP/1.1, headers: {} }, service: s3, path: k, written: 299 } => S3Error { code: "AccessDenied", message: "Forbidden: Bucket size quota is reached", resource: "/b/k", request_id: "" }"#;
+        assert_eq!(
+            http_status(garage).unwrap(),
+            "HTTP 403: Forbidden: Bucket size quota is reached"
+        );
+        let webdav = "Unexpected (persistent) at read, context: { response: Parts { status: 401, version: HTTP/1.1 } } => Unauthorized";
+        assert_eq!(http_status(webdav).unwrap(), "HTTP 401 Unauthorized");
+        assert_eq!(http_status("connection refused"), None);
     }
 }

@@ -38,7 +38,7 @@ pub fn open_backend(
         location: name.clone(),
         reason: e.to_string(),
     };
-    if !matches!(location, Location::Folder(_)) {
+    if matches!(location, Location::S3 { .. } | Location::WebDav { .. }) {
         tls_crypto();
         http_client_can_be_built().map_err(|reason| RemoteError::Location {
             location: name.clone(),
@@ -67,7 +67,7 @@ pub fn open_backend(
                 b = b.session_token(t);
             }
             let op = opendal::Operator::new(b).map_err(build_err)?.finish();
-            Ok(Box::new(OpendalBackend::new(op, name, false, false)?))
+            Ok(Box::new(OpendalBackend::new(op, name, false)?))
         }
         Location::WebDav {
             tls,
@@ -85,14 +85,14 @@ pub fn open_backend(
                 b = b.password(p);
             }
             let op = opendal::Operator::new(b).map_err(build_err)?.finish();
-            Ok(Box::new(OpendalBackend::new(op, name, true, false)?))
+            Ok(Box::new(OpendalBackend::new(op, name, true)?))
         }
         Location::Sftp { .. } => sftp(location, options),
     }
 }
 
 /// Installs ring as rustls' cryptography for the process. Every OpenDAL
-/// service, SFTP too, builds an HTTP client when it is set up, and that
+/// service (S3, WebDAV) builds an HTTP client when it is set up, and that
 /// client needs one installed (the workspace Cargo.toml says why ring). One
 /// installed already (by an earlier call, or by a program using this
 /// library) is kept.
@@ -101,7 +101,7 @@ fn tls_crypto() {
 }
 
 /// Whether OpenDAL's HTTP client can be built here. OpenDAL builds it as
-/// any service is set up, SFTP's too, and panics if it cannot: on a system
+/// any service is set up, and panics if it cannot: on a system
 /// with no CA certificates (a container without `ca-certificates`, an empty
 /// `SSL_CERT_FILE`). One built here first, with the same settings, says so
 /// as an error instead.
@@ -128,38 +128,26 @@ fn sftp(location: &Location, options: &RemoteOptions) -> Result<Box<dyn Backend>
     else {
         unreachable!("sftp() is called for SFTP locations only")
     };
-    let name = location.to_string();
     // `ssh` reads ~/.ssh/config (host aliases, keys, ports), the agent and
     // known_hosts itself; a port or user given in the URL wins.
-    let endpoint = match (user, port) {
-        (None, None) => host.clone(),
-        (u, p) => format!(
-            "ssh://{}{host}{}",
-            u.as_ref().map(|u| format!("{u}@")).unwrap_or_default(),
-            p.map(|p| format!(":{p}")).unwrap_or_default()
-        ),
+    let target = super::ssh::Target {
+        user: user.clone(),
+        host: host.clone(),
+        port: *port,
+        key: options.sftp_key.clone(),
     };
-    let mut b = opendal::services::Sftp::default()
-        .endpoint(&endpoint)
-        .root(path)
-        .known_hosts_strategy("strict");
-    if let Some(k) = &options.sftp_key {
-        b = b.key(k);
-    }
-    let op = opendal::Operator::new(b)
-        .map_err(|e| RemoteError::Location {
-            location: name.clone(),
-            reason: e.to_string(),
-        })?
-        .finish();
-    Ok(Box::new(OpendalBackend::new(op, name, true, true)?))
+    Ok(Box::new(super::sftp::SftpBackend::new(
+        location.to_string(),
+        target,
+        path.clone(),
+    )?))
 }
 
 #[cfg(not(unix))]
 fn sftp(location: &Location, _: &RemoteOptions) -> Result<Box<dyn Backend>, RemoteError> {
     Err(RemoteError::Unsupported {
         location: location.to_string(),
-        reason: "SFTP is not available on this system (OpenDAL's SFTP drives OpenSSH's control master, which exists on Unix only)".into(),
+        reason: "SFTP is not available on this system (ffsession speaks SFTP through OpenSSH's `ssh` on Unix only)".into(),
     })
 }
 
@@ -183,8 +171,8 @@ mod tests {
 
     /// OpenDAL's HTTP client is built with rustls and no cryptography of
     /// its own (the workspace Cargo.toml): without `tls_crypto` installing
-    /// ring, setting up any service but a folder panics, SFTP's too. Here
-    /// an SFTP remote is set up (it connects only when used), and an HTTPS
+    /// ring, setting up an S3 or WebDAV service panics. Here an SFTP remote
+    /// is set up (it connects only when used), and an HTTPS
     /// WebDAV and an HTTPS S3 server that hang up are errors.
     #[test]
     fn remotes_set_up_and_https_remotes_that_hang_up_are_errors_not_panics() {

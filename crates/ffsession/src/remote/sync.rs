@@ -33,6 +33,9 @@ pub struct SyncReport {
     pub chunks_fetched: u64,
     /// Bytes fetched.
     pub bytes_fetched: u64,
+    /// Snapshot records on the remote that could not be brought in (a
+    /// record, or an object it needs, is damaged or missing).
+    pub snapshots_left_out: u64,
     /// Remote objects that could not be used: (path, why); the snapshots
     /// that need them are left out.
     pub damaged: Vec<(String, String)>,
@@ -270,6 +273,7 @@ pub fn sync_from_remote(
             chunks: list.clone(),
         });
     }
+    report.snapshots_left_out = (wanted.len() - items.len()) as u64;
     if !items.is_empty() {
         let infos = store.import_snapshots(items)?;
         report.snapshots_new = infos.len() as u64;

@@ -59,6 +59,15 @@ pub enum StoreError {
         /// The link.
         path: PathBuf,
     },
+    /// The store folder itself is a symbolic link: not followed, as no link
+    /// in a store is (`check` calls it damage).
+    #[error("{}: the store folder is a symbolic link{}; ffsession follows none in a store, so nothing was read or changed through it", dir.display(), target.as_ref().map_or_else(String::new, |t| format!(" (to {})", t.display())))]
+    StoreFolderLink {
+        /// The store folder as given.
+        dir: PathBuf,
+        /// What the link points to, as written in it.
+        target: Option<PathBuf>,
+    },
     /// A change was asked of a store opened with [`Store::open_read_only`](super::Store::open_read_only).
     #[error("{}: the store is open read-only", dir.display())]
     ReadOnly {
@@ -188,6 +197,9 @@ impl StoreError {
             StoreError::ReadOnly { .. } => Some("open the store for writing"),
             StoreError::SymbolicLink { .. } => Some(
                 "remove the link (ffsession makes `lock` itself) or put the real file or folder in its place; `ffsession check` lists every link in the store",
+            ),
+            StoreError::StoreFolderLink { .. } => Some(
+                "give the real folder's path (--store, or `store` in the config file), or put the store folder itself where the link is",
             ),
             StoreError::InvalidChunkerParams { .. } => Some("use ChunkerParams::default()"),
             StoreError::CatalogLost { .. } => Some(

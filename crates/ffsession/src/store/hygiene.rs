@@ -10,8 +10,9 @@
 //! ([`fs_util::open_no_follow`](crate::fs_util::open_no_follow): `lock`,
 //! chunk files, the catalog files before SQLite opens them), every folder
 //! it writes into is checked to be a real folder, and `check` reports every
-//! link anywhere in the store. The store folder itself may be reached through
-//! a link (the path the user gave), but is not walked through one.
+//! link anywhere in the store. The store folder itself is no exception: a
+//! store folder that is a link is refused by every open, as `check` calls
+//! it damage (the folders above it may be links: the path the user gave).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,20 @@ const MAX_DEPTH: usize = 8;
 fn refuse_link(path: PathBuf) -> Result<(), StoreError> {
     if is_link(&path) {
         return Err(StoreError::SymbolicLink { path });
+    }
+    Ok(())
+}
+
+/// [`StoreError::StoreFolderLink`] if the store folder `dir` is itself a
+/// symbolic link (or a junction).
+pub(super) fn refuse_store_folder_link(dir: &Path) -> Result<(), StoreError> {
+    // `link/` and `link/.` name the link's target: look at `link` itself.
+    let own: PathBuf = dir.components().collect();
+    if is_link(&own) {
+        return Err(StoreError::StoreFolderLink {
+            dir: dir.to_path_buf(),
+            target: fs::read_link(&own).ok(),
+        });
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ use crate::fs_util::sync_dir;
 /// The catalog of the store in `dir`, or [`StoreError::NotAStore`] (or
 /// [`StoreError::CatalogLost`]).
 pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
+    super::hygiene::refuse_store_folder_link(dir)?;
     super::hygiene::refuse_catalog_links(dir)?;
     refuse_lost_catalog(dir)?;
     let catalog = dir.join(CATALOG_FILE);
@@ -42,6 +43,7 @@ pub(super) fn require_store(dir: &Path) -> Result<PathBuf, StoreError> {
 /// but what an interrupted creation leaves (`lock`, `chunks/` without chunk
 /// files, temporary files).
 pub(super) fn refuse_foreign_folder(dir: &Path) -> Result<(), StoreError> {
+    super::hygiene::refuse_store_folder_link(dir)?;
     super::hygiene::refuse_catalog_links(dir)?;
     refuse_lost_catalog(dir)?;
     if dir.join(CATALOG_FILE).exists() {

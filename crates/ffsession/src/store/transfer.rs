@@ -83,6 +83,15 @@ impl Store {
         Ok(known && chunk::chunk_path(&self.chunks_dir, digest).is_file())
     }
 
+    /// The size of chunk `digest`'s stored frame (its chunk file), without
+    /// reading it; `None` if there is no such file.
+    pub fn chunk_frame_len(&self, digest: &Digest) -> Option<u64> {
+        std::fs::symlink_metadata(chunk::chunk_path(&self.chunks_dir, digest))
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    }
+
     /// Write chunk `digest` (`raw_size` bytes) from `frame`, its zstd bytes
     /// received from elsewhere, once they decompress to bytes of that digest;
     /// returns the bytes written. The chunk's row is added by the import

@@ -1,0 +1,762 @@
+//! A remote store on an SFTP server (Unix): the SFTP protocol
+//! (openssh-sftp-client) over one `ssh -s sftp` child (`ssh.rs`), which
+//! carries every transfer at once (requests are pipelined), and ends with
+//! the remote or this process.
+//!
+//! A write is done only when the server has confirmed every byte: each
+//! write request's answer, then `fsync@openssh.com` where the server has
+//! it, the close, and the size read back, all of the temporary
+//! `.tmp-<random>-<name>`; only then does the object get its name, by a hard
+//! link (`hardlink@openssh.com`, which never replaces: an object of that
+//! name and size already there is kept, one of another size was cut short
+//! and is replaced). A write that fails removes its temporary file and asks
+//! the server how much room is left (`statvfs@openssh.com`), to say when
+//! the disk is full: `sftp-server` answers a full disk with the bare
+//! "Failure".
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use openssh_sftp_client::error::SftpErrorKind;
+use openssh_sftp_client::{Error as SftpError, Sftp, SftpOptions};
+use tokio::runtime::Runtime;
+
+use super::backend::{Backend, Entry, Kind};
+use super::ssh::{self, SshChild, Target};
+use super::RemoteError;
+
+/// Transfers at once, all on the one connection.
+const IN_FLIGHT: usize = 8;
+/// The longest one request may wait for its answer.
+const OP_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest `ssh` may take to start an SFTP session (its own
+/// `ConnectTimeout` is shorter).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(ssh::CONNECT_TIMEOUT_S + 10);
+
+/// One SFTP session and the `ssh` under it (dropped in this order: the
+/// session closes the pipe, then the child is killed if still there).
+struct Conn {
+    sftp: Sftp,
+    ssh: SshChild,
+}
+
+/// An SFTP remote.
+pub struct SftpBackend {
+    rt: Runtime,
+    location: String,
+    target: Target,
+    /// The store's folder on the server (relative to the login folder unless
+    /// it starts with `/`).
+    root: String,
+    conn: Mutex<Option<Arc<Conn>>>,
+    /// Folders known to exist (made or seen).
+    dirs: Mutex<HashSet<String>>,
+}
+
+/// What went wrong with one request.
+enum Fail {
+    /// The server answered: no such file.
+    NotFound,
+    /// The server answered with another error (its words).
+    Refused(String),
+    /// The connection failed or gave no answer (what was seen).
+    Lost(String),
+}
+
+fn classify(e: SftpError) -> Fail {
+    match e {
+        SftpError::SftpError(SftpErrorKind::NoSuchFile, _) => Fail::NotFound,
+        SftpError::SftpError(kind, msg) => {
+            let (text, _) = msg.get();
+            Fail::Refused(if text.is_empty() {
+                format!("{kind:?}")
+            } else {
+                text.to_owned()
+            })
+        }
+        other => Fail::Lost(other.to_string()),
+    }
+}
+
+/// `f`, or [`Fail::Lost`] if the server does not answer in time.
+async fn timed<T>(f: impl Future<Output = Result<T, SftpError>>) -> Result<T, Fail> {
+    match tokio::time::timeout(OP_TIMEOUT, f).await {
+        Ok(r) => r.map_err(classify),
+        Err(_) => Err(Fail::Lost(format!(
+            "no answer from the server for {} s",
+            OP_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+impl SftpBackend {
+    /// A backend for `target`'s folder `root`, named `location` in
+    /// messages. Connects at its first use.
+    pub(super) fn new(location: String, target: Target, root: String) -> Result<Self, RemoteError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RemoteError::Backend {
+                location: location.clone(),
+                op: "start",
+                path: String::new(),
+                reason: e.to_string(),
+                full: false,
+            })?;
+        Ok(SftpBackend {
+            rt,
+            location,
+            target,
+            root: root.trim_end_matches('/').to_owned(),
+            conn: Mutex::new(None),
+            dirs: Mutex::new(HashSet::new()),
+        })
+    }
+
+    fn full_path(&self, rel: &str) -> String {
+        if rel.is_empty() {
+            self.root.clone()
+        } else {
+            format!("{}/{rel}", self.root)
+        }
+    }
+
+    /// The open session, or a new one.
+    async fn conn(&self) -> Result<Arc<Conn>, RemoteError> {
+        if let Some(c) = self.conn.lock().ok().and_then(|g| g.clone()) {
+            return Ok(c);
+        }
+        let c = Arc::new(self.connect().await?);
+        if let Ok(mut g) = self.conn.lock() {
+            *g = Some(Arc::clone(&c));
+        }
+        Ok(c)
+    }
+
+    async fn connect(&self) -> Result<Conn, RemoteError> {
+        let mut child = ssh::spawn(&self.target, &self.location)?;
+        let (Some(stdin), Some(stdout)) = (child.child.stdin.take(), child.child.stdout.take())
+        else {
+            return Err(self.error("connect", "", "ssh's pipes are missing".into(), false));
+        };
+        let started = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            Sftp::new(stdin, stdout, SftpOptions::new()),
+        )
+        .await;
+        let why = match started {
+            Ok(Ok(sftp)) => return Ok(Conn { sftp, ssh: child }),
+            Ok(Err(e)) => format!("the SFTP session did not start: {e}"),
+            Err(_) => format!(
+                "no SFTP session after {} s (the server does not answer)",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+        };
+        // What ssh said: it has exited, or is ended now.
+        let _ = child.child.start_kill();
+        let _ = tokio::time::timeout(Duration::from_secs(5), child.child.wait()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(2), &mut child.reader).await;
+        Err(ssh::connect_error(
+            &self.location,
+            &self.target,
+            &child.said(),
+            &why,
+        ))
+    }
+
+    /// Forget the session `c` (it failed): the next request starts another.
+    fn drop_conn(&self, c: &Arc<Conn>) {
+        if let Ok(mut g) = self.conn.lock() {
+            if g.as_ref().is_some_and(|cur| Arc::ptr_eq(cur, c)) {
+                *g = None;
+            }
+        }
+    }
+
+    fn error(&self, op: &'static str, path: &str, reason: String, full: bool) -> RemoteError {
+        RemoteError::Backend {
+            location: self.location.clone(),
+            op,
+            path: path.to_owned(),
+            reason,
+            full,
+        }
+    }
+
+    /// The error for `fail` in `op` on `path`; a lost connection is
+    /// forgotten, and ssh's last words join the reason.
+    fn failed(&self, c: &Arc<Conn>, op: &'static str, path: &str, fail: Fail) -> RemoteError {
+        match fail {
+            Fail::NotFound => self.error(op, path, "no such file or folder".into(), false),
+            Fail::Refused(why) => self.error(op, path, format!("the server refused: {why}"), false),
+            Fail::Lost(why) => {
+                self.drop_conn(c);
+                let reason = match ssh::last_line(&c.ssh.said()) {
+                    Some(said) => format!("the connection was lost (ssh: {said})"),
+                    None => format!("the connection was lost ({why})"),
+                };
+                self.error(op, path, reason, false)
+            }
+        }
+    }
+
+    /// The names and sizes in folder `rel` (`None`: there is no such
+    /// folder), folders marked by a trailing `/`.
+    async fn list_dir(&self, c: &Arc<Conn>, rel: &str) -> Result<Option<Vec<Entry>>, RemoteError> {
+        let path = self.full_path(rel);
+        let result: Result<Vec<Entry>, Fail> = async {
+            let dir = timed(c.sftp.fs().open_dir(&path)).await?;
+            let mut stream = Box::pin(dir.read_dir());
+            let mut out = Vec::new();
+            loop {
+                let next = tokio::time::timeout(
+                    OP_TIMEOUT,
+                    std::future::poll_fn(|cx| futures_core::Stream::poll_next(stream.as_mut(), cx)),
+                )
+                .await
+                .map_err(|_| Fail::Lost("no answer while listing".into()))?;
+                let Some(entry) = next else { break };
+                let entry = entry.map_err(classify)?;
+                let name = entry.filename().to_string_lossy().into_owned();
+                if name == "." || name == ".." {
+                    continue;
+                }
+                let meta = entry.metadata();
+                let is_dir = meta.file_type().is_some_and(|t| t.is_dir());
+                out.push(Entry {
+                    name: if is_dir { format!("{name}/") } else { name },
+                    size: meta.len().unwrap_or(0),
+                });
+            }
+            Ok(out)
+        }
+        .await;
+        match result {
+            Ok(v) => Ok(Some(v)),
+            Err(Fail::NotFound) => Ok(None),
+            Err(f) => Err(self.failed(c, "list", rel, f)),
+        }
+    }
+
+    /// Make folder `rel` of the store (and every folder above it, the
+    /// store's own too) unless it is known to exist.
+    async fn make_dir(&self, c: &Arc<Conn>, rel: &str) -> Result<(), RemoteError> {
+        let full = self.full_path(rel);
+        if self.dirs.lock().is_ok_and(|d| d.contains(&full)) {
+            return Ok(());
+        }
+        // Every folder from the top down, as full paths.
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        if full.starts_with('/') {
+            cur.push('/');
+        }
+        for p in full.split('/').filter(|p| !p.is_empty()) {
+            if !cur.is_empty() && !cur.ends_with('/') {
+                cur.push('/');
+            }
+            cur.push_str(p);
+            parts.push(cur.clone());
+        }
+        // The deepest one that exists first: most often the folder itself
+        // or its parent.
+        let mut start = parts.len();
+        while start > 0 {
+            let path = &parts[start - 1];
+            if self.dirs.lock().is_ok_and(|d| d.contains(path)) {
+                break;
+            }
+            match timed(c.sftp.fs().metadata(path)).await {
+                Ok(m) if m.file_type().is_some_and(|t| t.is_dir()) => break,
+                Ok(_) | Err(Fail::NotFound) => start -= 1,
+                Err(f) => return Err(self.failed(c, "write", rel, f)),
+            }
+        }
+        for path in &parts[start..] {
+            if let Err(f) = timed(c.sftp.fs().create_dir(path)).await {
+                // Made by another writer meanwhile?
+                match timed(c.sftp.fs().metadata(path)).await {
+                    Ok(m) if m.file_type().is_some_and(|t| t.is_dir()) => {}
+                    _ => {
+                        let e = self.failed(c, "write", path, f);
+                        return Err(self.with_room(c, e, rel, 0).await);
+                    }
+                }
+            }
+        }
+        if let Ok(mut d) = self.dirs.lock() {
+            d.extend(parts);
+        }
+        Ok(())
+    }
+
+    /// `e`, said as a full disk if the server says there is less room than
+    /// `needed` bytes (and a few blocks) in folder `rel`.
+    async fn with_room(
+        &self,
+        c: &Arc<Conn>,
+        e: RemoteError,
+        rel: &str,
+        needed: u64,
+    ) -> RemoteError {
+        let RemoteError::Backend {
+            location,
+            op,
+            path,
+            reason,
+            ..
+        } = e
+        else {
+            return e;
+        };
+        if !c.sftp.support_statvfs() {
+            return RemoteError::Backend {
+                location,
+                op,
+                path,
+                reason,
+                full: false,
+            };
+        }
+        let mut dir = self.full_path(rel);
+        let room = loop {
+            match timed(c.sftp.fs().statvfs(&dir)).await {
+                Ok(s) => break Some(s.bavail.saturating_mul(s.frsize.max(1))),
+                Err(Fail::NotFound) if dir.contains('/') => {
+                    dir.truncate(dir.rfind('/').unwrap_or(0));
+                    if dir.is_empty() {
+                        dir.push('/');
+                    }
+                }
+                Err(_) => break None,
+            }
+        };
+        match room {
+            Some(free) if free < needed.saturating_add(16 * 1024) => RemoteError::Backend {
+                location,
+                op,
+                path,
+                // sftp-server says only "Failure": the room says why.
+                reason: if reason.ends_with(": Failure") {
+                    format!(
+                        "the server's disk is full ({} free, {} needed); nothing of this object was kept",
+                        human(free),
+                        human(needed)
+                    )
+                } else {
+                    format!(
+                        "the server's disk is full ({} free, {} needed; {reason}); nothing of this object was kept",
+                        human(free),
+                        human(needed)
+                    )
+                },
+                full: true,
+            },
+            _ => RemoteError::Backend {
+                location,
+                op,
+                path,
+                reason,
+                full: false,
+            },
+        }
+    }
+
+    /// Write `bytes` as `rel` (in folder `dir`), whole or not at all (see the
+    /// module's text). `replace` an object of that name and another size
+    /// (one cut short); else keep whatever is there. `Ok(false)`: there was
+    /// one and it was kept.
+    async fn put(
+        &self,
+        c: &Arc<Conn>,
+        dir: &str,
+        rel: &str,
+        bytes: &[u8],
+        replace: bool,
+    ) -> Result<bool, RemoteError> {
+        super::backend::before_write();
+        self.make_dir(c, dir).await?;
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let tmp_rel = if dir.is_empty() {
+            format!(".tmp-{:016x}-{name}", super::opendal::random_u64())
+        } else {
+            format!("{dir}/.tmp-{:016x}-{name}", super::opendal::random_u64())
+        };
+        let tmp = self.full_path(&tmp_rel);
+        let written = self.write_tmp(c, &tmp, bytes).await;
+        if let Err(f) = written {
+            let lost = matches!(f, Fail::Lost(_));
+            let e = self.failed(c, "write", rel, f);
+            if lost {
+                return Err(e);
+            }
+            let _ = timed(c.sftp.fs().remove_file(&tmp)).await;
+            return Err(self.with_room(c, e, dir, bytes.len() as u64).await);
+        }
+        let placed = self.place(c, &tmp, rel, bytes.len() as u64, replace).await;
+        let _ = timed(c.sftp.fs().remove_file(&tmp)).await;
+        let placed = placed?;
+        super::backend::after_write();
+        Ok(placed)
+    }
+
+    /// The temporary file written, synced, closed and its size read back.
+    async fn write_tmp(&self, c: &Arc<Conn>, tmp: &str, bytes: &[u8]) -> Result<(), Fail> {
+        let mut file = timed(c.sftp.options().write(true).create_new(true).open(tmp)).await?;
+        let mut result = timed(file.write_all(bytes)).await;
+        if result.is_ok() && c.sftp.support_fsync() {
+            result = timed(file.sync_all()).await;
+        }
+        let closed = timed(file.close()).await;
+        result?;
+        closed?;
+        let kept = timed(c.sftp.fs().metadata(tmp)).await?.len();
+        if kept != Some(bytes.len() as u64) {
+            return Err(Fail::Refused(format!(
+                "the server kept {} of {} bytes",
+                kept.map_or_else(|| "?".into(), |k| k.to_string()),
+                bytes.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Give the whole temporary file `tmp` the name `rel`.
+    async fn place(
+        &self,
+        c: &Arc<Conn>,
+        tmp: &str,
+        rel: &str,
+        size: u64,
+        replace: bool,
+    ) -> Result<bool, RemoteError> {
+        let path = self.full_path(rel);
+        for attempt in 0..2 {
+            let linked = if c.sftp.support_hardlink() {
+                timed(c.sftp.fs().hard_link(tmp, &path)).await
+            } else {
+                // No hard links: look, then rename (which may replace).
+                match timed(c.sftp.fs().metadata(&path)).await {
+                    Ok(_) => Err(Fail::Refused("exists".into())),
+                    Err(Fail::NotFound) => timed(c.sftp.fs().rename(tmp, &path)).await,
+                    Err(f) => Err(f),
+                }
+            };
+            let refused = match linked {
+                Ok(()) => return Ok(true),
+                Err(Fail::Lost(why)) => return Err(self.failed(c, "write", rel, Fail::Lost(why))),
+                Err(f) => f,
+            };
+            // Refused: is an object of that name there?
+            match timed(c.sftp.fs().metadata(&path)).await {
+                Ok(m) if m.len() == Some(size) => return Ok(false),
+                Ok(_) if replace && attempt == 0 => {
+                    timed(c.sftp.fs().remove_file(&path))
+                        .await
+                        .map_err(|f| self.failed(c, "write", rel, f))?;
+                }
+                Ok(_) => return Ok(false),
+                Err(Fail::NotFound) => return Err(self.failed(c, "write", rel, refused)),
+                Err(f) => return Err(self.failed(c, "write", rel, f)),
+            }
+        }
+        Err(self.error(
+            "write",
+            rel,
+            "an object of that name keeps coming back".into(),
+            false,
+        ))
+    }
+
+    async fn read_rel(&self, c: &Arc<Conn>, rel: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+        match timed(c.sftp.fs().read(self.full_path(rel))).await {
+            Ok(b) => Ok(Some(b.to_vec())),
+            Err(Fail::NotFound) => Ok(None),
+            Err(f) => Err(self.failed(c, "read", rel, f)),
+        }
+    }
+
+    /// The chunks: the fan-out folders, then several of them at once.
+    async fn list_chunks(&self, c: &Arc<Conn>) -> Result<Vec<Entry>, RemoteError> {
+        let Some(fans) = self.list_dir(c, "chunks").await? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        let dirs: Vec<String> = fans
+            .into_iter()
+            .filter_map(|e| e.name.strip_suffix('/').map(str::to_owned))
+            .filter(|n| Kind::valid_name(n))
+            .collect();
+        for group in dirs.chunks(IN_FLIGHT) {
+            let mut lists = Vec::new();
+            for d in group {
+                let dir = format!("chunks/{d}");
+                lists.push(async move { self.list_dir(c, &dir).await });
+            }
+            for listed in join_all(lists).await {
+                out.extend(
+                    listed?
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|e| !e.name.ends_with('/') && Kind::valid_name(&e.name)),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The folder an object of `kind` named `name` goes in.
+    fn dir_of(kind: Kind, name: &str) -> String {
+        let path = kind.path(name);
+        path.rsplit_once('/')
+            .map_or_else(String::new, |(d, _)| d.to_owned())
+    }
+}
+
+/// Every future of `futs`, run at once on this task.
+async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
+    let mut futs: Vec<_> = futs.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in futs.iter_mut().zip(out.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}
+
+fn human(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+    } else if bytes >= 1 << 10 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+impl Backend for SftpBackend {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn list(&self, kind: Kind) -> Result<Vec<Entry>, RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let mut out = if kind == Kind::Chunks {
+                self.list_chunks(&c).await?
+            } else {
+                self.list_dir(&c, kind.dir())
+                    .await?
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|e| !e.name.ends_with('/') && Kind::valid_name(&e.name))
+                    .collect()
+            };
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        })
+    }
+
+    fn read(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            self.read_rel(&c, &kind.path(name)).await
+        })
+    }
+
+    fn write(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            self.put(&c, &Self::dir_of(kind, name), &kind.path(name), bytes, true)
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn write_new(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<bool, RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let rel = kind.path(name);
+            if self.read_rel(&c, &rel).await?.is_some() {
+                return Ok(false);
+            }
+            self.put(&c, &Self::dir_of(kind, name), &rel, bytes, false)
+                .await
+        })
+    }
+
+    fn atomic_create(&self) -> bool {
+        true
+    }
+
+    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let mut dirs = vec![String::new()];
+            for kind in [
+                Kind::Keys,
+                Kind::Locks,
+                Kind::Snapshots,
+                Kind::Contents,
+                Kind::Marks,
+                Kind::Chunks,
+            ] {
+                dirs.push(kind.dir().to_owned());
+            }
+            if let Some(fans) = self.list_dir(&c, "chunks").await? {
+                dirs.extend(
+                    fans.iter()
+                        .filter_map(|e| e.name.strip_suffix('/'))
+                        .map(|d| format!("chunks/{d}")),
+                );
+            }
+            let mut removed = 0;
+            for dir in dirs {
+                for e in self.list_dir(&c, &dir).await?.unwrap_or_default() {
+                    if e.name.ends_with('/') || !Kind::is_temporary(&e.name) {
+                        continue;
+                    }
+                    let rel = if dir.is_empty() {
+                        e.name.clone()
+                    } else {
+                        format!("{dir}/{}", e.name)
+                    };
+                    match timed(c.sftp.fs().remove_file(self.full_path(&rel))).await {
+                        Ok(()) => removed += 1,
+                        Err(Fail::NotFound) => {}
+                        Err(f) => return Err(self.failed(&c, "remove", &rel, f)),
+                    }
+                }
+            }
+            Ok(removed)
+        })
+    }
+
+    fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let rel = kind.path(name);
+            match timed(c.sftp.fs().remove_file(self.full_path(&rel))).await {
+                Ok(()) | Err(Fail::NotFound) => Ok(()),
+                Err(f) => Err(self.failed(&c, "remove", &rel, f)),
+            }
+        })
+    }
+
+    fn is_empty(&self) -> Result<bool, RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            Ok(self
+                .list_dir(&c, "")
+                .await?
+                .is_none_or(|entries| entries.is_empty()))
+        })
+    }
+
+    fn write_many(
+        &self,
+        items: Vec<(Kind, String, Vec<u8>)>,
+        done: &mut dyn FnMut(u64),
+    ) -> Result<(), RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let mut items = items.into_iter();
+            loop {
+                let group: Vec<_> = items.by_ref().take(IN_FLIGHT).collect();
+                if group.is_empty() {
+                    return Ok(());
+                }
+                let writes: Vec<_> = group
+                    .iter()
+                    .map(|(kind, name, bytes)| {
+                        let (dir, rel) = (Self::dir_of(*kind, name), kind.path(name));
+                        let c = &c;
+                        async move { self.put(c, &dir, &rel, bytes, true).await }
+                    })
+                    .collect();
+                let mut failed = None;
+                for (result, (_, _, bytes)) in join_all(writes).await.into_iter().zip(&group) {
+                    match result {
+                        Ok(_) => done(bytes.len() as u64),
+                        Err(e) => {
+                            // A full disk says more than the writes it failed.
+                            let keep = failed.as_ref().is_none_or(|f: &RemoteError| {
+                                matches!(e, RemoteError::Backend { full: true, .. })
+                                    && !matches!(f, RemoteError::Backend { full: true, .. })
+                            });
+                            if keep {
+                                failed = Some(e);
+                            }
+                        }
+                    }
+                }
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+        })
+    }
+
+    fn read_many(
+        &self,
+        items: Vec<(Kind, String)>,
+        done: &mut dyn FnMut(u64),
+    ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let mut out = Vec::with_capacity(items.len());
+            for group in items.chunks(IN_FLIGHT) {
+                let reads: Vec<_> = group
+                    .iter()
+                    .map(|(kind, name)| {
+                        let rel = kind.path(name);
+                        let c = &c;
+                        async move { self.read_rel(c, &rel).await }
+                    })
+                    .collect();
+                for got in join_all(reads).await {
+                    let got = got?;
+                    done(got.as_ref().map_or(0, |b| b.len() as u64));
+                    out.push(got);
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl Drop for SftpBackend {
+    /// Close the session and let `ssh` end (it is killed if it lingers).
+    fn drop(&mut self) {
+        let conn = self.conn.get_mut().ok().and_then(Option::take);
+        let Some(conn) = conn.and_then(|c| Arc::try_unwrap(c).ok()) else {
+            return;
+        };
+        let Conn { sftp, mut ssh } = conn;
+        self.rt.block_on(async {
+            let _ = tokio::time::timeout(Duration::from_secs(2), sftp.close()).await;
+            if tokio::time::timeout(Duration::from_secs(2), ssh.child.wait())
+                .await
+                .is_err()
+            {
+                let _ = ssh.child.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(1), ssh.child.wait()).await;
+            }
+        });
+    }
+}
