@@ -448,6 +448,7 @@ pub fn short_reason(e: &Error) -> String {
         Error::Io(p) => p.source.to_string(),
         Error::Format { source, .. } => source.to_string(),
         Error::Parse { source, .. } => format!("not a valid session: {source}"),
+        Error::ZenParse { source, .. } => format!("not a valid Zen sessions file: {source}"),
         other => other
             .source()
             .map_or_else(|| other.to_string(), |s| s.to_string()),

@@ -160,6 +160,8 @@ fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
                 last_accessed: t.last_accessed,
                 closed_at: Some(t.archived_at_ms),
                 history_len: 1,
+                essential: false,
+                space: None,
             });
             write_tabs(&mut out, format, records)?;
         }
