@@ -216,7 +216,7 @@ pub fn newer_damaged_files(
     Ok(newest_first(store)?
         .into_iter()
         .take_while(|s| s.id != chosen.id)
-        .filter(|s| !s.is_ok())
+        .filter(|s| !s.is_ok() && !s.kind.is_zen())
         .collect())
 }
 
@@ -342,6 +342,7 @@ pub fn check_session_file(path: &Path) -> Result<(), RestoreError> {
         reason,
     };
     let summary = match crate::format::FileSummary::read(path) {
+        Ok(s) if s.zen.is_some() => return Err(not(ZEN_FILE.into())),
         Ok(s) => s.summary,
         Err(crate::Error::Io(e)) => return Err(e.into()),
         Err(crate::Error::Format { source, .. }) => return Err(not(source.to_string())),
@@ -356,12 +357,20 @@ pub fn check_session_file(path: &Path) -> Result<(), RestoreError> {
     Ok(())
 }
 
+/// Why one of Zen's files is not restored alone.
+const ZEN_FILE: &str =
+    "it is Zen's sessions file (its spaces and sidebar), not a Firefox session; \
+     restore the Firefox session of its moment, and Zen's file of that moment comes with it";
+
 /// A snapshot Firefox would restore: verified, with a window with tabs.
 fn check_restorable(snapshot: &SnapshotInfo) -> Result<(), RestoreError> {
     let not = |reason: &str| RestoreError::NotRestorable {
         id: snapshot.id,
         reason: reason.to_owned(),
     };
+    if snapshot.kind.is_zen() {
+        return Err(not(ZEN_FILE));
+    }
     if !snapshot.is_ok() {
         return Err(not("its file was damaged when it was taken"));
     }
