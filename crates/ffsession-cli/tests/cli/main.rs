@@ -29,3 +29,4 @@ mod store;
 mod tidy;
 mod windows;
 mod writers;
+mod zen;

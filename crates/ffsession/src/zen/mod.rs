@@ -30,7 +30,9 @@
 //! Firefox session). Tabs are the session model's [`Tab`], which reads Zen's
 //! `zenWorkspace` and `zenEssential` too.
 
+pub mod companion;
 mod names;
+pub mod restore;
 #[cfg(test)]
 mod tests;
 
