@@ -44,7 +44,7 @@ fn zens_files_are_verified_as_zens_and_never_a_firefox_session() {
     let tmp = tempfile::tempdir().unwrap();
     let profile = tmp.path().join("profile");
     fs::create_dir_all(&profile).unwrap();
-    let mut store = Store::create_or_open(&tmp.path().join("store")).unwrap();
+    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
     save_and_back_up(&mut store, &profile, &moment(T0, "a"), T0);
 
     let all = store.snapshots().unwrap();
@@ -82,7 +82,7 @@ fn the_zen_file_of_a_session_is_the_newest_collected_by_its_save() {
     let tmp = tempfile::tempdir().unwrap();
     let profile = tmp.path().join("profile");
     fs::create_dir_all(&profile).unwrap();
-    let mut store = Store::create_or_open(&tmp.path().join("store")).unwrap();
+    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
     for (i, tag) in ["a", "b", "c"].iter().enumerate() {
         save_and_back_up(
             &mut store,
@@ -136,7 +136,7 @@ fn a_prune_keeps_zens_file_with_each_session_it_keeps() {
     let tmp = tempfile::tempdir().unwrap();
     let profile = tmp.path().join("profile");
     fs::create_dir_all(&profile).unwrap();
-    let mut store = Store::create_or_open(&tmp.path().join("store")).unwrap();
+    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
     for (i, tag) in ["a", "b", "c", "d"].iter().enumerate() {
         save_and_back_up(
             &mut store,
