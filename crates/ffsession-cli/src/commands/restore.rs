@@ -270,7 +270,7 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     if let Some(undo) = report
         .undo
         .iter()
-        .filter(|s| s.is_ok())
+        .filter(|s| s.is_ok() && !s.kind.is_zen())
         .max_by_key(|s| s.last_update_ms)
     {
         match &args.undo_store {

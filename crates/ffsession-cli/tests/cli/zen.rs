@@ -201,7 +201,7 @@ fn a_zen_profile_is_backed_up_read_searched_and_restored_as_one_moment() {
         b.sessionstore
     );
 
-    ok_output(env.cmd().args(["restore", &session_a.to_string()]));
+    let done = ok_stdout(env.cmd().args(["restore", &session_a.to_string()]));
     assert_eq!(
         json_of(&profile.join("sessionstore.jsonlz4")),
         a.sessionstore,
@@ -212,16 +212,14 @@ fn a_zen_profile_is_backed_up_read_searched_and_restored_as_one_moment() {
     let text = ok_stdout(env.cmd().arg("tabs"));
     assert!(text.contains("(Work)\talpha page"), "{text}");
 
-    // Undone by restoring the session that was current: moment B, both files.
-    let undo = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["file_name"] == "sessionstore.jsonlz4")
-        .map(|s| s["id"].as_i64().unwrap())
-        .max()
-        .unwrap();
-    ok_output(env.cmd().args(["restore", &undo.to_string()]));
+    // Undone as it says, by restoring the session that was current (never
+    // Zen's file, collected after it): moment B, both files.
+    let undo = done
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{done}"));
+    ok_output(env.cmd().args(["restore", undo]));
     assert_eq!(
         json_of(&profile.join("sessionstore.jsonlz4")),
         b.sessionstore
@@ -250,6 +248,9 @@ fn zens_file_alone_is_not_restored_as_a_firefox_session() {
             .arg(profile.join("zen-sessions.jsonlz4")),
     );
     assert!(err.contains("Zen's sessions file"), "{err}");
+    // `tidy` reads Firefox's session, never Zen's newer file.
+    let tidy = ok_stdout(env.cmd().arg("tidy"));
+    assert!(tidy.contains("sessionstore.jsonlz4: 11 tabs"), "{tidy}");
     // `restore latest` is Firefox's session, Zen's newer file with it.
     let plan = ok_stdout(env.cmd().args(["restore", "latest", "--dry-run"]));
     assert!(plan.contains("sessionstore.jsonlz4  "), "{plan}");
