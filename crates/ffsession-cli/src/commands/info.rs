@@ -15,7 +15,9 @@ use crate::fmt;
 /// Summarize a session: format and sizes, windows, tabs, closed tabs and
 /// windows, when it was last written and when the browser session started.
 ///
-/// Without FILE, reads the newest valid session file of the profile.
+/// Without FILE, reads the newest valid session file of the profile. FILE may
+/// also be Zen's own sessions file (zen-sessions.jsonlz4): its spaces, each
+/// with its tabs, and when Zen collected it.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// Session file (mozlz4 or JSON) [default: the profile's newest]

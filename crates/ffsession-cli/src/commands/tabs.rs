@@ -16,7 +16,10 @@ use crate::error::UserError;
 /// List the tabs of a session: each tab's window, position, title and URL (the
 /// current entry of its back/forward history).
 ///
-/// Without FILE, reads the newest valid session file of the profile.
+/// Without FILE, reads the newest valid session file of the profile. In a
+/// Zen profile each tab shows its space (by name, from the session or Zen's
+/// files of the profile); FILE may also be Zen's own sessions file
+/// (zen-sessions.jsonlz4), whose tabs are listed as window 1.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession tabs --format urls > urls.txt
