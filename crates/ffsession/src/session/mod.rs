@@ -235,7 +235,7 @@ pub struct Tab<'a> {
     /// Zen: an essential tab (`zenEssential`), shown in every space. Zen
     /// writes the attribute's value (`"true"` or `null`) or a boolean and
     /// tests it as JavaScript does, so any truthy value is true
-    /// ([`de::truthy`]).
+    /// (`de::truthy`).
     #[serde(default, rename = "zenEssential", deserialize_with = "de::truthy")]
     pub zen_essential: bool,
     /// The favicon, often a `data:` URI of several KB: skipped, not kept.

@@ -23,7 +23,7 @@
 //!  "spaces": [{"uuid", "name", "icon", "containerTabId", "theme", ...}]}
 //! ```
 //!
-//! The reader is as tolerant as the session reader ([`crate::session::de`]):
+//! The reader is as tolerant as the session reader (`session/de.rs`):
 //! a field of an unexpected type reads as absent, a list that is not an
 //! array as empty, an element that is not an object is skipped. What it
 //! refuses: JSON that is not an object, and a document with `windows` (a
