@@ -19,7 +19,7 @@ corpus="$fuzz/corpus"
 if [[ "${1:-}" == "--clean" ]]; then
     rm -rf "$corpus"
 fi
-mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize" "$corpus/tab" "$corpus/at_once"
+mkdir -p "$corpus/mozlz4" "$corpus/session" "$corpus/session_json" "$corpus/rescue" "$corpus/summarize" "$corpus/tab" "$corpus/at_once" "$corpus/zen"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -117,6 +117,11 @@ cp "$root"/crates/ffsession/tests/fixtures/firefox/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/firefox-large/*.jsonlz4 \
     "$root"/crates/ffsession/tests/fixtures/eras/* "$corpus/rescue/"
 
-for t in mozlz4 session session_json rescue summarize tab at_once; do
+# zen: the two files of a Zen profile's moment (ffsession-gen zen), JSON and
+# mozlz4, and the small sessions (Firefox's files, which Zen's reader refuses).
+gen zen "$tmp/zen"
+cp "$tmp"/zen/* "$tmp"/valid/* "$tmp"/tiny/* "$corpus/zen/"
+
+for t in mozlz4 session session_json rescue summarize tab at_once zen; do
     echo "$t: $(ls "$corpus/$t" | wc -l) seeds, $(du -sh "$corpus/$t" | cut -f1)"
 done

@@ -16,6 +16,7 @@ use ffsession::error::FormatError;
 use ffsession::export::{write_tabs, TabFormat};
 use ffsession::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
 use ffsession::session::{Session, SessionMeta, TabFilter, TabRecord};
+use ffsession::zen::ZenSessions;
 use ffsession::SessionData;
 
 /// Every export format.
@@ -183,6 +184,72 @@ pub fn at_once(data: &[u8]) {
         format::assert_at_once_matches_reference(&file, step, lockstep);
     }
     format::assert_at_once_matches_reference(rest, step, false);
+}
+
+/// The `zen` target: Zen's sessions file (`zen::ZenSessions`) from arbitrary
+/// bytes, as JSON and as a file (mozlz4 or JSON, `SessionData::parse_zen`).
+/// Besides no panic: what reads has one tab record per tab, each naming its
+/// tab's space by the name this file gives it (else its uuid) and its folder
+/// or group; the summary's per-space counts cover each space once and no
+/// essential; every export of the records is well formed; and no document
+/// is both a Firefox session and Zen's file.
+pub fn zen(data: &[u8]) {
+    if let Ok(z) = ZenSessions::from_json(data) {
+        exercise_zen(&z);
+    }
+    let Ok(file) = SessionData::from_bytes("fuzz-input", data.to_vec()) else {
+        return;
+    };
+    let zen = file.parse_zen();
+    if let Ok(z) = &zen {
+        exercise_zen(z);
+    }
+    if file.parse().is_ok() {
+        assert!(
+            zen.is_err(),
+            "read both as a Firefox session and as Zen's file"
+        );
+    }
+}
+
+/// Summary, tab records and every export of Zen's file `z`.
+fn exercise_zen(z: &ZenSessions<'_>) {
+    let summary = z.summary();
+    let records: Vec<TabRecord<'_>> = z.tab_records().collect();
+    assert_eq!(
+        records.len(),
+        summary.tabs,
+        "tab_records and summary disagree"
+    );
+    assert_eq!(summary.space_tabs.len(), summary.spaces);
+    assert!(summary.essential_tabs <= summary.pinned_tabs);
+    let in_spaces: usize = summary.space_tabs.iter().map(|s| s.tabs).sum();
+    assert!(in_spaces <= summary.tabs - summary.essential_tabs);
+    for (r, t) in records.iter().zip(&z.tabs) {
+        let uuid = t.zen_workspace.as_deref();
+        // The first space of that uuid that has a name names it.
+        let named = |u: &str| {
+            z.spaces
+                .iter()
+                .find(|s| s.uuid.as_deref() == Some(u) && s.name.is_some())
+                .and_then(|s| s.name.as_deref())
+        };
+        let name = uuid.map(|u| named(u).unwrap_or(u));
+        assert_eq!(r.space, name, "a tab's space");
+        assert_eq!(r.essential, t.zen_essential);
+        assert_eq!(r.url, t.url());
+        if let Some(id) = t.group_id.as_deref() {
+            assert_eq!(r.group, Some(z.group_name(id).unwrap_or(id)));
+        }
+    }
+    for format in TAB_FORMATS {
+        let mut out = Vec::new();
+        write_tabs(&mut out, format, records.iter().cloned())
+            .unwrap_or_else(|e| panic!("write_tabs({format:?}) into a Vec failed: {e}"));
+        let text = std::str::from_utf8(&out)
+            .unwrap_or_else(|e| panic!("{format:?} output is not UTF-8: {e}"));
+        check_export(format, text, &records);
+    }
 }
 
 /// Summary, tab records (closed included) and all export formats of `session`.

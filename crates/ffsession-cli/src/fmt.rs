@@ -94,10 +94,15 @@ pub fn snapshot_line(s: &ffsession::store::SnapshotInfo) -> String {
 
 /// One snapshot on a line that fits in 100 columns, as `list` prints it:
 /// id, the session's own last update, the file's name without its folder
-/// (Firefox's names tell the two folders apart), counts or damage. `list
-/// --long` prints [`snapshot_line`] instead.
+/// (Firefox's names tell the two folders apart; Zen's copies in
+/// `zen-sessions-backup/` keep theirs, whose `recovery.baklz4` is also a name
+/// of Firefox's), counts or damage. `list --long` prints [`snapshot_line`]
+/// instead.
 pub fn snapshot_line_short(s: &ffsession::store::SnapshotInfo) -> String {
-    let name = s.file_name.rsplit('/').next().unwrap_or(&s.file_name);
+    let name = match s.file_name.rsplit_once('/') {
+        Some((_, base)) if !s.kind.is_zen() => base,
+        _ => &s.file_name,
+    };
     format!(
         "#{:<5} session {:<23}  {:<30} {}",
         s.id,
@@ -107,13 +112,18 @@ pub fn snapshot_line_short(s: &ffsession::store::SnapshotInfo) -> String {
     )
 }
 
-/// Windows and tabs of a snapshot, or what is wrong with it.
+/// Windows and tabs of a snapshot (spaces and tabs of one of Zen's files),
+/// or what is wrong with it.
 fn snapshot_status(s: &ffsession::store::SnapshotInfo) -> String {
+    let (one, many) = match s.kind.is_zen() {
+        true => ("space", "spaces"),
+        false => ("window", "windows"),
+    };
     match &s.status {
         ffsession::store::SnapshotStatus::Ok => match s.counts {
             Some(c) => format!(
                 "{}, {}",
-                count(c.windows as usize, "window", "windows"),
+                count(c.windows as usize, one, many),
                 count(c.tabs as usize, "tab", "tabs")
             ),
             None => "ok".to_owned(),

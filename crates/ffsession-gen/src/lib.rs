@@ -13,9 +13,11 @@
 //! the allocation tests rely on.
 
 mod platform;
+mod zen;
 #[cfg(unix)]
 pub use platform::FcntlLockHolder;
 pub use platform::{interrupt, link_dir, link_file, FirefoxLockHolder, StoreLockHolder};
+pub use zen::{zen_files, ZenFiles, ZenSpec};
 
 use serde_json::{json, Map, Value};
 

@@ -3,17 +3,18 @@
 //! ```text
 //! ffsession-gen session OUT [--mb N | --tabs N] [--windows N] [--favicon-bytes N] [--json]
 //! ffsession-gen corpus DIR
+//! ffsession-gen zen DIR
 //! ```
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use ffsession_gen::{bad_corpus, generate, mozlz4, Spec};
+use ffsession_gen::{bad_corpus, generate, mozlz4, zen_files, Spec, ZenSpec};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: ffsession-gen session OUT [--mb N | --tabs N] [--windows N] [--favicon-bytes N] [--json] | ffsession-gen corpus DIR";
+        "usage: ffsession-gen session OUT [--mb N | --tabs N] [--windows N] [--favicon-bytes N] [--json] | ffsession-gen corpus DIR | ffsession-gen zen DIR";
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{usage}");
         return Ok(());
@@ -60,6 +61,23 @@ fn main() -> Result<()> {
             std::fs::create_dir_all(&dir)?;
             for (name, bytes) in bad_corpus() {
                 std::fs::write(dir.join(&name), bytes).with_context(|| name.clone())?;
+            }
+        }
+        Some("zen") => {
+            // The two files of one moment of a Zen profile, JSON and mozlz4.
+            let dir = path_arg(1)?;
+            std::fs::create_dir_all(&dir)?;
+            let files = zen_files(&ZenSpec::default());
+            for (name, json) in [
+                ("zen-sessions", &files.zen_sessions),
+                ("zen-sessionstore", &files.sessionstore),
+            ] {
+                let json_path = dir.join(format!("{name}.json"));
+                std::fs::write(&json_path, json)
+                    .with_context(|| json_path.display().to_string())?;
+                let packed = dir.join(format!("{name}.jsonlz4"));
+                std::fs::write(&packed, mozlz4(json.as_bytes()))
+                    .with_context(|| packed.display().to_string())?;
             }
         }
         _ => bail!("{usage}"),

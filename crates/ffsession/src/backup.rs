@@ -18,6 +18,10 @@
 //! be read, is in [`BackupReport::skipped`], and the other files are backed
 //! up.
 //!
+//! Zen's own files (`zen-sessions.jsonlz4` and its copies,
+//! [`sources::SourceKind::is_zen`]) are stored with the rest, verified as
+//! Zen's, and take no part in the alarm: they hold no Firefox session.
+//!
 //! [`backup_profile_with`] with [`UnchangedFiles::Skip`] (what `watch` does)
 //! leaves out a file whose content is that of its newest snapshot, and says so
 //! in [`BackupReport::unchanged`]; the explicit `backup` stores every file.
@@ -177,7 +181,7 @@ pub fn backup_profile_with(
     let last_good = store
         .snapshots_by_session_time()?
         .into_iter()
-        .find(|s| s.is_ok() && s.counts.is_some());
+        .find(|s| s.is_ok() && s.counts.is_some() && !s.kind.is_zen());
     let damaged = match unchanged_files {
         UnchangedFiles::Store => Default::default(),
         UnchangedFiles::Skip => store.damage_marks()?,
@@ -236,14 +240,18 @@ pub fn backup_profile_with(
             newest = Some((key, taken));
         }
     };
+    // Zen's own files hold no Firefox session: neither newest nor compared.
     for u in &unchanged {
         let info = store.snapshot(u.since)?;
+        if info.kind.is_zen() {
+            continue;
+        }
         consider(
             (info.session_time_ms(), std::cmp::Reverse(info.kind.rank())),
             None,
         );
     }
-    for (i, s) in taken.iter().enumerate() {
+    for (i, s) in taken.iter().enumerate().filter(|(_, s)| !s.kind.is_zen()) {
         consider(
             (s.session_time_ms(), std::cmp::Reverse(s.kind.rank())),
             Some(i),

@@ -164,6 +164,15 @@ pub enum Error {
         #[source]
         source: ParseError,
     },
+    /// The JSON is not Zen's sessions file (`zen-sessions.jsonlz4`).
+    #[error("{}: not a valid Zen sessions file: {source}", path.display())]
+    ZenParse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: ParseError,
+    },
     /// A Firefox profile could not be found or read.
     #[error("{0}")]
     Profile(#[from] crate::profile::ProfileError),
@@ -226,6 +235,9 @@ impl Error {
             }),
             Error::Parse { .. } => Some(
                 "the file is damaged or is not a Firefox session; `ffsession rescue FILE -o OUT` recovers the complete tabs of a damaged one, or use another session file or backup (`ffsession profiles` lists them)",
+            ),
+            Error::ZenParse { .. } => Some(
+                "the file is damaged or is not Zen's; Zen keeps copies in zen-sessions-backup/ (`ffsession profiles` lists them), and `ffsession list` shows its backups",
             ),
             Error::Profile(e) => e.hint(),
             Error::NoSessionFile { .. } => Some(

@@ -85,10 +85,17 @@ fn flags(r: &TabRecord<'_>) -> String {
     if r.hidden {
         f.push("hidden");
     }
+    if r.essential {
+        f.push("essential");
+    }
+    let space = r
+        .space
+        .map(|s| format!(" ({})", one_line(s)))
+        .unwrap_or_default();
     if f.is_empty() {
-        String::new()
+        space
     } else {
-        format!(" [{}]", f.join(","))
+        format!(" [{}]{space}", f.join(","))
     }
 }
 
@@ -181,6 +188,9 @@ fn json_record(buf: &mut Vec<u8>, r: &TabRecord<'_>) -> io::Result<()> {
     num(buf, b",\"last_accessed\":", r.last_accessed);
     num(buf, b",\"closed_at\":", r.closed_at);
     num(buf, b",\"history_len\":", Some(r.history_len as u64));
+    buf.extend_from_slice(b",\"essential\":");
+    buf.extend_from_slice(if r.essential { b"true" } else { b"false" });
+    json_opt_str(buf, b",\"space\":", r.space)?;
     buf.push(b'}');
     Ok(())
 }
@@ -380,6 +390,8 @@ mod tests {
             last_accessed: Some(1_700_000_000_000),
             closed_at: None,
             history_len: 1,
+            essential: false,
+            space: None,
         }
     }
 
@@ -461,6 +473,8 @@ mod tests {
                 last_accessed: some(i as u64),
                 closed_at: some(u64::MAX),
                 history_len: 0,
+                essential: i % 7 == 0,
+                space: (i % 3 == 1).then_some(title.as_str()),
             });
         }
         for r in &records {

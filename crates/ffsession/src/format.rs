@@ -312,6 +312,15 @@ impl SessionData {
         self.read_with(Session::from_json)
     }
 
+    /// Parse the JSON as Zen's sessions file (`zen-sessions.jsonlz4` and its
+    /// backups), borrowing from this buffer ([`crate::zen`]).
+    pub fn parse_zen(&self) -> Result<crate::zen::ZenSessions<'_>, Error> {
+        crate::zen::ZenSessions::from_json(self.json()).map_err(|source| Error::ZenParse {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
     /// The repaired copy of the JSON that [`SessionData::parse`] read, if the
     /// JSON itself did not parse and a repair did (`legacy.rs`).
     pub fn repaired_json(&self) -> Option<&[u8]> {

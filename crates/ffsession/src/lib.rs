@@ -22,6 +22,7 @@
 //!   extracting and merging sessions.
 //! - [`watch`]: when the watcher takes a snapshot (debounce policy).
 //! - [`service`]: systemd / launchd definitions that run the watcher.
+//! - [`zen`]: Zen's own session file (`zen-sessions.jsonlz4`): its spaces and tabs.
 
 pub mod backup;
 pub mod buffer;
@@ -44,6 +45,7 @@ pub mod sources;
 pub mod store;
 pub mod tidy;
 pub mod watch;
+pub mod zen;
 
 pub use error::{Error, PathError};
 pub use format::{Format, SessionData};

@@ -2,6 +2,11 @@
 //! ([`crate::retention::plan`], with its two protections), then the removal of
 //! the snapshots the plan drops and of the stored data no snapshot uses any
 //! more. `ffsession prune`, `backup --prune` and `watch` all go through here.
+//!
+//! Zen's files take no part in the rules: each is kept as the Zen file of a
+//! kept Firefox session's moment, or by a protection of its own (`zen.rs`).
+
+mod zen;
 
 use jiff::tz::TimeZone;
 
@@ -102,8 +107,21 @@ pub fn plan_store(
     }
     let mut found = Vec::new();
     let mut checked = HashSet::new();
+    let is_zen: HashSet<i64> = snapshots
+        .iter()
+        .filter(|s| s.kind.is_zen())
+        .map(|s| s.id.0)
+        .collect();
     loop {
-        let mut plan = retention::plan(policy, &candidates, tz);
+        // The rules and protections over Firefox's sessions; Zen's files
+        // follow the sessions they go with.
+        let firefox: Vec<Candidate> = candidates
+            .iter()
+            .filter(|c| !is_zen.contains(&c.id))
+            .copied()
+            .collect();
+        let mut plan = retention::plan(policy, &firefox, tz);
+        zen::decide(&mut plan, &snapshots, &candidates);
         let unchecked: Vec<i64> = plan
             .decisions
             .iter()

@@ -24,6 +24,11 @@
 //!    it, is removed. The old `prefs.js` is kept in the store folder.
 //!    (`user.js` is not used: it is re-applied at every start.)
 //!
+//!
+//! In a Zen profile, Zen's own sessions file of the same moment is written
+//! as `zen-sessions.jsonlz4` before step 5 ([`crate::zen::restore`]): Zen
+//! shows the tabs and spaces of that file, not Firefox's.
+//!
 //! [`plan`] computes all of this without touching anything; [`execute`] does it.
 
 use std::fs::{self, File};
@@ -147,6 +152,9 @@ pub struct RestorePlan {
     pub remove: Vec<String>,
     /// The file the snapshot is written to.
     pub write: PathBuf,
+    /// Zen's sessions file of the same moment, written with it, when the
+    /// store has one ([`crate::zen::restore`]).
+    pub zen: Option<crate::zen::restore::ZenRestore>,
     /// `prefs.js`, where the one-shot restore pref is set.
     pub prefs: PathBuf,
     /// Things the user should know (e.g. `user.js` overriding the pref).
@@ -173,7 +181,9 @@ pub fn plan(
     // Read it back now (every chunk against its digest), so a snapshot the
     // store can no longer give back whole is refused before any plan is shown.
     store.read_json(id)?;
-    let changes = profile_changes(profile_dir)?;
+    let mut changes = profile_changes(profile_dir)?;
+    let (zen, zen_warnings) = crate::zen::restore::plan(store, &snapshot, profile_dir)?;
+    changes.warnings.extend(zen_warnings);
     Ok(RestorePlan {
         profile_dir: profile_dir.to_path_buf(),
         snapshot,
@@ -181,6 +191,7 @@ pub fn plan(
         back_up: changes.back_up,
         remove: changes.remove,
         write: profile_dir.join("sessionstore.jsonlz4"),
+        zen,
         prefs: profile_dir.join("prefs.js"),
         warnings: changes.warnings,
     })
@@ -225,7 +236,7 @@ pub fn newer_damaged_files(
     Ok(newest_first(store)?
         .into_iter()
         .take_while(|s| s.id != chosen.id)
-        .filter(|s| !s.is_ok())
+        .filter(|s| !s.is_ok() && !s.kind.is_zen())
         .collect())
 }
 
@@ -351,6 +362,7 @@ pub fn check_session_file(path: &Path) -> Result<(), RestoreError> {
         reason,
     };
     let summary = match crate::format::FileSummary::read(path) {
+        Ok(s) if s.zen.is_some() => return Err(not(ZEN_FILE.into())),
         Ok(s) => s.summary,
         Err(crate::Error::Io(e)) => return Err(e.into()),
         Err(crate::Error::Format { source, .. }) => return Err(not(source.to_string())),
@@ -365,12 +377,20 @@ pub fn check_session_file(path: &Path) -> Result<(), RestoreError> {
     Ok(())
 }
 
+/// Why one of Zen's files is not restored alone.
+const ZEN_FILE: &str =
+    "it is Zen's sessions file (its spaces and sidebar), not a Firefox session; \
+     restore the Firefox session of its moment, and Zen's file of that moment comes with it";
+
 /// A snapshot Firefox would restore: verified, with a window with tabs.
 fn check_restorable(snapshot: &SnapshotInfo) -> Result<(), RestoreError> {
     let not = |reason: &str| RestoreError::NotRestorable {
         id: snapshot.id,
         reason: reason.to_owned(),
     };
+    if snapshot.kind.is_zen() {
+        return Err(not(ZEN_FILE));
+    }
     if !snapshot.is_ok() {
         return Err(not("its file was damaged when it was taken"));
     }
@@ -421,6 +441,10 @@ pub fn execute(
     }
     let _lock = hold_profile_lock(dir)?;
     let packed = store.export_mozlz4(plan.snapshot.id)?;
+    let zen_packed = match &plan.zen {
+        Some(z) => Some(store.export_mozlz4(z.snapshot.id)?),
+        None => None,
+    };
     let same_store = undo_store.is_none();
     let undo_into: &mut Store = match undo_store {
         Some(s) => s,
@@ -444,6 +468,11 @@ pub fn execute(
             restored: same_store.then_some(plan.snapshot.id),
             restored_content: Some(plan.snapshot.content_hash),
         })?;
+    }
+    // Zen's file first, then Firefox's and the pref that makes the next
+    // start restore them: each durable before the next is written.
+    if let (Some(zen), Some(zen_packed)) = (&plan.zen, &zen_packed) {
+        write_atomic(&zen.write, |w| w.write_all(zen_packed))?;
     }
     let prefs_backup = install(undo_into, dir, &packed, &undo, now_ms)?;
     Ok(RestoreReport { undo, prefs_backup })

@@ -136,6 +136,12 @@ pub enum Reason {
         /// The corrupt or shrunken snapshot that followed it.
         damaged: i64,
     },
+    /// Zen's sessions file of the moment of a kept Firefox session: a
+    /// restore of that session writes it too ([`crate::zen::companion`]).
+    ZenCompanion {
+        /// The Firefox session it goes with.
+        session: i64,
+    },
 }
 
 impl std::fmt::Display for Reason {
@@ -158,6 +164,7 @@ impl std::fmt::Display for Reason {
                 write!(f, "undo point, until {day}")
             }
             Reason::LastGoodBefore { damaged } => write!(f, "last good before damaged #{damaged}"),
+            Reason::ZenCompanion { session } => write!(f, "Zen's file of #{session}"),
         }
     }
 }

@@ -6,6 +6,13 @@
 //! `recovery.baklz4` the one before, `previous.jsonlz4` from the last start,
 //! `upgrade.jsonlz4-<buildid>` from upgrades), plus the plain-JSON names of old
 //! Firefox versions. Files are listed in the order Firefox itself tries them.
+//!
+//! A Zen profile also holds Zen's own session file, `zen-sessions.jsonlz4`
+//! (its spaces, pinned and essential tabs, folders: [`crate::zen`]), and
+//! Zen's copies of it in `zen-sessions-backup/` (`recovery.baklz4`,
+//! `clean.jsonlz4`, `zen-sessions-<date>-<hour>.jsonlz4`). They have roles of
+//! their own ([`SourceKind::is_zen`]), listed after Firefox's files, and are
+//! never taken for a Firefox session.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -33,6 +40,19 @@ pub enum SourceKind {
     Legacy,
     /// Another file in `sessionstore-backups/`.
     Other,
+    /// `zen-sessions.jsonlz4`: Zen's own session file, written with
+    /// Firefox's at every save.
+    ZenSessions,
+    /// `zen-sessions-backup/recovery.baklz4` (`zen-sessions.jsonlz4` there
+    /// in Zen 1.18): Zen's file as it was before its last write, which Zen
+    /// reads when its file is missing.
+    ZenBackup,
+    /// `zen-sessions-backup/clean.jsonlz4`: Zen's file as it was when its
+    /// last save began.
+    ZenClean,
+    /// `zen-sessions-backup/zen-sessions-<date>-<hour>.jsonlz4`: Zen's dated
+    /// copies (one per few hours, the newest 20 kept).
+    ZenDated,
 }
 
 impl SourceKind {
@@ -48,7 +68,23 @@ impl SourceKind {
             SourceKind::Upgrade => 4,
             SourceKind::Legacy => 5,
             SourceKind::Other => 6,
+            SourceKind::ZenSessions => 7,
+            SourceKind::ZenBackup => 8,
+            SourceKind::ZenClean => 9,
+            SourceKind::ZenDated => 10,
         }
+    }
+
+    /// One of Zen's files ([`crate::zen`]), not a Firefox session: never
+    /// restored as one, nor compared with one.
+    pub fn is_zen(&self) -> bool {
+        matches!(
+            self,
+            SourceKind::ZenSessions
+                | SourceKind::ZenBackup
+                | SourceKind::ZenClean
+                | SourceKind::ZenDated
+        )
     }
 }
 
@@ -68,8 +104,19 @@ pub struct SourceFile {
     pub modified: Option<SystemTime>,
 }
 
+/// The role of the file at `name`, relative to the profile.
 fn classify(name: &str) -> SourceKind {
-    match name {
+    if let Some(zen) = name.strip_prefix("zen-sessions-backup/") {
+        return match zen {
+            "clean.jsonlz4" => SourceKind::ZenClean,
+            "recovery.baklz4" | "zen-sessions.jsonlz4" => SourceKind::ZenBackup,
+            _ => SourceKind::ZenDated,
+        };
+    }
+    if name == "zen-sessions.jsonlz4" {
+        return SourceKind::ZenSessions;
+    }
+    match name.rsplit('/').next().unwrap_or(name) {
         "sessionstore.jsonlz4" => SourceKind::SessionStore,
         "recovery.jsonlz4" | "recovery.js" => SourceKind::Recovery,
         "recovery.baklz4" | "recovery.bak" => SourceKind::RecoveryBackup,
@@ -184,11 +231,11 @@ pub struct Listing {
     pub skipped: Vec<SkippedFile>,
 }
 
-/// The names Firefox gives session files in the profile folder itself.
+/// The names Firefox (and Zen) give session files in the profile folder itself.
 fn is_root_session_name(name: &str) -> bool {
     matches!(
         name,
-        "sessionstore.jsonlz4" | "sessionstore.js" | "sessionstore.bak"
+        "sessionstore.jsonlz4" | "sessionstore.js" | "sessionstore.bak" | "zen-sessions.jsonlz4"
     ) || name
         .strip_prefix("sessionstore.bak-")
         .is_some_and(is_build_suffix)
@@ -208,6 +255,21 @@ fn is_backups_session_name(name: &str) -> bool {
     ) || name
         .strip_prefix("upgrade.jsonlz4-")
         .or_else(|| name.strip_prefix("upgrade.js-"))
+        .is_some_and(is_build_suffix)
+}
+
+/// The names Zen gives its copies in `zen-sessions-backup/`
+/// (`ZenSessionManager.sys.mjs`): JSONFile's backup of the file before its
+/// last write (`recovery.baklz4`; `zen-sessions.jsonlz4` in Zen 1.18), the
+/// copy made when a save begins (`clean.jsonlz4`), and the dated copies
+/// (`zen-sessions-<YYYY-MM-DD>-<HH>.jsonlz4`).
+fn is_zen_backup_name(name: &str) -> bool {
+    matches!(
+        name,
+        "clean.jsonlz4" | "recovery.baklz4" | "zen-sessions.jsonlz4"
+    ) || name
+        .strip_prefix("zen-sessions-")
+        .and_then(|n| n.strip_suffix(".jsonlz4"))
         .is_some_and(is_build_suffix)
 }
 
@@ -261,7 +323,9 @@ pub fn scan(profile_dir: &Path) -> Result<Listing, PathError> {
         let Some(name) = os_name.to_str() else {
             // Only a name that could have been a session file's is worth a word.
             let lossy = os_name.to_string_lossy();
-            if lossy.starts_with("sessionstore") && !is_ignored(&lossy) {
+            let session_like =
+                lossy.starts_with("sessionstore") || lossy.starts_with("zen-sessions");
+            if session_like && !is_ignored(&lossy) {
                 listing.skipped.push(SkippedFile {
                     path: entry.path(),
                     name: lossy.into_owned(),
@@ -274,21 +338,50 @@ pub fn scan(profile_dir: &Path) -> Result<Listing, PathError> {
             consider(&mut listing, &entry, name.to_owned());
         }
     }
-    let backups = profile_dir.join("sessionstore-backups");
-    match fs::symlink_metadata(&backups) {
-        Ok(m) if m.is_dir() && !crate::fs_util::is_link(&backups) => {
-            for entry in fs::read_dir(&backups).with_path(&backups)? {
-                let entry = entry.with_path(&backups)?;
+    scan_folder(
+        &mut listing,
+        profile_dir,
+        "sessionstore-backups",
+        is_backups_session_name,
+    )?;
+    scan_folder(
+        &mut listing,
+        profile_dir,
+        "zen-sessions-backup",
+        is_zen_backup_name,
+    )?;
+    listing.files.sort_by(|a, b| {
+        a.kind
+            .cmp(&b.kind)
+            .then(b.modified.cmp(&a.modified))
+            .then(a.name.cmp(&b.name))
+    });
+    listing.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(listing)
+}
+
+/// Take the files of the folder `folder` of the profile whose names
+/// `is_session_name` accepts; say why the others, or the folder itself, are
+/// left out. A folder that does not exist holds nothing.
+fn scan_folder(
+    listing: &mut Listing,
+    profile_dir: &Path,
+    folder: &str,
+    is_session_name: fn(&str) -> bool,
+) -> Result<(), PathError> {
+    let dir = profile_dir.join(folder);
+    match fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() && !crate::fs_util::is_link(&dir) => {
+            for entry in fs::read_dir(&dir).with_path(&dir)? {
+                let entry = entry.with_path(&dir)?;
                 let os_name = entry.file_name();
                 let lossy = os_name.to_string_lossy();
                 if is_ignored(&lossy) {
                     continue;
                 }
-                let name = format!("sessionstore-backups/{lossy}");
+                let name = format!("{folder}/{lossy}");
                 match os_name.to_str() {
-                    Some(n) if is_backups_session_name(n) => {
-                        consider(&mut listing, &entry, name);
-                    }
+                    Some(n) if is_session_name(n) => consider(listing, &entry, name),
                     Some(_) => listing.skipped.push(SkippedFile {
                         path: entry.path(),
                         name,
@@ -301,28 +394,22 @@ pub fn scan(profile_dir: &Path) -> Result<Listing, PathError> {
                     }),
                 }
             }
+            Ok(())
         }
-        Ok(m) => listing.skipped.push(SkippedFile {
-            reason: not_taken(&backups, &m, true),
-            path: backups,
-            name: "sessionstore-backups".to_owned(),
+        Ok(m) => {
+            listing.skipped.push(SkippedFile {
+                reason: not_taken(&dir, &m, true),
+                path: dir,
+                name: folder.to_owned(),
+            });
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(PathError {
+            path: dir,
+            source: e,
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(PathError {
-                path: backups,
-                source: e,
-            })
-        }
     }
-    listing.files.sort_by(|a, b| {
-        a.kind
-            .cmp(&b.kind)
-            .then(b.modified.cmp(&a.modified))
-            .then(a.name.cmp(&b.name))
-    });
-    listing.skipped.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(listing)
 }
 
 /// Take the entry named `name` (relative to the profile) if it is a regular
@@ -333,7 +420,7 @@ fn consider(listing: &mut Listing, entry: &fs::DirEntry, name: String) {
     let reason = match entry.metadata() {
         Ok(m) if m.is_file() && !crate::fs_util::is_link(&path) => {
             if m.len() <= MAX_SESSION_BYTES {
-                let kind = classify(name.rsplit('/').next().unwrap_or(&name));
+                let kind = classify(&name);
                 listing.files.push(SourceFile {
                     path,
                     name,
@@ -383,6 +470,33 @@ fn not_taken(path: &Path, m: &fs::Metadata, folder: bool) -> SkipReason {
     }
 }
 
+/// The profile folder that holds the session file at `path`, by Firefox's
+/// layout: the file's folder, or the one above it for a file in
+/// `sessionstore-backups/` or `zen-sessions-backup/`.
+pub fn profile_of(path: &Path) -> Option<&Path> {
+    let folder = path.parent()?;
+    match folder.file_name().and_then(|n| n.to_str()) {
+        Some("sessionstore-backups" | "zen-sessions-backup") => folder.parent(),
+        _ => Some(folder),
+    }
+}
+
+/// Zen's files ([`SourceKind::is_zen`]) in the profile folder holding the
+/// session file at `path`: none beside a file outside a Zen profile.
+pub fn zen_files_beside(path: &Path) -> Vec<SourceFile> {
+    let Some(profile) = profile_of(path) else {
+        return Vec::new();
+    };
+    let profile = if profile.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        profile
+    };
+    scan(profile)
+        .map(|l| l.files.into_iter().filter(|f| f.kind.is_zen()).collect())
+        .unwrap_or_default()
+}
+
 /// The newest readable session of a profile.
 #[derive(Debug)]
 pub struct NewestSession {
@@ -402,7 +516,12 @@ pub struct NewestSession {
 /// leaves out.
 pub fn newest(profile_dir: &Path) -> Result<NewestSession, Error> {
     let listing = scan(profile_dir)?;
-    let files = listing.files;
+    // Zen's own files hold no Firefox session.
+    let files: Vec<SourceFile> = listing
+        .files
+        .into_iter()
+        .filter(|f| !f.kind.is_zen())
+        .collect();
     let candidates = files.len();
     let mut best: Option<(u64, SessionData, SourceFile)> = None;
     let mut skipped: Vec<(PathBuf, String)> = listing
@@ -448,6 +567,7 @@ pub fn short_reason(e: &Error) -> String {
         Error::Io(p) => p.source.to_string(),
         Error::Format { source, .. } => source.to_string(),
         Error::Parse { source, .. } => format!("not a valid session: {source}"),
+        Error::ZenParse { source, .. } => format!("not a valid Zen sessions file: {source}"),
         other => other
             .source()
             .map_or_else(|| other.to_string(), |s| s.to_string()),
@@ -455,58 +575,4 @@ pub fn short_reason(e: &Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::format::compress;
-
-    fn write(dir: &Path, name: &str, last_update: u64) {
-        let path = dir.join(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let json = format!(r#"{{"windows":[],"session":{{"lastUpdate":{last_update}}}}}"#);
-        fs::write(path, compress(json.as_bytes()).unwrap()).unwrap();
-    }
-
-    #[test]
-    fn lists_in_firefox_order_and_picks_the_newest_valid() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path();
-        write(p, "sessionstore-backups/previous.jsonlz4", 100);
-        write(p, "sessionstore-backups/recovery.jsonlz4", 300);
-        write(p, "sessionstore-backups/recovery.baklz4", 200);
-        write(p, "sessionstore-backups/upgrade.jsonlz4-20260101", 50);
-        fs::write(
-            p.join("sessionstore-backups/recovery.jsonlz4.tmp"),
-            b"partial",
-        )
-        .unwrap();
-        fs::write(p.join("sessionstore.jsonlz4"), b"mozLz40\0broken").unwrap();
-        let names: Vec<_> = list(p).unwrap().into_iter().map(|f| f.name).collect();
-        assert_eq!(
-            names,
-            [
-                "sessionstore.jsonlz4",
-                "sessionstore-backups/recovery.jsonlz4",
-                "sessionstore-backups/recovery.baklz4",
-                "sessionstore-backups/previous.jsonlz4",
-                "sessionstore-backups/upgrade.jsonlz4-20260101",
-            ]
-        );
-        let newest = newest(p).unwrap();
-        assert_eq!(newest.source.name, "sessionstore-backups/recovery.jsonlz4");
-        assert_eq!(newest.candidates, 5);
-        assert_eq!(newest.skipped.len(), 1);
-        assert!(newest.skipped[0].0.ends_with("sessionstore.jsonlz4"));
-    }
-
-    #[test]
-    fn a_profile_without_readable_sessions_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("sessionstore.jsonlz4"), b"").unwrap();
-        let err = newest(dir.path()).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("sessionstore.jsonlz4: the file is empty"),
-            "{err}"
-        );
-    }
-}
+mod tests;

@@ -5,8 +5,9 @@
 //! format, and `Session::from_json` on the raw bytes), the `rescue` target
 //! (salvage of the input and of cuts of it), the `summarize` target (the
 //! summary counted in pieces against the reference parse's), the `tab`
-//! target (the quick tab reader against serde_json), and the `at_once`
-//! target (a session parsed while it decodes against the ordinary read).
+//! target (the quick tab reader against serde_json), the `at_once`
+//! target (a session parsed while it decodes against the ordinary read), and
+//! the `zen` target (Zen's sessions file, its records and exports).
 //!
 //! The checks are not copied: `fuzz/src/lib.rs` is compiled into this test as a
 //! module, so the test and the fuzzer cannot drift apart. Each input must come
@@ -56,13 +57,14 @@ fn every_input_passes_the_mozlz4_and_session_checks() {
     let mut failures = Vec::new();
     for (name, bytes) in &inputs {
         type Check = fn(&[u8]);
-        let targets: [(&str, Check); 6] = [
+        let targets: [(&str, Check); 7] = [
             ("mozlz4", fuzz_checks::mozlz4),
             ("session", fuzz_checks::session),
             ("rescue", fuzz_checks::rescue),
             ("summarize", fuzz_checks::summarize),
             ("tab", fuzz_checks::tab),
             ("at_once", fuzz_checks::at_once),
+            ("zen", fuzz_checks::zen),
         ];
         for (target, check) in targets {
             if catch_unwind(AssertUnwindSafe(|| check(bytes))).is_err() {

@@ -15,7 +15,9 @@ use crate::fmt;
 /// Summarize a session: format and sizes, windows, tabs, closed tabs and
 /// windows, when it was last written and when the browser session started.
 ///
-/// Without FILE, reads the newest valid session file of the profile.
+/// Without FILE, reads the newest valid session file of the profile. FILE may
+/// also be Zen's own sessions file (zen-sessions.jsonlz4): its spaces, each
+/// with its tabs, and when Zen collected it.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// Session file (mozlz4 or JSON) [default: the profile's newest]
@@ -36,6 +38,9 @@ struct InfoJson<'a> {
     summary: &'a Summary,
     last_update_local: Option<String>,
     start_time_local: Option<String>,
+    /// Zen's sessions file: its spaces, each with its tabs, and more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zen: Option<&'a ffsession::zen::ZenSummary>,
 }
 
 pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
@@ -59,6 +64,7 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
             summary,
             last_update_local: ts.last_update.and_then(fmt::local_time),
             start_time_local: ts.start_time.and_then(fmt::local_time),
+            zen: file.zen.as_ref(),
         });
     }
     // Written in one go (stdout alone writes each line as it ends).
@@ -74,6 +80,11 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
     let s = summary;
     writeln!(out, "file:            {}", file.path.display())?;
     writeln!(out, "format:          {size}")?;
+    if let Some(zen) = &file.zen {
+        zen_info(&mut out, zen)?;
+        out.flush()?;
+        return Ok(());
+    }
     let selected = s
         .selected_window
         .map(|w| format!(" (selected: {w})"))
@@ -110,4 +121,45 @@ pub fn run(global: &GlobalArgs, args: InfoArgs) -> Result<()> {
     writeln!(out, "recent crashes:  {}", ts.recent_crashes.unwrap_or(0))?;
     out.flush()?;
     Ok(())
+}
+
+/// The rest of `info` on Zen's sessions file.
+fn zen_info(out: &mut impl Write, z: &ffsession::zen::ZenSummary) -> io::Result<()> {
+    writeln!(
+        out,
+        "kind:            Zen's sessions file (spaces and sidebar)"
+    )?;
+    let spaces: Vec<String> = z
+        .space_tabs
+        .iter()
+        .map(|s| {
+            let name = s.name.as_deref().or(s.uuid.as_deref()).unwrap_or("?");
+            format!(
+                "{}: {}",
+                fmt::escape(name),
+                fmt::count(s.tabs, "tab", "tabs")
+            )
+        })
+        .collect();
+    let listed = if spaces.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", spaces.join(", "))
+    };
+    writeln!(out, "spaces:          {}{listed}", z.spaces)?;
+    writeln!(
+        out,
+        "tabs:            {} ({} pinned, {} essential, {} history entries)",
+        z.tabs, z.pinned_tabs, z.essential_tabs, z.history_entries
+    )?;
+    writeln!(
+        out,
+        "folders:         {} ({} split views, {} tab groups)",
+        z.folders, z.split_views, z.tab_groups
+    )?;
+    writeln!(
+        out,
+        "last update:     {}",
+        fmt::local_time_or_unknown(z.last_collected)
+    )
 }

@@ -59,22 +59,27 @@ struct FileJson {
     format: Option<Format>,
     #[serde(flatten)]
     summary: Option<Summary>,
+    /// Zen's sessions file: its spaces and tabs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zen: Option<ffsession::zen::ZenSummary>,
     error: Option<String>,
 }
 
 fn inspect(file: SourceFile) -> FileJson {
-    let read = FileSummary::read(&file.path).map(|s| (s.format, s.summary));
+    let read = FileSummary::read(&file.path).map(|s| (s.format, s.summary, s.zen));
     match read {
-        Ok((format, summary)) => FileJson {
+        Ok((format, summary, zen)) => FileJson {
             file,
             format: Some(format),
             summary: Some(summary),
+            zen,
             error: None,
         },
         Err(e) => FileJson {
             file,
             format: None,
             summary: None,
+            zen: None,
             error: Some(sources::short_reason(&e)),
         },
     }
@@ -174,6 +179,15 @@ pub fn run(global: &GlobalArgs, args: ProfilesArgs) -> Result<()> {
             .unwrap_or(0);
         for f in &p.session_files {
             let what = match (&f.summary, &f.error) {
+                (Some(s), _) if f.zen.is_some() => {
+                    let z = f.zen.as_ref().map_or((0, 0), |z| (z.spaces, z.tabs));
+                    format!(
+                        "{}  {}, {} (Zen's)",
+                        fmt::local_time_or_unknown(s.timestamps.last_update),
+                        fmt::count(z.0, "space", "spaces"),
+                        fmt::count(z.1, "tab", "tabs")
+                    )
+                }
                 (Some(s), _) => format!(
                     "{}  {}, {}",
                     fmt::local_time_or_unknown(s.timestamps.last_update),

@@ -26,6 +26,11 @@ use crate::fmt;
 /// browser.sessionstore.resume_session_once in prefs.js, which Firefox clears
 /// after restoring.
 ///
+/// Zen: the Zen sessions file of the same moment (the newest backed up
+/// no later than 5 s after the session's own time) is written as
+/// zen-sessions.jsonlz4 first, so Zen shows the session's tabs in their
+/// spaces.
+///
 /// --profile PATH may name a folder that does not exist yet: it is created
 /// (0700) as a new profile. A session FILE is stored first in the store of
 /// the profile it is restored into (--store, or `store` in the config file,
@@ -245,6 +250,17 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     for name in &plan.remove {
         writeln!(out, "{} {name}", verb("will remove", "would remove"))?;
     }
+    if let Some(zen) = &plan.zen {
+        writeln!(
+            out,
+            "{} {} (Zen's spaces and tabs of the same moment: snapshot {}, {}, collected {})",
+            verb("will write", "would write"),
+            zen.write.display(),
+            zen.snapshot.id,
+            zen.snapshot.file_name,
+            fmt::local_time_or_unknown(zen.snapshot.last_update_ms)
+        )?;
+    }
     writeln!(
         out,
         "{} {}",
@@ -273,7 +289,7 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     if let Some(undo) = report
         .undo
         .iter()
-        .filter(|s| s.is_ok())
+        .filter(|s| s.is_ok() && !s.kind.is_zen())
         .max_by_key(|s| s.last_update_ms)
     {
         match &args.undo_store {
@@ -369,6 +385,26 @@ fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()>
     )?;
     for name in &changes.remove {
         writeln!(out, "would remove {name}")?;
+    }
+    // Zen's file of the file's moment, if the store has one (checked whole
+    // when the file is restored).
+    let store = super::open_existing_store(store_dir, false).ok();
+    let snapshots = store.and_then(|s| s.snapshots().ok()).unwrap_or_default();
+    let time = summary.timestamps.last_update.unwrap_or(0);
+    let zen = ffsession::zen::companion::candidates(
+        time,
+        ffsession::zen::companion::IMPORTED,
+        &snapshots,
+    );
+    if let Some(z) = zen.first() {
+        writeln!(
+            out,
+            "would write {} (Zen's spaces and tabs of the same moment: snapshot {}, {}, collected {})",
+            profile_dir.join("zen-sessions.jsonlz4").display(),
+            z.id,
+            z.file_name,
+            fmt::local_time_or_unknown(z.last_update_ms)
+        )?;
     }
     writeln!(
         out,

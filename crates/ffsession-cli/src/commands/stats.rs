@@ -56,6 +56,9 @@ struct Row<'s> {
     last_update_ms: Option<u64>,
     file_name: &'s str,
     windows: Option<u64>,
+    /// Spaces, for one of Zen's files (which has no windows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spaces: Option<u64>,
     tabs: Option<u64>,
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +76,8 @@ impl<'s> Row<'s> {
             taken_at_ms: s.taken_at_ms,
             last_update_ms: s.last_update_ms,
             file_name: &s.file_name,
-            windows: s.counts.map(|c| c.windows),
+            windows: s.counts.map(|c| c.windows).filter(|_| !s.kind.is_zen()),
+            spaces: s.counts.map(|c| c.windows).filter(|_| s.kind.is_zen()),
             tabs: s.counts.map(|c| c.tabs),
             status: if reason.is_some() { "corrupt" } else { "ok" },
             reason,
@@ -123,6 +127,8 @@ pub fn run(global: &GlobalArgs, args: StatsArgs) -> Result<()> {
     )?;
     for s in &snapshots {
         let (windows, tabs) = match s.counts {
+            // One of Zen's files: its spaces, not windows.
+            Some(c) if s.kind.is_zen() => (format!("{} sp", c.windows), c.tabs.to_string()),
             Some(c) => (c.windows.to_string(), c.tabs.to_string()),
             None => ("-".to_owned(), "-".to_owned()),
         };

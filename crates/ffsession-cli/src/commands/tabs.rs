@@ -8,6 +8,7 @@ use clap::Args;
 use ffsession::export::{write_tabs, TabFormat};
 use ffsession::format::SessionData;
 use ffsession::session::{Session, TabFilter, TabRecord, TabState};
+use ffsession::zen::SpaceNames;
 
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -15,7 +16,10 @@ use crate::error::UserError;
 /// List the tabs of a session: each tab's window, position, title and URL (the
 /// current entry of its back/forward history).
 ///
-/// Without FILE, reads the newest valid session file of the profile.
+/// Without FILE, reads the newest valid session file of the profile. In a
+/// Zen profile each tab shows its space (by name, from the session or Zen's
+/// files of the profile); FILE may also be Zen's own sessions file
+/// (zen-sessions.jsonlz4), whose tabs are listed as window 1.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession tabs --format urls > urls.txt
@@ -73,13 +77,47 @@ pub fn run(global: &GlobalArgs, args: TabsArgs) -> Result<()> {
     match &args.file {
         // Parsed while it decodes (`format/at_once.rs`).
         Some(file) => {
-            SessionData::read_parsed(file, |data, session| list(data, &session, &args, format))?
+            match SessionData::read_parsed(file, |data, session| {
+                list(data, &session, &args, format)
+            }) {
+                Ok(listed) => listed,
+                // Not a Firefox session: Zen's own file, or the error.
+                Err(e @ ffsession::Error::Parse { .. }) => zen_file(file, e, &args, format),
+                Err(e) => Err(e.into()),
+            }
         }
         None => {
             let data = super::load_session(global, None)?;
             list(&data, &data.parse()?, &args, format)
         }
     }
+}
+
+/// `tabs FILE` on Zen's sessions file: its tabs, each with its space. `e`
+/// is the error to give when the file is not Zen's either.
+fn zen_file(
+    file: &std::path::Path,
+    e: ffsession::Error,
+    args: &TabsArgs,
+    format: TabFormat,
+) -> Result<()> {
+    let data = SessionData::read(file)?;
+    let zen = match data.parse_zen() {
+        Ok(zen) if zen.has_zen_fields() => zen,
+        _ => return Err(e.into()),
+    };
+    if let Some(w) = args.window.filter(|&w| w != 1) {
+        return Err(UserError::with_hint(
+            format!(
+                "{}: no window {w} (Zen's sessions file lists its tabs as window 1)",
+                file.display()
+            ),
+            "Zen puts these tabs into every synced window; leave out --window",
+        ));
+    }
+    let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    write_tabs(out, format, zen.tab_records())?;
+    Ok(())
 }
 
 /// Write the tabs of `session`, read from `data`, that `args` asks for.
@@ -105,9 +143,50 @@ fn list(
         window: args.window,
         include_closed: args.closed,
     };
+    // A Zen profile's tabs name their space by uuid: the names are in the
+    // session's own windows, else in Zen's files of the profile, nearest
+    // this session's moment first.
+    let mut names = SpaceNames::of_session(session);
+    let uses_spaces = session
+        .windows
+        .iter()
+        .chain(&session.closed_windows)
+        .flat_map(|w| &w.tabs)
+        .any(|t| t.zen_workspace.is_some());
+    let zen_data: Vec<SessionData> = if uses_spaces {
+        zen_files_nearest(data.path(), session.session.last_update)
+    } else {
+        Vec::new()
+    };
+    let zens: Vec<_> = zen_data.iter().filter_map(|d| d.parse_zen().ok()).collect();
+    for zen in &zens {
+        names.add_zen(zen);
+    }
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    write_tabs(out, format, session.tab_records(filter))?;
+    let records = session.tab_records(filter).map(|r| names.resolve(r));
+    write_tabs(out, format, records)?;
     Ok(())
+}
+
+/// Zen's files of the profile holding the session file `path`, read, the
+/// one whose `lastCollected` is nearest `time` first (unreadable ones left
+/// out: they only name spaces).
+fn zen_files_nearest(path: &std::path::Path, time: Option<u64>) -> Vec<SessionData> {
+    let mut read: Vec<(u64, SessionData)> = ffsession::sources::zen_files_beside(path)
+        .into_iter()
+        .filter_map(|f| {
+            let data = SessionData::read(&f.path).ok()?;
+            let at = data.parse_zen().ok()?.last_collected;
+            let distance = match (time, at) {
+                (Some(t), Some(at)) => t.abs_diff(at),
+                _ => u64::MAX,
+            };
+            Some((distance, data))
+        })
+        .collect();
+    // Stable: equal distances keep the order Zen tries its files in.
+    read.sort_by_key(|(distance, _)| *distance);
+    read.into_iter().map(|(_, data)| data).collect()
 }
 
 fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
@@ -160,6 +239,8 @@ fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
                 last_accessed: t.last_accessed,
                 closed_at: Some(t.archived_at_ms),
                 history_len: 1,
+                essential: false,
+                space: None,
             });
             write_tabs(&mut out, format, records)?;
         }

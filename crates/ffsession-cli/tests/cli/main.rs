@@ -32,3 +32,4 @@ mod store;
 mod tidy;
 mod windows;
 mod writers;
+mod zen;

@@ -60,8 +60,13 @@ pub struct FileSummary {
     pub file_size: u64,
     /// The size of its JSON.
     pub json_size: usize,
-    /// What the session holds.
+    /// What the session holds. For Zen's sessions file: no windows, its
+    /// tabs, and `lastCollected` as the last update.
     pub summary: Summary,
+    /// Set when the file is Zen's sessions file (`zen-sessions.jsonlz4` or
+    /// one of its copies, told apart by content: an object without
+    /// `windows`, with Zen's fields), with what Zen's file holds.
+    pub zen: Option<crate::zen::ZenSummary>,
 }
 
 impl FileSummary {
@@ -85,11 +90,26 @@ impl FileSummary {
                 file_size: bytes.len() as u64,
                 json_size,
                 summary,
+                zen: None,
             });
         }
         out.clear();
         let data = SessionData::from_buffer(path, bytes)?;
-        let session = data.parse()?;
+        let session = match data.parse() {
+            Ok(session) => session,
+            // Zen's own file has no `windows`: told apart only when a
+            // Firefox session fails to read, so Firefox's files pay nothing.
+            Err(e @ Error::Parse { .. }) => match data.parse_zen() {
+                Ok(zen) if zen.has_zen_fields() => {
+                    for tab in &zen.tabs {
+                        visit(tab, out);
+                    }
+                    return Ok(FileSummary::of_zen(&data, zen.summary()));
+                }
+                _ => return Err(e),
+            },
+            Err(e) => return Err(e),
+        };
         for tab in session.windows.iter().flat_map(|w| &w.tabs) {
             visit(tab, out);
         }
@@ -104,6 +124,27 @@ impl FileSummary {
             file_size: data.file_size(),
             json_size: data.json().len(),
             summary,
+            zen: None,
+        }
+    }
+
+    /// The summary of Zen's sessions file read as `data`: `zen`, and the
+    /// [`Summary`] of its tabs.
+    pub fn of_zen(data: &SessionData, zen: crate::zen::ZenSummary) -> Self {
+        let summary = Summary {
+            tabs: zen.tabs,
+            pinned_tabs: zen.pinned_tabs,
+            tab_groups: zen.folders + zen.tab_groups,
+            history_entries: zen.history_entries,
+            timestamps: crate::session::Timestamps {
+                last_update: zen.last_collected,
+                ..Default::default()
+            },
+            ..Summary::default()
+        };
+        FileSummary {
+            zen: Some(zen),
+            ..FileSummary::of(data, summary)
         }
     }
 }

@@ -264,6 +264,41 @@ pub(crate) fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::E
     d.deserialize_any(BoolVisitor)
 }
 
+/// A flag read as JavaScript reads a value in an `if`: `true`, a number
+/// other than 0 (and not NaN), a non-empty string, an object or an array
+/// are true; `false`, `0`, `""` and `null` are false. Zen writes some of
+/// its flags as the value of a DOM attribute (`zenEssential` is `"true"` or
+/// `null`) and tests them with `if (tabData.zenEssential)`.
+pub(crate) fn truthy<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    struct TruthyVisitor;
+    impl<'de> Visitor<'de> for TruthyVisitor {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value (read as JavaScript reads it in an `if`)")
+        }
+        absent_otherwise!(true; containers);
+        fn visit_unit<E: Error>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_bool<E: Error>(self, v: bool) -> Result<bool, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<bool, E> {
+            Ok(v != 0)
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<bool, E> {
+            Ok(v != 0)
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<bool, E> {
+            Ok(v != 0.0 && !v.is_nan())
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<bool, E> {
+            Ok(!v.is_empty())
+        }
+    }
+    d.deserialize_any(TruthyVisitor)
+}
+
 /// One element of a list: `Some` if it is an object (read by `T`, the model
 /// type), `None` (skipped) if it is anything else.
 struct Element<T>(Option<T>);
@@ -425,7 +460,7 @@ pub(crate) use object_only;
 /// The field readers of the model, as standalone values.
 macro_rules! field_type {
     ($name:ident, $ty:ty, $read:path) => {
-        pub(super) struct $name<'a>(pub(super) $ty, std::marker::PhantomData<&'a ()>);
+        pub(crate) struct $name<'a>(pub(crate) $ty, std::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
             fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
                 Ok($name($read(d)?, std::marker::PhantomData))
@@ -438,10 +473,11 @@ field_type!(OptI64, Option<i64>, opt_i64);
 field_type!(OptStr, Option<Cow<'a, str>>, opt_str);
 field_type!(OptId, Option<Cow<'a, str>>, opt_id);
 field_type!(BoolOrNull, bool, bool_or_null);
+field_type!(Truthy, bool, truthy);
 field_type!(Blob, Skipped, unused_blob);
 
 /// A list field of the model (`de::list`), as a standalone value.
-pub(super) struct List<T>(pub(super) Vec<T>);
+pub(crate) struct List<T>(pub(crate) Vec<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -450,7 +486,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
 }
 
 /// An object field of the model (`de::object_or_default`), as a standalone value.
-pub(super) struct OrDefault<T>(pub(super) T);
+pub(crate) struct OrDefault<T>(pub(crate) T);
 
 impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for OrDefault<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

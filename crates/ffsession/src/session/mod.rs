@@ -16,7 +16,7 @@
 //! session; a file without a `windows` array is not a session.
 
 mod cursor;
-mod de;
+pub(crate) mod de;
 pub(crate) mod growing;
 mod parallel;
 mod records;
@@ -182,6 +182,10 @@ pub struct Window<'a> {
     /// When the window was closed (closed windows only), ms since the epoch.
     #[serde(default, rename = "closedAt", deserialize_with = "de::opt_u64")]
     pub closed_at: Option<u64>,
+    /// Zen: its spaces (`spaces`), which Zen collects into each window's
+    /// state and keeps in `zen-sessions.jsonlz4` too; empty in Firefox's files.
+    #[serde(default, borrow, deserialize_with = "de::list")]
+    pub spaces: Vec<crate::zen::Space<'a>>,
 }
 
 /// A tab: its back/forward history and where in it the tab stands.
@@ -217,6 +221,23 @@ pub struct Tab<'a> {
         deserialize_with = "de::opt_str"
     )]
     pub user_typed_value: Option<Cow<'a, str>>,
+    /// Zen: the uuid of the space the tab is in (`zenWorkspace`, the tab's
+    /// `zen-workspace-id` attribute as Zen's TabState patch writes it);
+    /// absent in Firefox's files, and for Zen's essential tabs, which are in
+    /// every space.
+    #[serde(
+        default,
+        rename = "zenWorkspace",
+        borrow,
+        deserialize_with = "de::opt_str"
+    )]
+    pub zen_workspace: Option<Cow<'a, str>>,
+    /// Zen: an essential tab (`zenEssential`), shown in every space. Zen
+    /// writes the attribute's value (`"true"` or `null`) or a boolean and
+    /// tests it as JavaScript does, so any truthy value is true
+    /// (`de::truthy`).
+    #[serde(default, rename = "zenEssential", deserialize_with = "de::truthy")]
+    pub zen_essential: bool,
     /// The favicon, often a `data:` URI of several KB: skipped, not kept.
     #[serde(default, deserialize_with = "de::unused_blob")]
     #[allow(dead_code)]

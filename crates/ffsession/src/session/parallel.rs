@@ -416,6 +416,7 @@ pub(super) struct WindowFields<'a> {
     sizemode: Option<Option<Cow<'a, str>>>,
     title: Option<Option<Cow<'a, str>>>,
     closed_at: Option<Option<u64>>,
+    spaces: Option<Vec<crate::zen::Space<'a>>>,
 }
 
 impl<'a> WindowFields<'a> {
@@ -431,6 +432,7 @@ impl<'a> WindowFields<'a> {
             "sizemode" => once(&mut self.sizemode, cursor.value::<OptStr>()?.0),
             "title" => once(&mut self.title, cursor.value::<OptStr>()?.0),
             "closedAt" => once(&mut self.closed_at, cursor.value::<OptU64>()?.0),
+            "spaces" => once(&mut self.spaces, cursor.value::<List<_>>()?.0),
             _ => cursor.value::<IgnoredAny>().map(drop),
         }
     }
@@ -450,6 +452,7 @@ impl<'a> WindowFields<'a> {
             self.sizemode.is_some(),
             self.title.is_some(),
             self.closed_at.is_some(),
+            self.spaces.is_some(),
         ]
         .iter()
         .enumerate()
@@ -474,7 +477,8 @@ impl<'a> WindowFields<'a> {
         join(&mut self.screen_y, later.screen_y)?;
         join(&mut self.sizemode, later.sizemode)?;
         join(&mut self.title, later.title)?;
-        join(&mut self.closed_at, later.closed_at)
+        join(&mut self.closed_at, later.closed_at)?;
+        join(&mut self.spaces, later.spaces)
     }
 
     fn into_window(self) -> Window<'a> {
@@ -490,6 +494,7 @@ impl<'a> WindowFields<'a> {
             sizemode: self.sizemode.flatten(),
             title: self.title.flatten(),
             closed_at: self.closed_at.flatten(),
+            spaces: self.spaces.unwrap_or_default(),
         }
     }
 }

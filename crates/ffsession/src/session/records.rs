@@ -62,6 +62,12 @@ pub struct TabRecord<'s> {
     pub closed_at: Option<u64>,
     /// Number of back/forward history entries.
     pub history_len: usize,
+    /// Zen: an essential tab (shown in every space).
+    pub essential: bool,
+    /// Zen: the space the tab is in: its uuid as the file has it
+    /// (`zenWorkspace`), or its name once looked up
+    /// ([`crate::zen::SpaceNames`]); `None` outside Zen.
+    pub space: Option<&'s str>,
 }
 
 /// Which tabs to list.
@@ -73,7 +79,7 @@ pub struct TabFilter {
     pub include_closed: bool,
 }
 
-fn record<'s>(
+pub(crate) fn record<'s>(
     window: &'s Window<'_>,
     tab: &'s Tab<'_>,
     number: usize,
@@ -97,6 +103,8 @@ fn record<'s>(
         last_accessed: tab.last_accessed,
         closed_at: None,
         history_len: tab.entries.len(),
+        essential: tab.zen_essential,
+        space: tab.zen_workspace.as_deref(),
     }
 }
 

@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::de::{self, Blob, BoolOrNull, List, OptId, OptStr, OptU64, Skipped};
+use super::de::{self, Blob, BoolOrNull, List, OptId, OptStr, OptU64, Skipped, Truthy};
 use super::{Entry, Tab};
 
 /// Read the tab object that `text` starts with (after any whitespace): the
@@ -95,6 +95,8 @@ mod seen {
     pub(super) const LAST_ACCESSED: u16 = 1 << 6;
     pub(super) const USER_TYPED_VALUE: u16 = 1 << 7;
     pub(super) const IMAGE: u16 = 1 << 8;
+    pub(super) const ZEN_WORKSPACE: u16 = 1 << 9;
+    pub(super) const ZEN_ESSENTIAL: u16 = 1 << 10;
     pub(super) const URL: u16 = 1;
     pub(super) const TITLE: u16 = 1 << 1;
     pub(super) const CSP: u16 = 1 << 2;
@@ -235,6 +237,14 @@ impl<'a> Skim<'a> {
                     self.blob()?;
                     seen::IMAGE
                 }
+                b"zenWorkspace" => {
+                    tab.zen_workspace = self.opt_str()?;
+                    seen::ZEN_WORKSPACE
+                }
+                b"zenEssential" => {
+                    tab.zen_essential = self.truthy()?;
+                    seen::ZEN_ESSENTIAL
+                }
                 _ => {
                     self.ignored()?;
                     0
@@ -370,6 +380,17 @@ impl<'a> Skim<'a> {
             b'f' if self.word(b"false") => Some(false),
             b'n' if self.word(b"null") => Some(false),
             _ => Some(self.serde::<BoolOrNull>()?.0),
+        }
+    }
+
+    /// `de::truthy`: `true`, `false`, `null` or a string without escapes at
+    /// once, or serde_json.
+    fn truthy(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' if self.word(b"true") => Some(true),
+            b'f' if self.word(b"false") => Some(false),
+            b'n' if self.word(b"null") => Some(false),
+            _ => self.string_field(false, |s| !s.is_empty(), |v: Truthy| v.0),
         }
     }
 

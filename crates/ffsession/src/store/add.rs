@@ -117,7 +117,8 @@ impl Store {
             kind,
             mtime_ms,
         } = source;
-        let checked = check(&file_name, bytes);
+        let checked = check(&file_name, &kind, bytes);
+        let zen = kind.is_zen();
         let content = &checked.content;
         let digest = Digest::of(content);
         // The same content earlier in this batch: written and read back
@@ -131,7 +132,7 @@ impl Store {
                 new_chunks: Vec::new(),
                 stored_size: 0,
                 tabs: match (&checked.verdict, same_as_predecessor) {
-                    (Ok(_), false) => tabs::tab_rows(content),
+                    (Ok(_), false) => tabs::tab_rows(content, zen),
                     _ => None,
                 },
                 verdict: checked.verdict,
@@ -182,7 +183,7 @@ impl Store {
             (None, None) => false,
         };
         let tabs = match (&checked.verdict, same_as_predecessor) {
-            (Ok(_), false) => tabs::tab_rows(content),
+            (Ok(_), false) => tabs::tab_rows(content, zen),
             _ => None,
         };
         Ok(Prepared {

@@ -337,15 +337,17 @@ impl Store {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<CatchUp, StoreError> {
         let through = covers_through(&self.conn).map_err(|e| self.index_sql(e))?;
-        let pending: Vec<(i64, i64, String)> = self
+        let pending: Vec<(i64, i64, String, String)> = self
             .conn
             .prepare_cached(
-                "SELECT id, content_id, source_name FROM main.snapshots
+                "SELECT id, content_id, source_name, source_kind FROM main.snapshots
                  WHERE status = 'ok' AND id > ?1 ORDER BY id",
             )
             .and_then(|mut s| {
-                s.query_map([through], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
+                s.query_map([through], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect()
             })
             .map_err(|e| self.sql(e))?;
         let mut report = CatchUp::default();
@@ -358,13 +360,14 @@ impl Store {
             .conn
             .unchecked_transaction()
             .map_err(|e| catalog::sql_error(&path, e))?;
-        for (n, (id, content_id, source_name)) in pending.into_iter().enumerate() {
+        for (n, (id, content_id, source_name, kind)) in pending.into_iter().enumerate() {
+            let zen = super::snapshot::kind_from_name(&kind).is_zen();
             let id = SnapshotId(id);
             let rows = match fresh.remove(&id) {
                 Some(rows) => Some(rows),
                 None if tabs::extend_all_runs(&tx, &path, id, &source_name, content_id)? => None,
                 None => match self.read_json(id) {
-                    Ok(json) => Some(tabs::tab_rows(&json).unwrap_or_default()),
+                    Ok(json) => Some(tabs::tab_rows(&json, zen).unwrap_or_default()),
                     Err(e) => {
                         report.skipped.push((id, e.to_string()));
                         None

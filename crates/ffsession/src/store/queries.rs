@@ -81,6 +81,6 @@ impl SnapshotSource {
     /// [`SnapshotInfo::content_hash`](super::SnapshotInfo::content_hash) of a
     /// snapshot of the same bytes. Decompresses and parses the file.
     pub fn content_digest(&self) -> Digest {
-        Digest::of(&check(&self.file_name, self.bytes.clone()).content)
+        Digest::of(&check(&self.file_name, &self.kind, self.bytes.clone()).content)
     }
 }

@@ -95,9 +95,10 @@ pub fn unix_ms(t: SystemTime) -> Option<u64> {
 /// What a verified session holds, in numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct SessionCounts {
-    /// Open windows.
+    /// Open windows; for one of Zen's files ([`SourceKind::is_zen`]), its
+    /// spaces.
     pub windows: u64,
-    /// Tabs in open windows.
+    /// Tabs in open windows; for one of Zen's files, its tabs.
     pub tabs: u64,
     /// Recently closed tabs of open windows.
     pub closed_tabs: u64,
@@ -133,7 +134,8 @@ pub struct SnapshotInfo {
     pub kind: SourceKind,
     /// The file's modification time (ms since the Unix epoch).
     pub mtime_ms: Option<u64>,
-    /// The session's own `session.lastUpdate` (ms since the Unix epoch).
+    /// The session's own `session.lastUpdate` (ms since the Unix epoch); for
+    /// one of Zen's files, its `lastCollected`.
     pub last_update_ms: Option<u64>,
     /// Windows and tabs; `None` for a corrupt snapshot.
     pub counts: Option<SessionCounts>,
@@ -235,8 +237,11 @@ pub(super) struct Checked {
 }
 
 /// Decompress and parse `bytes`; keep the session JSON if that works, the raw
-/// bytes and the reason if not.
-pub(super) fn check(file_name: &str, bytes: Vec<u8>) -> Checked {
+/// bytes and the reason if not. A file of one of Zen's roles
+/// ([`SourceKind::is_zen`]) is parsed as Zen's sessions file
+/// ([`crate::zen`]): its counts are its spaces (as `windows`) and tabs, its
+/// time `lastCollected`.
+pub(super) fn check(file_name: &str, kind: &SourceKind, bytes: Vec<u8>) -> Checked {
     let detected = format::detect(&bytes).ok();
     if let Some(promised) = mozlz4_promise(&bytes) {
         let limit = crate::sources::MAX_SESSION_BYTES;
@@ -251,6 +256,9 @@ pub(super) fn check(file_name: &str, bytes: Vec<u8>) -> Checked {
                 )),
             };
         }
+    }
+    if kind.is_zen() {
+        return check_zen(file_name, bytes, detected);
     }
     let read = SessionData::from_bytes(file_name, bytes.clone()).and_then(|data| {
         let summary = data.parse()?.summary();
@@ -282,6 +290,38 @@ pub(super) fn check(file_name: &str, bytes: Vec<u8>) -> Checked {
     }
 }
 
+/// [`check`] for one of Zen's files.
+fn check_zen(file_name: &str, bytes: Vec<u8>, detected: Option<Format>) -> Checked {
+    let read = SessionData::from_bytes(file_name, bytes.clone()).and_then(|data| {
+        let s = data.parse_zen()?.summary();
+        Ok((data, s))
+    });
+    match read {
+        Ok((data, s)) => {
+            let content = match data.format() {
+                Format::Mozlz4 => data.json().to_vec(),
+                Format::Json => bytes,
+            };
+            let counts = SessionCounts {
+                windows: s.spaces as u64,
+                tabs: s.tabs as u64,
+                closed_tabs: 0,
+                closed_windows: 0,
+            };
+            Checked {
+                content,
+                format: Some(data.format()),
+                verdict: Ok((counts, s.last_collected)),
+            }
+        }
+        Err(e) => Checked {
+            content: bytes,
+            format: detected,
+            verdict: Err(short_reason(&e)),
+        },
+    }
+}
+
 /// The JSON size a mozlz4 file's header promises; `None` for other files.
 fn mozlz4_promise(bytes: &[u8]) -> Option<u64> {
     let size = bytes
@@ -299,6 +339,10 @@ pub(crate) fn kind_name(kind: &SourceKind) -> &'static str {
         SourceKind::Upgrade => "upgrade",
         SourceKind::Legacy => "legacy",
         SourceKind::Other => "other",
+        SourceKind::ZenSessions => "zen-sessions",
+        SourceKind::ZenBackup => "zen-backup",
+        SourceKind::ZenClean => "zen-clean",
+        SourceKind::ZenDated => "zen-dated",
     }
 }
 
@@ -310,6 +354,10 @@ pub(crate) fn kind_from_name(name: &str) -> SourceKind {
         "previous" => SourceKind::Previous,
         "upgrade" => SourceKind::Upgrade,
         "legacy" => SourceKind::Legacy,
+        "zen-sessions" => SourceKind::ZenSessions,
+        "zen-backup" => SourceKind::ZenBackup,
+        "zen-clean" => SourceKind::ZenClean,
+        "zen-dated" => SourceKind::ZenDated,
         _ => SourceKind::Other,
     }
 }

@@ -61,28 +61,20 @@ pub(super) struct TabRow {
 }
 
 /// The tabs of session JSON (open, closed, and in closed windows), or `None`
-/// when it does not parse as a session.
-pub(super) fn tab_rows(json: &[u8]) -> Option<Vec<TabRow>> {
+/// when it does not parse as a session. With `zen`, the JSON is Zen's
+/// sessions file ([`crate::zen`]), whose tabs are indexed as the open tabs of
+/// window 1 (Zen puts them in every synced window).
+pub(super) fn tab_rows(json: &[u8], zen: bool) -> Option<Vec<TabRow>> {
+    if zen {
+        let zen = crate::zen::ZenSessions::from_json(json).ok()?;
+        return Some(zen.tab_records().map(row).collect());
+    }
     let all = TabFilter {
         window: None,
         include_closed: true,
     };
-    let collect = |session: &Session<'_>| -> Vec<TabRow> {
-        session
-            .tab_records(all)
-            .map(|r| TabRow {
-                url: r.url.unwrap_or_default().to_owned(),
-                title: r.title.unwrap_or_default().to_owned(),
-                window: r.window as u64,
-                position: r.position as u64,
-                pinned: r.pinned,
-                hidden: r.hidden,
-                container: r.container,
-                last_accessed: r.last_accessed,
-                state: r.state,
-            })
-            .collect()
-    };
+    let collect =
+        |session: &Session<'_>| -> Vec<TabRow> { session.tab_records(all).map(row).collect() };
     if let Ok(session) = Session::from_json(json) {
         return Some(collect(&session));
     }
@@ -91,6 +83,21 @@ pub(super) fn tab_rows(json: &[u8]) -> Option<Vec<TabRow>> {
     let data = SessionData::from_bytes("session", json.to_vec()).ok()?;
     let session = data.parse().ok()?;
     Some(collect(&session))
+}
+
+/// The index's row of one tab.
+fn row(r: crate::session::TabRecord<'_>) -> TabRow {
+    TabRow {
+        url: r.url.unwrap_or_default().to_owned(),
+        title: r.title.unwrap_or_default().to_owned(),
+        window: r.window as u64,
+        position: r.position as u64,
+        pinned: r.pinned,
+        hidden: r.hidden,
+        container: r.container,
+        last_accessed: r.last_accessed,
+        state: r.state,
+    }
 }
 
 /// The newest verified snapshot of source `source_name` before snapshot `id`.

@@ -18,7 +18,12 @@ use crate::{Session, SessionData};
 /// damaged one wants `rescue`). A profile with no session file is
 /// [`Error::NoSessionFile`].
 pub fn load_current(profile_dir: &Path) -> Result<NewestSession, TidyError> {
-    let files = sources::list(profile_dir)?;
+    // Zen's own files hold no Firefox session (and are no newer, damaged
+    // current session).
+    let files: Vec<SourceFile> = sources::list(profile_dir)?
+        .into_iter()
+        .filter(|f| !f.kind.is_zen())
+        .collect();
     let candidates = files.len();
     let mut best: Option<(u64, SessionData, SourceFile)> = None;
     let mut skipped = Vec::new();

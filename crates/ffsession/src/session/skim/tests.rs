@@ -105,6 +105,8 @@ fn every_field_reads_every_kind_of_value_as_serde_does() {
         "lastAccessed",
         "userTypedValue",
         "image",
+        "zenWorkspace",
+        "zenEssential",
         "other",
     ];
     let entry_fields = [
@@ -127,7 +129,7 @@ fn every_field_reads_every_kind_of_value_as_serde_does() {
     // All but what serde_json rejects: the four blobs (`image`, `csp`,
     // `referrerInfo`, `structuredCloneState`) take only null and the four
     // strings without a control character once unescaped.
-    assert_eq!(read, values.len() * 16 - 4 * (values.len() - 5));
+    assert_eq!(read, values.len() * 18 - 4 * (values.len() - 5));
 }
 
 #[test]
