@@ -189,6 +189,13 @@ pub fn serve(global: &GlobalArgs, args: UiArgs) -> Result<()> {
     let secret = security::random_hex(16)?;
     let csrf = security::random_hex(16)?;
     let work_dir = work_dir(&secret)?;
+    // Ctrl-C: the private folder goes with the server.
+    let folder = work_dir.clone();
+    ctrlc::set_handler(move || {
+        let _ = std::fs::remove_dir_all(&folder);
+        std::process::exit(130);
+    })
+    .context("handling Ctrl-C")?;
     let exe = std::env::current_exe().context("finding the ffsession program")?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()

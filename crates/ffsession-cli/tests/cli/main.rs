@@ -28,5 +28,6 @@ mod stats;
 mod stderr;
 mod store;
 mod tidy;
+mod ui;
 mod windows;
 mod writers;
