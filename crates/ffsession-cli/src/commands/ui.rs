@@ -1,6 +1,7 @@
 //! `ffsession ui`: a local page to see the sessions and pick what to bring
 //! back (the server is in `crate::web`).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -43,5 +44,47 @@ pub struct UiArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
-    crate::web::serve(global, args)
+    let config = global.config()?;
+    // A remote is brought up to date now, and read through its local copy.
+    let store_dir = global.chosen_store_dir(&config)?;
+    super::open_existing_store(&store_dir, false)?;
+    crate::web::serve(crate::web::Options {
+        store_dir,
+        port: args.port,
+        open: !args.no_open,
+        globals: global_options(global),
+        browser_bin: browser_bin(global, args.browser_bin),
+        profile_name: global.profile().ok().map(|p| p.name),
+    })
+}
+
+/// The global options given, as they would be written again.
+fn global_options(g: &GlobalArgs) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::new();
+    let mut put = |name: &str, value: Option<OsString>| {
+        if let Some(v) = value {
+            out.push(name.into());
+            out.push(v);
+        }
+    };
+    put("--profile", g.profile.clone().map(Into::into));
+    put("--browser", g.browser.clone().map(Into::into));
+    put("--firefox-dir", g.firefox_dir.clone().map(Into::into));
+    put("--store", g.store.clone().map(Into::into));
+    put("--password-file", g.password_file.clone().map(Into::into));
+    put("--config", g.config.clone().map(Into::into));
+    out
+}
+
+/// The browser program: --browser-bin, else the chosen browser's on PATH.
+fn browser_bin(g: &GlobalArgs, given: Option<PathBuf>) -> PathBuf {
+    if let Some(bin) = given {
+        return bin;
+    }
+    let name = g
+        .browser
+        .as_deref()
+        .and_then(|b| ffsession::platform::browser(&b.trim().to_lowercase()))
+        .map_or_else(|| "firefox".to_owned(), |b| b.name.to_lowercase());
+    PathBuf::from(name)
 }

@@ -37,10 +37,10 @@ pub async fn search(
         }
         let body = html! {
             form.search method="get" action=(app.url("/search")) {
-                input #q type="search" name="q" value=(q.q) placeholder="Words in a title or URL" autofocus autocomplete="off";
+                input id="q" type="search" name="q" value=(q.q) placeholder="Words in a title or URL" autofocus autocomplete="off";
                 " " button type="submit" { "Search" }
             }
-            div #results { (results) }
+            div id="results" { (results) }
         };
         Ok(page(&app, "Search", body))
     })

@@ -28,8 +28,21 @@ use axum::routing::{get, post};
 use axum::Router;
 use maud::html;
 
-use crate::cli::GlobalArgs;
-use crate::commands::ui::UiArgs;
+/// What `ffsession ui` resolved from its options.
+pub struct Options {
+    /// The store to read (for a remote, its local copy, brought up to date).
+    pub store_dir: PathBuf,
+    /// The port to listen on (0: any).
+    pub port: u16,
+    /// Open the page in the default browser.
+    pub open: bool,
+    /// The global options given, repeated on every command line run.
+    pub globals: Vec<OsString>,
+    /// The browser program "open now" runs.
+    pub browser_bin: PathBuf,
+    /// The profile's name, for the browser's `-P`.
+    pub profile_name: Option<String>,
+}
 
 /// What every handler shares.
 pub struct App {
@@ -64,7 +77,7 @@ impl App {
 
     /// The store, read-only.
     pub fn store(&self) -> Result<ffsession::store::Store> {
-        crate::commands::open_existing_store(&self.store_dir, false)
+        Ok(ffsession::store::Store::open_read_only(&self.store_dir)?)
     }
 }
 
@@ -96,37 +109,6 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| WebError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-}
-
-/// The global options given, as they would be written again.
-fn global_options(g: &GlobalArgs) -> Vec<OsString> {
-    let mut out: Vec<OsString> = Vec::new();
-    let mut put = |name: &str, value: Option<OsString>| {
-        if let Some(v) = value {
-            out.push(name.into());
-            out.push(v);
-        }
-    };
-    put("--profile", g.profile.clone().map(Into::into));
-    put("--browser", g.browser.clone().map(Into::into));
-    put("--firefox-dir", g.firefox_dir.clone().map(Into::into));
-    put("--store", g.store.clone().map(Into::into));
-    put("--password-file", g.password_file.clone().map(Into::into));
-    put("--config", g.config.clone().map(Into::into));
-    out
-}
-
-/// The browser program: --browser-bin, else the chosen browser's on PATH.
-fn browser_bin(g: &GlobalArgs, given: Option<PathBuf>) -> PathBuf {
-    if let Some(bin) = given {
-        return bin;
-    }
-    let name = g
-        .browser
-        .as_deref()
-        .and_then(|b| ffsession::platform::browser(&b.trim().to_lowercase()))
-        .map_or_else(|| "firefox".to_owned(), |b| b.name.to_lowercase());
-    PathBuf::from(name)
 }
 
 /// A private folder for the files actions make.
@@ -180,12 +162,15 @@ fn router(app: Arc<App>) -> Router {
 }
 
 /// Serve the page until Ctrl-C.
-pub fn serve(global: &GlobalArgs, args: UiArgs) -> Result<()> {
-    let config = global.config()?;
-    // A remote is brought up to date now, and read through its local copy.
-    let store_dir = global.chosen_store_dir(&config)?;
-    crate::commands::open_existing_store(&store_dir, false)?;
-    let profile_name = global.profile().ok().map(|p| p.name);
+pub fn serve(opts: Options) -> Result<()> {
+    let Options {
+        store_dir,
+        port,
+        open,
+        globals,
+        browser_bin,
+        profile_name,
+    } = opts;
     let secret = security::random_hex(16)?;
     let csrf = security::random_hex(16)?;
     let work_dir = work_dir(&secret)?;
@@ -202,18 +187,18 @@ pub fn serve(global: &GlobalArgs, args: UiArgs) -> Result<()> {
         .build()
         .context("starting the server")?;
     let result = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
-            .with_context(|| format!("listening on 127.0.0.1:{}", args.port))?;
+            .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
         let port = listener.local_addr()?.port();
         let app = Arc::new(App {
             store_dir,
             secret: secret.clone(),
             csrf,
             port,
-            globals: global_options(global),
+            globals,
             exe,
-            browser_bin: browser_bin(global, args.browser_bin),
+            browser_bin,
             profile_name,
             work_dir: work_dir.clone(),
             picks: Mutex::new(Vec::new()),
@@ -229,7 +214,7 @@ pub fn serve(global: &GlobalArgs, args: UiArgs) -> Result<()> {
             "serving the store {} on 127.0.0.1:{port}; the address holds the page's secret; Ctrl-C stops",
             app.store_dir.display()
         ));
-        if !args.no_open {
+        if open {
             if let Err(e) = open_in_browser(&url) {
                 crate::ui::warning(format_args!(
                     "could not open a browser ({e}); open the address above"

@@ -271,18 +271,18 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
         })
         .collect();
     let archived = store.archived_in(id)?;
-    let of = |state: TabState, window: usize| -> Vec<&TabRecord<'_>> {
+    let of = |state: TabState, window: usize| {
         records
             .iter()
             .filter(|r| r.state == state && r.window == window)
-            .collect()
+            .collect::<Vec<_>>()
     };
     let body = html! {
         (head)
         form method="post" action=(app.url("/picks")) {
             (csrf(app))
             p.toolbar {
-                input #filter type="search" placeholder="Filter tabs by title or URL" autocomplete="off";
+                input id="filter" type="search" placeholder="Filter tabs by title or URL" autocomplete="off";
                 " " button type="submit" { "Pick the checked tabs, windows and groups" }
             }
             @for (wi, w) in session.windows.iter().enumerate() {
@@ -292,14 +292,14 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                     h2 {
                         label { input type="checkbox" name="pick" value=(format!("w:{id}:{n}")); " Window " (n) }
                         " (" (open.len()) " tabs)"
-                        @if let Some(t) = &w.title { " " span.wtitle { (t.as_ref()) } }
+                        @if let Some(t) = &w.title { " " span.wtitle { (t) } }
                     }
                     @if !w.groups.is_empty() {
                         p.groups { "Tab groups: "
                             @for g in &w.groups {
                                 @let name = g.name.as_deref().or(g.id.as_deref()).unwrap_or("");
                                 label.group { input type="checkbox" name="pick" value=(format!("g:{id}:{n}:{name}")); " " (name)
-                                    @if let Some(c) = &g.color { " (" (c.as_ref()) ")" }
+                                    @if let Some(c) = &g.color { " (" (c) ")" }
                                     @if g.collapsed { " collapsed" } }
                                 " "
                             }

@@ -269,7 +269,11 @@ fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
             let merged = work.join("merged.jsonlz4");
             let mut args: Vec<OsString> = vec!["merge".into(), "current".into()];
             args.extend(files);
-            args.extend(["--dedupe".into(), "-o".into(), merged.clone().into()]);
+            args.extend([
+                OsString::from("--dedupe"),
+                OsString::from("-o"),
+                merged.clone().into_os_string(),
+            ]);
             steps.push(Step { program: Program::Ffsession, args, preview: Preview::Run });
             steps.push(ff(&[&"restore", &merged], Preview::DryRun));
             what.insert(0, "The picked windows are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned());
