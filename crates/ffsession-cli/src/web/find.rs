@@ -50,7 +50,9 @@ pub async fn search(
 /// The tabs matching `text`, as `ffsession search TEXT` finds them.
 fn results(app: &App, text: &str) -> Result<Markup> {
     let Some(query) = literal_query(text) else {
-        return Ok(html! { p.hint { "Type words to find every tab ever backed up whose title or URL holds them." } });
+        return Ok(
+            html! { p.hint { "Type words to find every tab ever backed up whose title or URL holds them." } },
+        );
     };
     let store = app.store()?;
     let limit = 100;

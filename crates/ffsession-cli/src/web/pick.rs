@@ -58,10 +58,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
             tabs: vec![(t.title.clone(), t.url.clone())],
         });
     }
-    let data = SessionData::from_bytes(
-        format!("snapshot {id}"),
-        store.read_json(SnapshotId(id))?,
-    )?;
+    let data = SessionData::from_bytes(format!("snapshot {id}"), store.read_json(SnapshotId(id))?)?;
     let session = data.parse()?;
     let records = session.tab_records(TabFilter {
         window: None,
@@ -262,8 +259,19 @@ fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
                 }
                 args.push("-o".into());
                 args.push(out.clone().into());
-                steps.push(Step { program: Program::Ffsession, args, preview: Preview::Run });
-                what.push(format!("window {} of snapshot #{id}", windows.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")));
+                steps.push(Step {
+                    program: Program::Ffsession,
+                    args,
+                    preview: Preview::Run,
+                });
+                what.push(format!(
+                    "window {} of snapshot #{id}",
+                    windows
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
                 files.push(out.into());
             }
             let merged = work.join("merged.jsonlz4");
@@ -274,10 +282,18 @@ fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
                 OsString::from("-o"),
                 merged.clone().into_os_string(),
             ]);
-            steps.push(Step { program: Program::Ffsession, args, preview: Preview::Run });
+            steps.push(Step {
+                program: Program::Ffsession,
+                args,
+                preview: Preview::Run,
+            });
             steps.push(ff(&[&"restore", &merged], Preview::DryRun));
             what.insert(0, "The picked windows are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned());
-            Plan { title: "Add at next start".to_owned(), what, steps }
+            Plan {
+                title: "Add at next start".to_owned(),
+                what,
+                steps,
+            }
         }
         "open" => {
             let picks = picks(app)?;
@@ -292,19 +308,32 @@ fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
             let mut steps = Vec::new();
             let mut loose: Vec<OsString> = Vec::new();
             for p in &picks {
-                let urls: Vec<&str> = p.tabs.iter().map(|(_, u)| u.as_str()).filter(|u| {
-                    let ok = safe_href(u).is_some();
-                    if !ok { what.push(format!("left out (not a web address): {u}")); }
-                    ok
-                }).collect();
-                if urls.is_empty() { continue; }
+                let urls: Vec<&str> = p
+                    .tabs
+                    .iter()
+                    .map(|(_, u)| u.as_str())
+                    .filter(|u| {
+                        let ok = safe_href(u).is_some();
+                        if !ok {
+                            what.push(format!("left out (not a web address): {u}"));
+                        }
+                        ok
+                    })
+                    .collect();
+                if urls.is_empty() {
+                    continue;
+                }
                 if p.window.is_some() {
                     let mut args = profile.clone();
                     for (i, u) in urls.iter().enumerate() {
                         args.push(if i == 0 { "--new-window" } else { "--new-tab" }.into());
                         args.push(u.into());
                     }
-                    steps.push(Step { program: Program::Browser, args, preview: Preview::Show });
+                    steps.push(Step {
+                        program: Program::Browser,
+                        args,
+                        preview: Preview::Show,
+                    });
                 } else {
                     for u in urls {
                         loose.push("--new-tab".into());
@@ -315,9 +344,17 @@ fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
             if !loose.is_empty() {
                 let mut args = profile.clone();
                 args.extend(loose);
-                steps.push(Step { program: Program::Browser, args, preview: Preview::Show });
+                steps.push(Step {
+                    program: Program::Browser,
+                    args,
+                    preview: Preview::Show,
+                });
             }
-            Plan { title: "Open now".to_owned(), what, steps }
+            Plan {
+                title: "Open now".to_owned(),
+                what,
+                steps,
+            }
         }
         other => return Err(anyhow!("no such action: {other:?}")),
     })
@@ -382,7 +419,11 @@ fn run(app: &App, step: &Step, dry: bool) -> Ran {
                 String::from_utf8_lossy(&o.stderr)
             ),
         },
-        Err(e) => Ran { line, ok: false, out: e.to_string() },
+        Err(e) => Ran {
+            line,
+            ok: false,
+            out: e.to_string(),
+        },
     }
 }
 
@@ -448,10 +489,7 @@ pub struct ActForm {
     snapshot: Option<i64>,
 }
 
-pub async fn act(
-    State(app): State<Arc<App>>,
-    Form(f): Form<ActForm>,
-) -> Result<Markup, WebError> {
+pub async fn act(State(app): State<Arc<App>>, Form(f): Form<ActForm>) -> Result<Markup, WebError> {
     blocking(move || {
         let plan = make_plan(&app, &f.action, f.snapshot)?;
         let mut done = Vec::new();

@@ -131,7 +131,10 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
                 .and_then(|h| h.to_str().ok())
                 .unwrap_or("");
             if !origin_ok(origin, app.port) {
-                return refuse(StatusCode::FORBIDDEN, "a change must come from the page itself\n");
+                return refuse(
+                    StatusCode::FORBIDDEN,
+                    "a change must come from the page itself\n",
+                );
             }
             let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
                 return refuse(StatusCode::PAYLOAD_TOO_LARGE, "request too large\n");

@@ -146,7 +146,10 @@ impl Page {
     /// The CSRF token the page's forms carry.
     fn csrf(&self) -> String {
         let page = self.get("/snapshot/1").body;
-        let at = page.find("name=\"csrf\" value=\"").expect("a form with the token") + 19;
+        let at = page
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with the token")
+            + 19;
         page[at..at + 32].to_owned()
     }
 }
@@ -165,7 +168,9 @@ fn the_page_shows_every_snapshot_and_its_tabs_escaped() {
     assert_eq!(snap.status, 200, "{}", snap.body);
     assert!(snap.body.contains("The Rust book"));
     assert!(snap.body.contains("Added later"));
-    assert!(snap.body.contains("href=\"https://doc.rust-lang.org/book/\""));
+    assert!(snap
+        .body
+        .contains("href=\"https://doc.rust-lang.org/book/\""));
     // A title is text, never markup; a javascript: URL is never a link.
     assert!(!snap.body.contains(EVIL_TITLE), "{}", snap.body);
     assert!(snap.body.contains("&lt;script&gt;alert"));
@@ -174,7 +179,12 @@ fn the_page_shows_every_snapshot_and_its_tabs_escaped() {
 
     // Strict headers on every answer.
     for a in [&home, &snap] {
-        assert!(a.head.contains("content-security-policy: default-src 'none'; script-src 'self'"), "{}", a.head);
+        assert!(
+            a.head
+                .contains("content-security-policy: default-src 'none'; script-src 'self'"),
+            "{}",
+            a.head
+        );
         assert!(a.head.contains("frame-ancestors 'none'"));
         assert!(a.head.contains("x-content-type-options: nosniff"));
         assert!(a.head.contains("referrer-policy: no-referrer"));
@@ -228,9 +238,15 @@ fn only_the_secret_address_on_a_loopback_host_answers() {
     let evil = format!("evil.example:{}", page.port);
     assert_eq!(page.raw("GET", &right, &[("Host", &evil)], "").status, 400);
     let other_port = format!("127.0.0.1:{}", page.port.wrapping_add(1));
-    assert_eq!(page.raw("GET", &right, &[("Host", &other_port)], "").status, 400);
+    assert_eq!(
+        page.raw("GET", &right, &[("Host", &other_port)], "").status,
+        400
+    );
     let localhost = format!("localhost:{}", page.port);
-    assert_eq!(page.raw("GET", &right, &[("Host", &localhost)], "").status, 200);
+    assert_eq!(
+        page.raw("GET", &right, &[("Host", &localhost)], "").status,
+        200
+    );
     // Other methods are refused.
     assert_eq!(page.raw("DELETE", &right, &h, "").status, 405);
 }
@@ -244,10 +260,22 @@ fn a_change_needs_the_token_and_the_page_origin() {
     let pick = "pick=t%3A2%3A1%3A1";
     // No token, a wrong token, a foreign or missing origin: refused.
     for (headers, body) in [
-        (vec![("Host", host.as_str()), ("Origin", origin.as_str())], pick.to_owned()),
-        (vec![("Host", host.as_str()), ("Origin", origin.as_str())], format!("{pick}&csrf={}", "0".repeat(32))),
-        (vec![("Host", host.as_str()), ("Origin", "http://evil.example")], format!("{pick}&csrf={token}")),
-        (vec![("Host", host.as_str())], format!("{pick}&csrf={token}")),
+        (
+            vec![("Host", host.as_str()), ("Origin", origin.as_str())],
+            pick.to_owned(),
+        ),
+        (
+            vec![("Host", host.as_str()), ("Origin", origin.as_str())],
+            format!("{pick}&csrf={}", "0".repeat(32)),
+        ),
+        (
+            vec![("Host", host.as_str()), ("Origin", "http://evil.example")],
+            format!("{pick}&csrf={token}"),
+        ),
+        (
+            vec![("Host", host.as_str())],
+            format!("{pick}&csrf={token}"),
+        ),
     ] {
         let a = page.raw("POST", &path, &headers, &body);
         assert_eq!(a.status, 403, "{body} {headers:?}: {}", a.body);
@@ -271,9 +299,16 @@ fn a_restore_shows_its_plan_and_command_line_first() {
     let token = page.csrf();
     let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
     assert_eq!(done.status, 200);
-    assert!(done.body.contains("done: Firefox reopens snapshot 1"), "{}", done.body);
+    assert!(
+        done.body.contains("done: Firefox reopens snapshot 1"),
+        "{}",
+        done.body
+    );
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
-    assert!(page.env.list_snapshots(&page.profile).len() > 2, "the undo point");
+    assert!(
+        page.env.list_snapshots(&page.profile).len() > 2,
+        "the undo point"
+    );
 }
 
 #[test]
@@ -281,10 +316,18 @@ fn picked_windows_are_added_at_next_start() {
     let page = Page::start(&[]);
     let token = page.csrf();
     // Window 1 of snapshot 1, a window of its own.
-    assert_eq!(page.post("/picks", &format!("pick=w%3A1%3A1&csrf={token}")).status, 303);
+    assert_eq!(
+        page.post("/picks", &format!("pick=w%3A1%3A1&csrf={token}"))
+            .status,
+        303
+    );
     let plan = page.get("/plan?action=add");
     assert_eq!(plan.status, 200, "{}", plan.body);
-    assert!(plan.body.contains(" extract 1 --window 1 -o "), "{}", plan.body);
+    assert!(
+        plan.body.contains(" extract 1 --window 1 -o "),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains(" merge current "), "{}", plan.body);
     assert!(plan.body.contains("Do it"), "{}", plan.body);
     let done = page.post("/do", &format!("action=add&csrf={token}"));
@@ -311,7 +354,13 @@ fn open_now_runs_the_browser_remote_command() {
     let body = format!("pick=w%3A2%3A1&pick=t%3A1%3A1%3A1&csrf={token}");
     assert_eq!(page.post("/picks", &body).status, 303);
     let plan = page.get("/plan?action=open");
-    assert!(plan.body.contains("--new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/"), "{}", plan.body);
+    assert!(
+        plan.body.contains(
+            "--new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/"
+        ),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("left out (not a web address)"));
     assert!(!log.exists(), "the plan ran nothing");
     let done = page.post("/do", &format!("action=open&csrf={token}"));
