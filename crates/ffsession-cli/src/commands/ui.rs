@@ -37,7 +37,7 @@ pub struct UiArgs {
     pub no_open: bool,
 
     /// The browser program that opens picked tabs ("open now"); its
-    /// remote command line is `PROGRAM -P PROFILE --new-tab URL`
+    /// remote command line is `PROGRAM --profile DIR --new-tab URL`
     /// [default: the --browser's program (firefox, librewolf, ...) on PATH]
     #[arg(long, value_name = "PROGRAM", env = "FFSESSION_BROWSER_BIN")]
     pub browser_bin: Option<PathBuf>,
@@ -54,7 +54,7 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
         open: !args.no_open,
         globals: global_options(global),
         browser_bin: browser_bin(global, args.browser_bin),
-        profile_name: global.profile().ok().map(|p| p.name),
+        profile_dir: global.profile().ok().map(|p| p.path),
     })
 }
 

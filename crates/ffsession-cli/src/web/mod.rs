@@ -40,8 +40,8 @@ pub struct Options {
     pub globals: Vec<OsString>,
     /// The browser program "open now" runs.
     pub browser_bin: PathBuf,
-    /// The profile's name, for the browser's `-P`.
-    pub profile_name: Option<String>,
+    /// The profile's folder, for the browser's `--profile`.
+    pub profile_dir: Option<PathBuf>,
 }
 
 /// What every handler shares.
@@ -60,8 +60,8 @@ pub struct App {
     pub exe: PathBuf,
     /// The browser program "open now" runs.
     pub browser_bin: PathBuf,
-    /// The profile name for the browser's `-P`, when one is known.
-    pub profile_name: Option<String>,
+    /// The profile folder for the browser's `--profile`, when one is known.
+    pub profile_dir: Option<PathBuf>,
     /// A private folder for the files the actions make (extracted, merged
     /// and rescued sessions).
     pub work_dir: PathBuf,
@@ -169,7 +169,7 @@ pub fn serve(opts: Options) -> Result<()> {
         open,
         globals,
         browser_bin,
-        profile_name,
+        profile_dir,
     } = opts;
     let secret = security::random_hex(16)?;
     let csrf = security::random_hex(16)?;
@@ -199,7 +199,7 @@ pub fn serve(opts: Options) -> Result<()> {
             globals,
             exe,
             browser_bin,
-            profile_name,
+            profile_dir,
             work_dir: work_dir.clone(),
             picks: Mutex::new(Vec::new()),
         });

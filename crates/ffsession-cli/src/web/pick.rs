@@ -3,7 +3,7 @@
 //! that do the same, and their `--dry-run` answer), then runs exactly those
 //! command lines: `ffsession extract`, `merge`, `rescue`, `restore` (undo
 //! point, refused while the browser runs), or the browser's own remote
-//! command (`firefox -P PROFILE --new-tab URL`).
+//! command (`firefox --profile DIR --new-tab URL`).
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -300,8 +300,10 @@ fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
             if picks.is_empty() {
                 return Err(anyhow!("nothing picked"));
             }
-            let profile: Vec<OsString> = match &app.profile_name {
-                Some(p) => vec!["-P".into(), p.into()],
+            // The profile's folder, not its name: the running browser
+            // with that folder is the one that opens them.
+            let profile: Vec<OsString> = match &app.profile_dir {
+                Some(p) => vec!["--profile".into(), p.clone().into_os_string()],
                 None => Vec::new(),
             };
             let mut what = vec!["The running browser opens the picked tabs now (one new window per picked window), through its own remote command line.".to_owned()];

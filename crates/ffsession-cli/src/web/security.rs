@@ -48,6 +48,18 @@ pub fn origin_ok(origin: &str, port: u16) -> bool {
         || origin.eq_ignore_ascii_case(&format!("http://localhost:{port}"))
 }
 
+/// True when a POST comes from the page itself: its `Origin` is the page's,
+/// or, where the browser hides the origin (`Origin: null`, which Firefox
+/// sends for a form of a page whose Referrer-Policy is `no-referrer`), its
+/// `Sec-Fetch-Site` says the request comes from the same origin.
+pub fn from_page(origin: Option<&str>, fetch_site: Option<&str>, port: u16) -> bool {
+    match origin {
+        Some(o) if origin_ok(o, port) => true,
+        Some("null") | None => fetch_site == Some("same-origin"),
+        Some(_) => false,
+    }
+}
+
 /// The value of `csrf` in a form body (`a=1&csrf=...`); the token is hex,
 /// so it needs no decoding.
 pub fn form_token(body: &[u8]) -> Option<&str> {
@@ -125,12 +137,8 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
     let req = match parts.method {
         Method::GET | Method::HEAD => Request::from_parts(parts, body),
         Method::POST => {
-            let origin = parts
-                .headers
-                .get(header::ORIGIN)
-                .and_then(|h| h.to_str().ok())
-                .unwrap_or("");
-            if !origin_ok(origin, app.port) {
+            let text = |name| parts.headers.get(name).and_then(|h| h.to_str().ok());
+            if !from_page(text("origin"), text("sec-fetch-site"), app.port) {
                 return refuse(
                     StatusCode::FORBIDDEN,
                     "a change must come from the page itself\n",
@@ -176,6 +184,19 @@ mod tests {
         assert!(origin_ok("http://localhost:9", 9));
         assert!(!origin_ok("null", 9));
         assert!(!origin_ok("http://evil.example:9", 9));
+    }
+
+    #[test]
+    fn a_post_comes_from_the_page_by_its_origin_or_its_fetch_site() {
+        let page = Some("http://127.0.0.1:9");
+        assert!(from_page(page, None, 9));
+        assert!(from_page(Some("null"), Some("same-origin"), 9));
+        assert!(from_page(None, Some("same-origin"), 9));
+        assert!(!from_page(Some("null"), None, 9));
+        assert!(!from_page(Some("null"), Some("cross-site"), 9));
+        assert!(!from_page(Some("null"), Some("same-site"), 9));
+        assert!(!from_page(None, None, 9));
+        assert!(!from_page(Some("http://evil.example"), Some("same-origin"), 9));
     }
 
     #[test]

@@ -375,11 +375,12 @@ fn open_now_runs_the_browser_remote_command() {
     }
     let mut lines: Vec<&str> = args.lines().collect();
     lines.sort_unstable();
+    let profile = page.profile.display();
     assert_eq!(
         lines,
         [
-            "-P profile --new-tab https://doc.rust-lang.org/book/",
-            "-P profile --new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/",
+            format!("--profile {profile} --new-tab https://doc.rust-lang.org/book/"),
+            format!("--profile {profile} --new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/"),
         ]
     );
 }
