@@ -384,3 +384,16 @@ fn open_now_runs_the_browser_remote_command() {
         ]
     );
 }
+
+#[test]
+fn bringing_back_is_refused_while_the_browser_runs() {
+    let page = Page::start(&[]);
+    let token = page.csrf();
+    let firefox = ffsession_gen::FirefoxLockHolder::hold(&page.profile);
+    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    assert_eq!(done.status, 200);
+    assert!(done.body.contains("A step failed"), "{}", done.body);
+    assert!(done.body.contains("Firefox is running"), "{}", done.body);
+    assert!(!page.profile.join("sessionstore.jsonlz4").exists());
+    drop(firefox);
+}
