@@ -114,9 +114,14 @@ pub async fn blocking<T: Send + 'static>(
 /// A private folder for the files actions make.
 fn work_dir(secret: &str) -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("ffsession-ui-{}", &secret[..12]));
-    let mut b = std::fs::DirBuilder::new();
     #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    let b = {
+        let mut b = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b
+    };
+    #[cfg(not(unix))]
+    let b = std::fs::DirBuilder::new();
     b.create(&dir)
         .with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)

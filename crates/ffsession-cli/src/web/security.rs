@@ -196,7 +196,11 @@ mod tests {
         assert!(!from_page(Some("null"), Some("cross-site"), 9));
         assert!(!from_page(Some("null"), Some("same-site"), 9));
         assert!(!from_page(None, None, 9));
-        assert!(!from_page(Some("http://evil.example"), Some("same-origin"), 9));
+        assert!(!from_page(
+            Some("http://evil.example"),
+            Some("same-origin"),
+            9
+        ));
     }
 
     #[test]
