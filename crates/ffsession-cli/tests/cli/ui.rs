@@ -30,6 +30,28 @@ fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
 const EVIL_TITLE: &str = "<script>alert('pwned')</script>";
 const EVIL_URL: &str = "javascript:alert(document.cookie)";
 
+/// A profile whose two sessions are backed up (snapshots 1 and 2).
+fn two_snapshots() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let profile = env.path().join("profile");
+    std::fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+    for tabs in [
+        &[
+            ("https://doc.rust-lang.org/book/", "The Rust book"),
+            (EVIL_URL, EVIL_TITLE),
+        ][..],
+        &[
+            ("https://doc.rust-lang.org/book/", "The Rust book"),
+            (EVIL_URL, EVIL_TITLE),
+            ("https://added.example/", "Added later"),
+        ][..],
+    ] {
+        env.profile_with_recovery(&with_tabs(tabs));
+        ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
+    }
+    (env, profile)
+}
+
 struct Page {
     env: TestEnv,
     profile: PathBuf,
@@ -54,23 +76,12 @@ struct Answer {
 impl Page {
     /// Two snapshots backed up, then `ffsession ui --no-open --port 0`.
     fn start(extra: &[&str]) -> Page {
-        let env = TestEnv::new();
-        let profile = env.path().join("profile");
-        std::fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
-        for tabs in [
-            &[
-                ("https://doc.rust-lang.org/book/", "The Rust book"),
-                (EVIL_URL, EVIL_TITLE),
-            ][..],
-            &[
-                ("https://doc.rust-lang.org/book/", "The Rust book"),
-                (EVIL_URL, EVIL_TITLE),
-                ("https://added.example/", "Added later"),
-            ][..],
-        ] {
-            env.profile_with_recovery(&with_tabs(tabs));
-            ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
-        }
+        let (env, profile) = two_snapshots();
+        Page::serve(env, profile, extra)
+    }
+
+    /// `ffsession ui --no-open --port 0` on the store of `profile`.
+    fn serve(env: TestEnv, profile: PathBuf, extra: &[&str]) -> Page {
         let mut child = env
             .std_store_cmd_at(&profile, &env.store_dir())
             .args(["ui", "--no-open", "--port", "0"])
@@ -396,4 +407,34 @@ fn bringing_back_is_refused_while_the_browser_runs() {
     assert!(done.body.contains("Firefox is running"), "{}", done.body);
     assert!(!page.profile.join("sessionstore.jsonlz4").exists());
     drop(firefox);
+}
+
+#[test]
+fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
+    let (env, profile) = two_snapshots();
+    let g = session(Spec {
+        tabs: 60,
+        ..Spec::default()
+    });
+    env.profile_with_recovery(&g.packed[..g.packed.len() * 8 / 10]);
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "backup's alarm");
+    let page = Page::serve(env, profile, &[]);
+    let home = page.get("/");
+    assert!(home.body.contains("alarm: damaged file"), "{}", home.body);
+    let snap = page.get("/snapshot/3");
+    assert!(
+        snap.body.contains("damaged when it was taken"),
+        "{}",
+        snap.body
+    );
+    assert!(snap.body.contains("plan?action=rescue&amp;snapshot=3"));
+    let plan = page.get("/plan?action=rescue&snapshot=3");
+    assert!(plan.body.contains(" rescue 3 -o "), "{}", plan.body);
+    assert!(plan.body.contains("would write"), "{}", plan.body);
+    assert!(!page.profile.join("sessionstore.jsonlz4").exists());
+    let token = page.csrf();
+    let done = page.post("/do", &format!("action=rescue&snapshot=3&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
