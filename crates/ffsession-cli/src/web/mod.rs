@@ -10,6 +10,7 @@
 //! `compare.rs` the diff; `pick.rs` the basket of picked tabs, the plans
 //! and the actions.
 
+mod actions;
 mod compare;
 mod find;
 mod layout;

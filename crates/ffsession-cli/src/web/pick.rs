@@ -5,7 +5,6 @@
 //! point, refused while the browser runs), or the browser's own remote
 //! command (`firefox --profile DIR --new-tab URL`).
 
-use std::ffi::OsString;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
@@ -17,7 +16,8 @@ use ffsession::store::SnapshotId;
 use ffsession::SessionData;
 use maud::{html, Markup};
 
-use super::layout::{csrf, page, safe_href, shell_line, title_url};
+use super::actions::{line, make_plan, ran, run, Preview};
+use super::layout::{csrf, page, title_url};
 use super::{blocking, App, WebError};
 
 /// Something picked.
@@ -27,13 +27,23 @@ pub struct Pick {
     pub value: String,
     /// The snapshot it is in.
     pub snapshot: i64,
-    /// An open window (1-based) picked whole, which `extract --window`
-    /// can take; `None` for tabs and groups.
-    pub window: Option<usize>,
+    /// What `extract` can take of it for "add at next start": a whole
+    /// open window, or open tabs of one window; `None` for closed and
+    /// archived tabs (opened now only).
+    pub take: Option<Take>,
     /// What it is, for people.
     pub label: String,
     /// Its tabs: title and URL.
     pub tabs: Vec<(String, String)>,
+}
+
+/// What `extract` takes of a pick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Take {
+    /// `--window N`.
+    Window(usize),
+    /// `--tab W:P` for each position.
+    Tabs(usize, Vec<usize>),
 }
 
 /// The pick a form value names: `w:ID:N` (an open window), `t:ID:N:P`,
@@ -53,7 +63,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
         return Ok(Pick {
             value: value.to_owned(),
             snapshot: id,
-            window: None,
+            take: None,
             label: format!("archived tab of snapshot #{id}"),
             tabs: vec![(t.title.clone(), t.url.clone())],
         });
@@ -79,6 +89,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
         ),
         _ => return Err(bad()),
     };
+    let mut positions = Vec::new();
     let tabs: Vec<(String, String)> = records
         .filter(|r| r.state == state && r.window == n)
         .filter(|r| match kind {
@@ -87,6 +98,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
             _ => Some(r.position) == position,
         })
         .map(|r| {
+            positions.push(r.position);
             (
                 r.title.unwrap_or("").to_owned(),
                 r.url.unwrap_or("").to_owned(),
@@ -99,7 +111,11 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
     Ok(Pick {
         value: value.to_owned(),
         snapshot: id,
-        window: (kind == "w").then_some(n),
+        take: match kind {
+            "w" => Some(Take::Window(n)),
+            "t" | "g" => Some(Take::Tabs(n, positions)),
+            _ => None,
+        },
         label,
         tabs,
     })
@@ -132,7 +148,7 @@ pub async fn clear(State(app): State<Arc<App>>) -> Result<Redirect, WebError> {
     Ok(Redirect::to(&app.url("/picks")))
 }
 
-fn picks(app: &App) -> Result<Vec<Pick>> {
+pub fn picks(app: &App) -> Result<Vec<Pick>> {
     Ok(app.picks.lock().map_err(|e| anyhow!("{e}"))?.clone())
 }
 
@@ -162,280 +178,11 @@ pub async fn basket(State(app): State<Arc<App>>) -> Result<Markup, WebError> {
     Ok(page(&app, "Picked", body))
 }
 
-/// Which program a step runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Program {
-    Ffsession,
-    Browser,
-}
-
-/// How a step is previewed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Preview {
-    /// Run as it is: it writes only into the page's own folder.
-    Run,
-    /// Run with `--dry-run`.
-    DryRun,
-    /// Only shown.
-    Show,
-}
-
-struct Step {
-    program: Program,
-    args: Vec<OsString>,
-    preview: Preview,
-}
-
-struct Plan {
-    title: String,
-    what: Vec<String>,
-    steps: Vec<Step>,
-}
-
 #[derive(serde::Deserialize)]
 pub struct PlanQuery {
     action: String,
     #[serde(default)]
     snapshot: Option<i64>,
-}
-
-fn ff(args: &[&dyn AsRef<std::ffi::OsStr>], preview: Preview) -> Step {
-    Step {
-        program: Program::Ffsession,
-        args: args.iter().map(|a| a.as_ref().to_owned()).collect(),
-        preview,
-    }
-}
-
-/// The plan of `action`.
-fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
-    let work = &app.work_dir;
-    let need_snapshot = || snapshot.ok_or_else(|| anyhow!("no snapshot named"));
-    Ok(match action {
-        "restore" => {
-            let id = need_snapshot()?.to_string();
-            Plan {
-                title: format!("Restore snapshot #{id}"),
-                what: vec![format!("The browser reopens snapshot #{id} at its next start. The profile's current session is backed up first (the undo point); refused while the browser runs.")],
-                steps: vec![ff(&[&"restore", &id], Preview::DryRun)],
-            }
-        }
-        "rescue" => {
-            let id = need_snapshot()?.to_string();
-            let out = work.join(format!("rescued-{id}.jsonlz4"));
-            Plan {
-                title: format!("Rescue snapshot #{id}"),
-                what: vec![format!("Every complete tab of the damaged snapshot #{id} is recovered into a session file, which the browser then reopens at its next start (with an undo point; refused while the browser runs).")],
-                steps: vec![
-                    ff(&[&"rescue", &id, &"-o", &out], Preview::Run),
-                    ff(&[&"restore", &out], Preview::DryRun),
-                ],
-            }
-        }
-        "add" => {
-            let picks = picks(app)?;
-            let mut what = Vec::new();
-            let mut by_snapshot: Vec<(i64, Vec<usize>)> = Vec::new();
-            for p in &picks {
-                match p.window {
-                    Some(n) => match by_snapshot.iter_mut().find(|(s, _)| *s == p.snapshot) {
-                        Some((_, ws)) => ws.push(n),
-                        None => by_snapshot.push((p.snapshot, vec![n])),
-                    },
-                    None => what.push(format!("left out: {} (only whole windows are added at the next start; open tabs and groups now, or pick their window)", p.label)),
-                }
-            }
-            if by_snapshot.is_empty() {
-                return Err(anyhow!("no whole window picked: pick a window's box in a snapshot to add it at the next start"));
-            }
-            let mut steps = Vec::new();
-            let mut files: Vec<OsString> = Vec::new();
-            for (id, windows) in &by_snapshot {
-                let out = work.join(format!("picked-{id}.jsonlz4"));
-                let mut args: Vec<OsString> = vec!["extract".into(), id.to_string().into()];
-                for w in windows {
-                    args.push("--window".into());
-                    args.push(w.to_string().into());
-                }
-                args.push("-o".into());
-                args.push(out.clone().into());
-                steps.push(Step {
-                    program: Program::Ffsession,
-                    args,
-                    preview: Preview::Run,
-                });
-                what.push(format!(
-                    "window {} of snapshot #{id}",
-                    windows
-                        .iter()
-                        .map(usize::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-                files.push(out.into());
-            }
-            let merged = work.join("merged.jsonlz4");
-            let mut args: Vec<OsString> = vec!["merge".into(), "current".into()];
-            args.extend(files);
-            args.extend([
-                OsString::from("--dedupe"),
-                OsString::from("-o"),
-                merged.clone().into_os_string(),
-            ]);
-            steps.push(Step {
-                program: Program::Ffsession,
-                args,
-                preview: Preview::Run,
-            });
-            steps.push(ff(&[&"restore", &merged], Preview::DryRun));
-            what.insert(0, "The picked windows are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned());
-            Plan {
-                title: "Add at next start".to_owned(),
-                what,
-                steps,
-            }
-        }
-        "open" => {
-            let picks = picks(app)?;
-            if picks.is_empty() {
-                return Err(anyhow!("nothing picked"));
-            }
-            // The profile's folder, not its name: the running browser
-            // with that folder is the one that opens them.
-            let profile: Vec<OsString> = match &app.profile_dir {
-                Some(p) => vec!["--profile".into(), p.clone().into_os_string()],
-                None => Vec::new(),
-            };
-            let mut what = vec!["The running browser opens the picked tabs now (one new window per picked window), through its own remote command line.".to_owned()];
-            let mut steps = Vec::new();
-            let mut loose: Vec<OsString> = Vec::new();
-            for p in &picks {
-                let urls: Vec<&str> = p
-                    .tabs
-                    .iter()
-                    .map(|(_, u)| u.as_str())
-                    .filter(|u| {
-                        let ok = safe_href(u).is_some();
-                        if !ok {
-                            what.push(format!("left out (not a web address): {u}"));
-                        }
-                        ok
-                    })
-                    .collect();
-                if urls.is_empty() {
-                    continue;
-                }
-                if p.window.is_some() {
-                    let mut args = profile.clone();
-                    for (i, u) in urls.iter().enumerate() {
-                        args.push(if i == 0 { "--new-window" } else { "--new-tab" }.into());
-                        args.push(u.into());
-                    }
-                    steps.push(Step {
-                        program: Program::Browser,
-                        args,
-                        preview: Preview::Show,
-                    });
-                } else {
-                    for u in urls {
-                        loose.push("--new-tab".into());
-                        loose.push(u.into());
-                    }
-                }
-            }
-            if !loose.is_empty() {
-                let mut args = profile.clone();
-                args.extend(loose);
-                steps.push(Step {
-                    program: Program::Browser,
-                    args,
-                    preview: Preview::Show,
-                });
-            }
-            Plan {
-                title: "Open now".to_owned(),
-                what,
-                steps,
-            }
-        }
-        other => return Err(anyhow!("no such action: {other:?}")),
-    })
-}
-
-/// The command line of `step`, as a user would type it.
-fn line(app: &App, step: &Step, dry: bool) -> String {
-    let mut words: Vec<OsString> = match step.program {
-        Program::Ffsession => {
-            let mut w: Vec<OsString> = vec!["ffsession".into()];
-            w.extend(app.globals.iter().cloned());
-            w
-        }
-        Program::Browser => vec![app.browser_bin.clone().into()],
-    };
-    words.extend(step.args.iter().cloned());
-    if dry {
-        words.push("--dry-run".into());
-    }
-    shell_line(words)
-}
-
-/// What a step printed.
-struct Ran {
-    line: String,
-    ok: bool,
-    out: String,
-}
-
-fn run(app: &App, step: &Step, dry: bool) -> Ran {
-    let line = line(app, step, dry);
-    let mut cmd = match step.program {
-        Program::Ffsession => {
-            let mut c = std::process::Command::new(&app.exe);
-            c.args(&app.globals);
-            c
-        }
-        Program::Browser => std::process::Command::new(&app.browser_bin),
-    };
-    cmd.args(&step.args).stdin(std::process::Stdio::null());
-    if dry {
-        cmd.arg("--dry-run");
-    }
-    if step.program == Program::Browser {
-        // A browser that was not running stays in the foreground until it
-        // is closed: started, not waited for.
-        return match cmd.spawn() {
-            Ok(mut child) => {
-                std::thread::spawn(move || child.wait());
-                Ran { line, ok: true, out: "started".to_owned() }
-            }
-            Err(e) => Ran { line, ok: false, out: format!("could not start it: {e} (ffsession ui --browser-bin PROGRAM names the browser)") },
-        };
-    }
-    match cmd.output() {
-        Ok(o) => Ran {
-            line,
-            ok: o.status.success(),
-            out: format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            ),
-        },
-        Err(e) => Ran {
-            line,
-            ok: false,
-            out: e.to_string(),
-        },
-    }
-}
-
-fn ran(r: &Ran) -> Markup {
-    html! {
-        div.ran {
-            code { "$ " (r.line) }
-            pre class=(if r.ok { "ok" } else { "failed" }) { (r.out) }
-        }
-    }
 }
 
 pub async fn plan(

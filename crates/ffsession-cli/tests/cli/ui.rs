@@ -438,3 +438,34 @@ fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
     assert!(done.body.contains("Done."), "{}", done.body);
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
+
+#[test]
+fn a_picked_tab_is_added_at_next_start() {
+    let page = Page::start(&[]);
+    // The profile's session now holds one other page.
+    page.env
+        .profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
+    let token = page.csrf();
+    // One tab of snapshot 2 (window 1, third tab); a group is its tabs.
+    let body = format!("pick=t%3A2%3A1%3A3&csrf={token}");
+    assert_eq!(page.post("/picks", &body).status, 303);
+    let plan = page.get("/plan?action=add");
+    assert!(
+        plan.body.contains(" extract 2 --tab 1:3 -o "),
+        "{}",
+        plan.body
+    );
+    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    let urls = page
+        .env
+        .cmd()
+        .args(["tabs", "--format", "urls"])
+        .arg(page.profile.join("sessionstore.jsonlz4"))
+        .output()
+        .unwrap();
+    let urls = String::from_utf8(urls.stdout).unwrap();
+    assert!(urls.contains("https://now.example/"), "{urls}");
+    assert!(urls.contains("https://added.example/"), "{urls}");
+    assert!(!urls.contains("https://doc.rust-lang.org/book/"), "{urls}");
+}
