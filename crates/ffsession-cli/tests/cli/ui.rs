@@ -187,6 +187,15 @@ fn the_page_shows_every_snapshot_and_its_tabs_escaped() {
     assert!(snap.body.contains("&lt;script&gt;alert"));
     assert!(!snap.body.to_lowercase().contains("href=\"javascript:"));
     assert!(snap.body.contains("javascript:alert(document.cookie)"));
+    // Recently closed tabs, the closed window, the favicons the session holds.
+    assert!(
+        snap.body.contains("3 recently closed tabs"),
+        "{}",
+        snap.body
+    );
+    assert!(snap.body.contains("Closed window 1"));
+    assert!(snap.body.contains("<img src=\"data:image/"));
+    assert!(snap.body.contains("value=\"w:2:1\""), "a window's box");
 
     // Strict headers on every answer.
     for a in [&home, &snap] {
@@ -320,6 +329,9 @@ fn a_restore_shows_its_plan_and_command_line_first() {
         page.env.list_snapshots(&page.profile).len() > 2,
         "the undo point"
     );
+    let home = page.get("/").body;
+    assert!(home.contains("undo point of a restore"), "{home}");
+    assert!(home.contains("restored"), "{home}");
 }
 
 #[test]
