@@ -219,14 +219,17 @@ pub fn ran(r: &Ran) -> Markup {
     }
 }
 
+/// What "add at next start" takes of one snapshot: its id, its whole
+/// windows, its tabs (window, position).
+type FromSnapshot = (i64, Vec<usize>, Vec<(usize, usize)>);
+
 /// "Add at next start": for each snapshot, `extract` its picked windows and
 /// its picked tabs (two files: `--window` and `--tab` do not mix), `merge`
 /// them into the current session, `restore` the result.
 fn add_plan(app: &App) -> Result<Plan> {
     let picks = picks(app)?;
     let mut what = vec!["The picked windows and tabs are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned()];
-    // Per snapshot: its windows, its tabs (window, position).
-    let mut by_snapshot: Vec<(i64, Vec<usize>, Vec<(usize, usize)>)> = Vec::new();
+    let mut by_snapshot: Vec<FromSnapshot> = Vec::new();
     for p in &picks {
         let Some(take) = &p.take else {
             what.push(format!(
