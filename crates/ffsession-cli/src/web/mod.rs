@@ -7,8 +7,9 @@
 //! `security.rs` guards every request; `layout.rs` is the page around each
 //! view and the helpers that make session values safe to show; `pages.rs`
 //! the timeline and a snapshot; `find.rs` search and one URL's history;
-//! `compare.rs` the diff; `pick.rs` the basket of picked tabs, the plans
-//! and the actions.
+//! `compare.rs` the diff; `pick.rs` the basket of picked tabs and the plan
+//! and action pages; `actions.rs` the command lines of each action and
+//! running them.
 
 mod actions;
 mod compare;
