@@ -5,6 +5,7 @@ Firefox then reopens the profile's current tabs and the picked window."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 
@@ -118,8 +119,9 @@ def s19_ui_pick(ctx):
             soft.true("Do it ran every step", "Done." in done, done[:1500], cmd)
             viewer.quit()
     finally:
-        # Stopped by its pid only.
-        ui.terminate()
+        # Stopped by its pid only, with Ctrl-C's signal (it then removes
+        # its private folder).
+        ui.send_signal(signal.SIGINT)
         try:
             ui.wait(timeout=10)
         except subprocess.TimeoutExpired:

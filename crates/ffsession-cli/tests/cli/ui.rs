@@ -86,6 +86,11 @@ impl Page {
             .std_store_cmd_at(&profile, &env.store_dir())
             .args(["ui", "--no-open", "--port", "0"])
             .args(extra)
+            // The page's private folder in the test's own (the server
+            // is killed, so it cannot remove it).
+            .env("TMPDIR", env.path())
+            .env("TEMP", env.path())
+            .env("TMP", env.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
