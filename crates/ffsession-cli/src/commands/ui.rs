@@ -36,8 +36,8 @@ pub struct UiArgs {
     #[arg(long)]
     pub no_open: bool,
 
-    /// The browser program that opens picked tabs ("open now"); its
-    /// remote command line is `PROGRAM --profile DIR --new-tab URL`
+    /// The browser program that opens picked tabs ("open now"), with its
+    /// remote command line, as `firefox --profile DIR --new-tab URL`
     /// [default: the --browser's program (firefox, librewolf, ...) on PATH]
     #[arg(long, value_name = "PROGRAM", env = "FFSESSION_BROWSER_BIN")]
     pub browser_bin: Option<PathBuf>,

@@ -1,6 +1,6 @@
 //! Picking tabs, windows and groups across snapshots, and bringing them
 //! back: every action is first a plan (what will happen, the command lines
-//! that do the same, and their `--dry-run` answer), then runs exactly those
+//! that do the same, and what `ffsession restore --dry-run` says), then runs exactly those
 //! command lines: `ffsession extract`, `merge`, `rescue`, `restore` (undo
 //! point, refused while the browser runs), or the browser's own remote
 //! command (`firefox --profile DIR --new-tab URL`).
@@ -40,9 +40,9 @@ pub struct Pick {
 /// What `extract` takes of a pick.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Take {
-    /// `--window N`.
+    /// `ffsession extract --window N`.
     Window(usize),
-    /// `--tab W:P` for each position.
+    /// `ffsession extract --tab W:P` for each position.
     Tabs(usize, Vec<usize>),
 }
 
