@@ -10,7 +10,7 @@ use ffsession::store::SnapshotId;
 use ffsession::SessionData;
 use maud::{html, Markup};
 
-use super::layout::{page, shell_line, time, title_url};
+use super::layout::{page, time, title_url};
 use super::{blocking, App, WebError};
 
 #[derive(serde::Deserialize)]
@@ -65,7 +65,7 @@ fn render(app: &App, a: Option<i64>, b: Option<i64>) -> Result<Markup> {
     let d = diff::diff(&sa, &sb);
     let body = html! {
         (form)
-        p { "Same as " code { (shell_line(["ffsession", "diff", &a.to_string(), &b.to_string()])) } }
+        p { "Same as " code { (app.command_line(&["diff", &a.to_string(), &b.to_string()])) } }
         p.count {
             (d.added.len()) " tabs added, " (d.removed.len()) " removed, " (d.moved.len()) " moved; "
             (d.windows_opened.len()) " windows opened, " (d.windows_closed.len()) " closed ("

@@ -68,7 +68,7 @@ fn results(app: &App, text: &str) -> Result<Markup> {
             @if hits.is_empty() { "No tab matches." }
             @else if hits.len() > limit { "The best " (limit) " tabs:" }
             @else { (hits.len()) " tabs:" }
-            " Same as " code { (super::layout::shell_line(["ffsession", "search", text])) }
+            " Same as " code { (app.command_line(&["search", text])) }
         }
         table.tabs.hits {
             @for h in hits.iter().take(limit) {
@@ -98,7 +98,7 @@ pub async fn history(
         let stretches = store.tab_history(&q.url).map_err(anyhow::Error::from)?;
         let body = html! {
             p { (title_url(None, Some(&q.url))) }
-            p { "Same as " code { (super::layout::shell_line(["ffsession", "history", &q.url])) } }
+            p { "Same as " code { (app.command_line(&["history", &q.url])) } }
             @if stretches.is_empty() { p { "In no snapshot." } }
             table.snapshots {
                 @for s in &stretches {

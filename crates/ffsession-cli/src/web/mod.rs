@@ -77,6 +77,15 @@ impl App {
         format!("/{}{path}", self.secret)
     }
 
+    /// `ffsession` with the page's global options and `args`, as a shell
+    /// would read it.
+    pub fn command_line(&self, args: &[&str]) -> String {
+        let mut words: Vec<OsString> = vec!["ffsession".into()];
+        words.extend(self.globals.iter().cloned());
+        words.extend(args.iter().map(OsString::from));
+        layout::shell_line(words)
+    }
+
     /// The store, read-only.
     pub fn store(&self) -> Result<ffsession::store::Store> {
         Ok(ffsession::store::Store::open_read_only(&self.store_dir)?)

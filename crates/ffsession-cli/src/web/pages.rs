@@ -323,6 +323,22 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                     }
                 }
             }
+            @if !session.saved_groups.is_empty() {
+                section.window.closed {
+                    h2 { "Saved tab groups (" (session.saved_groups.len()) ")" }
+                    @for g in &session.saved_groups {
+                        details {
+                            summary { (g.name.as_deref().or(g.id.as_deref()).unwrap_or(""))
+                                @if let Some(c) = &g.color { " (" (c) ")" }
+                                ", " (g.tabs.len()) " tabs" }
+                            ul { @for t in &g.tabs {
+                                @let e = t.state.index.and_then(|i| usize::try_from(i).ok()?.checked_sub(1)).and_then(|i| t.state.entries.get(i)).or(t.state.entries.last());
+                                li { (title_url(e.and_then(|e| e.title.as_deref()).or(t.title.as_deref()), e.and_then(|e| e.url.as_deref()))) }
+                            } }
+                        }
+                    }
+                }
+            }
             @if !archived.is_empty() {
                 section.window.archived {
                     h2 { "Archived by tidy (" (archived.len()) ")" }

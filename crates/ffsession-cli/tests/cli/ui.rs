@@ -239,7 +239,7 @@ fn search_diff_and_history_read_the_store() {
     assert_eq!(d.status, 200, "{}", d.body);
     assert!(d.body.contains("1 tabs added, 0 removed"), "{}", d.body);
     assert!(d.body.contains("Added later"));
-    assert!(d.body.contains("ffsession diff 1 2"));
+    assert!(d.body.contains(" diff 1 2</code>"), "{}", d.body);
 
     let h = page.get("/history?url=https%3A%2F%2Fdoc.rust-lang.org%2Fbook%2F");
     assert_eq!(h.status, 200);
