@@ -982,3 +982,4 @@ from . import scenarios_tidy_rules  # noqa: E402,F401
 from . import scenarios_upgrade  # noqa: E402,F401
 from . import scenarios_remote  # noqa: E402,F401
 from . import scenarios_home  # noqa: E402,F401
+from . import scenarios_ui  # noqa: E402,F401

@@ -166,6 +166,10 @@ pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("search", "Find tabs by title or URL in every snapshot"),
             (
+                "ui",
+                "A local page: the timeline, snapshots, search, diff, pick what to bring back",
+            ),
+            (
                 "history",
                 "When a URL was open or closed, snapshot by snapshot",
             ),
@@ -388,6 +392,7 @@ pub enum Command {
     Compress(Lazy<commands::compress::CompressArgs>),
     Completions(Lazy<commands::completions::CompletionsArgs>),
     Man(Lazy<commands::man::ManArgs>),
+    Ui(Lazy<commands::ui::UiArgs>),
 }
 
 #[cfg(test)]

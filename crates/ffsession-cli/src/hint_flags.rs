@@ -27,6 +27,15 @@ const SHARED: &[(&str, &str, &[&str])] = &[
     ),
     ("restore.rs", "--undo-store", &["restore"]),
     ("remote/mod.rs", "--read-data", &["check"]),
+    // The command lines `ffsession ui` runs (web/actions.rs).
+    ("web/actions.rs", "--dry-run", &["restore"]),
+    ("web/actions.rs", "--window", &["extract"]),
+    ("web/actions.rs", "--tab", &["extract"]),
+    ("web/actions.rs", "--dedupe", &["merge"]),
+    ("web/layout.rs", "--dry-run", &["restore"]),
+    // `restore latest` on a remote several machines copy to.
+    ("commands/restore_whose.rs", "--from-machine", &["restore"]),
+    ("commands/restore_whose.rs", "--any-machine", &["restore"]),
 ];
 
 /// Arguments of other programs, not ours (the service manager's).
@@ -34,6 +43,9 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
     ("commands/service.rs", "--user"),
     ("commands/service.rs", "--now"),
     ("commands/service.rs", "--no-pager"),
+    // The browser's remote command line (`ffsession ui`'s "open now").
+    ("web/actions.rs", "--new-window"),
+    ("web/actions.rs", "--new-tab"),
 ];
 
 /// Words after which the rest of a span names another program's options.

@@ -14,6 +14,7 @@ mod hint_flags;
 mod lock_wait;
 mod remote;
 mod ui;
+mod web;
 
 use std::process::ExitCode;
 

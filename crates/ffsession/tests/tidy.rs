@@ -221,6 +221,26 @@ fn extract_archived_takes_the_recorded_tabs_not_their_twins() {
 }
 
 #[test]
+fn extract_tabs_takes_exactly_the_tabs_named() {
+    let v = sample();
+    let data = data_of(&v);
+    let s = Editable::new(&data).unwrap();
+    let r = tidy::extract(&s, &tidy::Selection::Tabs(vec![(1, 5), (1, 2)])).unwrap();
+    assert_eq!((r.windows, r.tabs), (1, 2));
+    let out: Value = serde_json::from_slice(&r.json).unwrap();
+    // In the session's order, each as it was written.
+    assert_eq!(out["windows"][0]["tabs"][0], v["windows"][0]["tabs"][1]);
+    assert_eq!(out["windows"][0]["tabs"][1], v["windows"][0]["tabs"][4]);
+    for bad in [vec![(1, 0)], vec![(0, 1)], vec![(1, 999)], vec![(99, 1)]] {
+        let err = tidy::extract(&s, &tidy::Selection::Tabs(bad.clone()));
+        assert!(
+            matches!(err, Err(TidyError::NothingSelected { .. })),
+            "{bad:?}: {err:?}"
+        );
+    }
+}
+
+#[test]
 fn trim_history_drop_payload_and_closed() {
     let data = data_of(&sample());
     let s = Editable::new(&data).unwrap();

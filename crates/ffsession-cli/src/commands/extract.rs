@@ -17,7 +17,8 @@ use crate::error::UserError;
 ///
 /// SOURCE is a session file, a snapshot id from `ffsession list`, or
 /// `current` (the profile's newest session file). --window keeps whole
-/// windows with their recently closed tabs; --archived keeps exactly the tabs
+/// windows with their recently closed tabs; --tab keeps the open tabs it
+/// names (window and position, as `ffsession tabs` lists them); --archived keeps exactly the tabs
 /// `ffsession tidy` closed (SOURCE is then the snapshot tidy printed, "to
 /// undo: ffsession restore ID"; `ffsession tabs --archived` lists them);
 /// --query keeps the open tabs whose title or URL match (words as written,
@@ -25,6 +26,7 @@ use crate::error::UserError;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession extract current --window 2 -o window2.jsonlz4
+  ffsession extract 42 --tab 1:3 --tab 2:1 -o two-tabs.jsonlz4
   ffsession extract 42 --archived -o archived.jsonlz4
   ffsession extract session.jsonlz4 --query github.com -o github.jsonlz4
   ffsession extract session.jsonlz4 --query 'rust OR cargo' --fts -o rust.jsonlz4")]
@@ -33,8 +35,14 @@ pub struct ExtractArgs {
     pub source: String,
 
     /// Keep this window (1-based; repeat for more)
-    #[arg(long, short = 'w', value_name = "N", required_unless_present_any = ["archived", "query"], conflicts_with_all = ["archived", "query"])]
+    #[arg(long, short = 'w', value_name = "N", required_unless_present_any = ["archived", "query", "tab"], conflicts_with_all = ["archived", "query", "tab"])]
     pub window: Vec<usize>,
+
+    /// Keep this open tab: its window and its position there, both 1-based
+    /// as `ffsession tabs` lists them (2:5 is window 2's fifth tab; repeat
+    /// for more)
+    #[arg(long, short = 't', value_name = "W:P", value_parser = parse_tab, conflicts_with_all = ["archived", "query"])]
+    pub tab: Vec<(usize, usize)>,
 
     /// Keep exactly the tabs `tidy` archived (SOURCE: the snapshot tidy took)
     #[arg(long, conflicts_with = "query")]
@@ -55,6 +63,19 @@ pub struct ExtractArgs {
     /// Print what was written as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--tab W:P` (clap's value parser: a bad value is a usage error naming
+/// the option).
+fn parse_tab(text: &str) -> Result<(usize, usize), String> {
+    let bad =
+        || "write a tab as WINDOW:POSITION, both from 1: 2:5 is window 2's fifth tab".to_owned();
+    let (w, p) = text.split_once(':').ok_or_else(bad)?;
+    let (w, p): (usize, usize) = (w.parse().map_err(|_| bad())?, p.parse().map_err(|_| bad())?);
+    if w == 0 || p == 0 {
+        return Err(bad());
+    }
+    Ok((w, p))
 }
 
 /// Read SOURCE: a file, a snapshot id, or `current`.
@@ -175,6 +196,8 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
         Selection::Query(q)
     } else if args.archived {
         Selection::Archived(&archived)
+    } else if !args.tab.is_empty() {
+        Selection::Tabs(args.tab.clone())
     } else {
         Selection::Windows(args.window.clone())
     };

@@ -29,6 +29,7 @@ pub mod stats;
 pub mod stores;
 pub mod tabs;
 pub mod tidy;
+pub mod ui;
 pub mod watch;
 
 use std::io::{self, Write};
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compress(Lazy(args)) => compress::run(args),
         Command::Completions(Lazy(args)) => completions::run(args),
         Command::Man(Lazy(args)) => man::run(args),
+        Command::Ui(Lazy(args)) => ui::run(g, args),
     }
 }
 

@@ -30,6 +30,7 @@ mod stats;
 mod stderr;
 mod store;
 mod tidy;
+mod ui;
 mod windows;
 mod writers;
 mod zen;

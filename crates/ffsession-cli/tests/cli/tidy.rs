@@ -344,6 +344,52 @@ fn extract_and_merge_write_sessions_that_read_back() {
     assert!(err.contains("refusing to overwrite"), "{err}");
 }
 
+#[test]
+fn extract_tab_keeps_exactly_the_tabs_named() {
+    let env = TestEnv::new();
+    let json = aged_session();
+    let p = profile(&env, &json);
+    let original: Value = serde_json::from_str(&json).unwrap();
+    let out = env.path().join("tabs.jsonlz4");
+    let r = ok_json(
+        env.store_cmd(&p)
+            .args([
+                "extract", "current", "--tab", "2:1", "--tab", "1:2", "--json", "-o",
+            ])
+            .arg(&out),
+    );
+    assert_eq!(
+        (r["windows"].as_u64(), r["tabs"].as_u64()),
+        (Some(2), Some(2)),
+        "{r}"
+    );
+    let got = json_of(&env, &out);
+    // Each tab as Firefox wrote it, in its window, in file order.
+    assert_eq!(
+        got["windows"][0]["tabs"],
+        json!([original["windows"][0]["tabs"][1]])
+    );
+    assert_eq!(
+        got["windows"][1]["tabs"],
+        json!([original["windows"][1]["tabs"][0]])
+    );
+    for (bad, what) in [("9:1", "tab 9:1"), ("1:999", "tab 1:999")] {
+        let err = expect_error(
+            env.store_cmd(&p)
+                .args(["extract", "current", "--tab", bad, "-o"])
+                .arg(&out),
+        );
+        assert!(err.contains(what), "{err}");
+    }
+    let out2 = env
+        .store_cmd(&p)
+        .args(["extract", "current", "--tab", "0:1", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(out2.status.code(), Some(2), "a usage error");
+}
+
 /// The (URL, last access) of every tab of a session, sorted.
 fn tab_keys(session: &Value) -> Vec<(String, u64)> {
     let mut keys: Vec<(String, u64)> = session["windows"]

@@ -22,6 +22,9 @@ pub enum Selection<'q> {
     Archived(&'q [ArchivedTab]),
     /// The open tabs whose title or URL match an FTS5 query (as `search`).
     Query(&'q str),
+    /// These open tabs, each by its window and its position there (both
+    /// 1-based, as `tabs` lists them).
+    Tabs(Vec<(usize, usize)>),
 }
 
 /// A session written by `extract` or `merge`.
@@ -197,6 +200,42 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
                 false,
             )
         }
+        Selection::Tabs(list) => {
+            for &(w, p) in list {
+                let tabs = w
+                    .checked_sub(1)
+                    .and_then(|wi| doc.windows.get(wi))
+                    .map(|win| win.tabs.len());
+                if p == 0 || tabs.is_none_or(|n| p > n) {
+                    return Err(nothing(format!(
+                        "tab {w}:{p} ({})",
+                        match tabs {
+                            Some(n) => format!("window {w} has {n} tabs"),
+                            None => format!("the session has {} windows", doc.windows.len()),
+                        }
+                    )));
+                }
+            }
+            let hits: HashSet<(usize, usize)> = list.iter().map(|&(w, p)| (w - 1, p - 1)).collect();
+            (
+                doc.windows
+                    .iter()
+                    .enumerate()
+                    .map(|(wi, w)| {
+                        (0..w.tabs.len())
+                            .map(|ti| {
+                                if hits.contains(&(wi, ti)) {
+                                    TabEdit::Keep
+                                } else {
+                                    TabEdit::Remove
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                false,
+            )
+        }
         Selection::Query(q) => {
             let hits = query_matches(session, q)?;
             (
@@ -235,6 +274,7 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
             Selection::Windows(_) => "the chosen windows".to_owned(),
             Selection::Archived(_) => "the archived tabs".to_owned(),
             Selection::Query(q) => format!("query {q:?}"),
+            Selection::Tabs(_) => "the chosen tabs".to_owned(),
         }));
     }
     let selected_window = doc

@@ -1,0 +1,90 @@
+//! `ffsession ui`: a local page to see the sessions and pick what to bring
+//! back (the server is in `crate::web`).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+
+/// Serve a local page showing the store's sessions, and open it in the
+/// default browser: a timeline of windows and tabs over time, each
+/// snapshot's windows, tab groups and tabs, closed and archived tabs, the
+/// difference between two snapshots, a search over every tab ever backed
+/// up, and picking tabs and windows to open now or add at the browser's
+/// next start, or a snapshot to restore or rescue.
+///
+/// The page reads the store as `list`, `tabs`, `diff` and `search` do, and
+/// changes things only by running those commands (`restore`, `extract`,
+/// `merge`, `rescue`): before each action it shows what will happen and the
+/// command line that does the same. The server listens on 127.0.0.1 only,
+/// and answers only the address it prints, which holds a random secret.
+/// Ctrl-C stops it.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession ui                         serve the page and open it in the default browser
+  ffsession ui --no-open --port 8765   print the address instead
+  ffsession --store sftp://host/ffsession ui   a remote store, through its local copy")]
+pub struct UiArgs {
+    /// The port on 127.0.0.1 to listen on (0: any free port)
+    #[arg(long, default_value_t = 0, value_name = "PORT")]
+    pub port: u16,
+
+    /// Print the page's address, do not open a browser
+    #[arg(long)]
+    pub no_open: bool,
+
+    /// The browser program that opens picked tabs ("open now"), with its
+    /// remote command line, as `firefox --profile DIR --new-tab URL`
+    /// [default: the --browser's program (firefox, librewolf, ...) on PATH]
+    #[arg(long, value_name = "PROGRAM", env = "FFSESSION_BROWSER_BIN")]
+    pub browser_bin: Option<PathBuf>,
+}
+
+pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
+    let config = global.config()?;
+    // A remote is brought up to date now, and read through its local copy.
+    let store_dir = global.chosen_store_dir(&config)?;
+    super::open_existing_store(&store_dir, false)?;
+    crate::web::serve(crate::web::Options {
+        store_dir,
+        port: args.port,
+        open: !args.no_open,
+        globals: global_options(global),
+        browser_bin: browser_bin(global, args.browser_bin),
+        profile_dir: global.profile().ok().map(|p| p.path),
+    })
+}
+
+/// The global options given, as they would be written again.
+fn global_options(g: &GlobalArgs) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::new();
+    let mut put = |name: &str, value: Option<OsString>| {
+        if let Some(v) = value {
+            out.push(name.into());
+            out.push(v);
+        }
+    };
+    put("--profile", g.profile.clone().map(Into::into));
+    put("--browser", g.browser.clone().map(Into::into));
+    put("--firefox-dir", g.firefox_dir.clone().map(Into::into));
+    put("--store", g.store.clone().map(Into::into));
+    put("--password-file", g.password_file.clone().map(Into::into));
+    put("--config", g.config.clone().map(Into::into));
+    out
+}
+
+/// The browser program: --browser-bin, else the chosen browser's on PATH.
+fn browser_bin(g: &GlobalArgs, given: Option<PathBuf>) -> PathBuf {
+    if let Some(bin) = given {
+        return bin;
+    }
+    let name = g
+        .browser
+        .as_deref()
+        .and_then(|b| ffsession::platform::browser(&b.trim().to_lowercase()))
+        .map_or_else(|| "firefox".to_owned(), |b| b.name.to_lowercase());
+    PathBuf::from(name)
+}

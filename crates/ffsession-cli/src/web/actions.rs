@@ -1,0 +1,323 @@
+//! The plans of the page's actions and running them: every action is a
+//! list of `ffsession` command lines (with the global options the page was
+//! started with) or the browser's own remote command line; the plan shows
+//! them and what they say they would do, then they run as they are.
+
+use std::ffi::OsString;
+
+use anyhow::{anyhow, Result};
+use maud::{html, Markup};
+
+use super::layout::{safe_href, shell_line};
+use super::pick::{picks, Take};
+use super::App;
+
+/// Which program a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Program {
+    Ffsession,
+    Browser,
+}
+
+/// How a step is previewed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preview {
+    /// Run as it is: it writes only into the page's own folder.
+    Run,
+    /// Run with `--dry-run`.
+    DryRun,
+    /// Only shown.
+    Show,
+}
+
+pub struct Step {
+    pub program: Program,
+    pub args: Vec<OsString>,
+    pub preview: Preview,
+}
+
+pub struct Plan {
+    pub title: String,
+    pub what: Vec<String>,
+    pub steps: Vec<Step>,
+}
+
+pub fn ff(args: &[&dyn AsRef<std::ffi::OsStr>], preview: Preview) -> Step {
+    Step {
+        program: Program::Ffsession,
+        args: args.iter().map(|a| a.as_ref().to_owned()).collect(),
+        preview,
+    }
+}
+
+/// The plan of `action`.
+pub fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
+    let work = &app.work_dir;
+    let need_snapshot = || snapshot.ok_or_else(|| anyhow!("no snapshot named"));
+    Ok(match action {
+        "restore" => {
+            let id = need_snapshot()?.to_string();
+            Plan {
+                title: format!("Restore snapshot #{id}"),
+                what: vec![format!("The browser reopens snapshot #{id} at its next start. The profile's current session is backed up first (the undo point); refused while the browser runs.")],
+                steps: vec![ff(&[&"restore", &id], Preview::DryRun)],
+            }
+        }
+        "rescue" => {
+            let id = need_snapshot()?.to_string();
+            let out = work.join(format!("rescued-{id}.jsonlz4"));
+            Plan {
+                title: format!("Rescue snapshot #{id}"),
+                what: vec![format!("Every complete tab of the damaged snapshot #{id} is recovered into a session file, which the browser then reopens at its next start (with an undo point; refused while the browser runs).")],
+                steps: vec![
+                    ff(&[&"rescue", &id, &"-o", &out], Preview::Run),
+                    ff(&[&"restore", &out], Preview::DryRun),
+                ],
+            }
+        }
+        "add" => add_plan(app)?,
+        "open" => {
+            let picks = picks(app)?;
+            if picks.is_empty() {
+                return Err(anyhow!("nothing picked"));
+            }
+            // The profile's folder, not its name: the running browser
+            // with that folder is the one that opens them.
+            let profile: Vec<OsString> = match &app.profile_dir {
+                Some(p) => vec!["--profile".into(), p.clone().into_os_string()],
+                None => Vec::new(),
+            };
+            let mut what = vec!["The running browser opens the picked tabs now (one new window per picked window), through its own remote command line.".to_owned()];
+            let mut steps = Vec::new();
+            let mut loose: Vec<OsString> = Vec::new();
+            for p in &picks {
+                let urls: Vec<&str> = p
+                    .tabs
+                    .iter()
+                    .map(|(_, u)| u.as_str())
+                    .filter(|u| {
+                        let ok = safe_href(u).is_some();
+                        if !ok {
+                            what.push(format!("left out (not a web address): {u}"));
+                        }
+                        ok
+                    })
+                    .collect();
+                if urls.is_empty() {
+                    continue;
+                }
+                if matches!(p.take, Some(Take::Window(_))) {
+                    let mut args = profile.clone();
+                    for (i, u) in urls.iter().enumerate() {
+                        args.push(if i == 0 { "--new-window" } else { "--new-tab" }.into());
+                        args.push(u.into());
+                    }
+                    steps.push(Step {
+                        program: Program::Browser,
+                        args,
+                        preview: Preview::Show,
+                    });
+                } else {
+                    for u in urls {
+                        loose.push("--new-tab".into());
+                        loose.push(u.into());
+                    }
+                }
+            }
+            if !loose.is_empty() {
+                let mut args = profile.clone();
+                args.extend(loose);
+                steps.push(Step {
+                    program: Program::Browser,
+                    args,
+                    preview: Preview::Show,
+                });
+            }
+            Plan {
+                title: "Open now".to_owned(),
+                what,
+                steps,
+            }
+        }
+        other => return Err(anyhow!("no such action: {other:?}")),
+    })
+}
+
+/// The command line of `step`, as a user would type it.
+pub fn line(app: &App, step: &Step, dry: bool) -> String {
+    let mut words: Vec<OsString> = match step.program {
+        Program::Ffsession => {
+            let mut w: Vec<OsString> = vec!["ffsession".into()];
+            w.extend(app.globals.iter().cloned());
+            w
+        }
+        Program::Browser => vec![app.browser_bin.clone().into()],
+    };
+    words.extend(step.args.iter().cloned());
+    if dry {
+        words.push("--dry-run".into());
+    }
+    shell_line(words)
+}
+
+/// What a step printed.
+pub struct Ran {
+    pub line: String,
+    pub ok: bool,
+    pub out: String,
+}
+
+pub fn run(app: &App, step: &Step, dry: bool) -> Ran {
+    let line = line(app, step, dry);
+    let mut cmd = match step.program {
+        Program::Ffsession => {
+            let mut c = std::process::Command::new(&app.exe);
+            c.args(&app.globals);
+            c
+        }
+        Program::Browser => std::process::Command::new(&app.browser_bin),
+    };
+    cmd.args(&step.args).stdin(std::process::Stdio::null());
+    if dry {
+        cmd.arg("--dry-run");
+    }
+    if step.program == Program::Browser {
+        // A browser that was not running stays in the foreground until it
+        // is closed: started, not waited for.
+        return match cmd.spawn() {
+            Ok(mut child) => {
+                std::thread::spawn(move || child.wait());
+                Ran { line, ok: true, out: "started".to_owned() }
+            }
+            Err(e) => Ran { line, ok: false, out: format!("could not start it: {e} (ffsession ui --browser-bin PROGRAM names the browser)") },
+        };
+    }
+    match cmd.output() {
+        Ok(o) => Ran {
+            line,
+            ok: o.status.success(),
+            out: format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        },
+        Err(e) => Ran {
+            line,
+            ok: false,
+            out: e.to_string(),
+        },
+    }
+}
+
+pub fn ran(r: &Ran) -> Markup {
+    html! {
+        div.ran {
+            code { "$ " (r.line) }
+            pre class=(if r.ok { "ok" } else { "failed" }) { (r.out) }
+        }
+    }
+}
+
+/// What "add at next start" takes of one snapshot: its id, its whole
+/// windows, its tabs (window, position).
+type FromSnapshot = (i64, Vec<usize>, Vec<(usize, usize)>);
+
+/// "Add at next start": for each snapshot, `extract` its picked windows and
+/// its picked tabs (two files: `--window` and `--tab` do not mix), `merge`
+/// them into the current session, `restore` the result.
+fn add_plan(app: &App) -> Result<Plan> {
+    let picks = picks(app)?;
+    let mut what = vec!["The picked windows and tabs are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned()];
+    let mut by_snapshot: Vec<FromSnapshot> = Vec::new();
+    for p in &picks {
+        let Some(take) = &p.take else {
+            what.push(format!(
+                "left out: {} (closed and archived tabs can be opened now; a restore of their snapshot brings them back too)",
+                p.label
+            ));
+            continue;
+        };
+        let i = match by_snapshot.iter().position(|(s, _, _)| *s == p.snapshot) {
+            Some(i) => i,
+            None => {
+                by_snapshot.push((p.snapshot, Vec::new(), Vec::new()));
+                by_snapshot.len() - 1
+            }
+        };
+        let (_, windows, tabs) = &mut by_snapshot[i];
+        match take {
+            Take::Window(n) if !windows.contains(n) => windows.push(*n),
+            Take::Window(_) => {}
+            Take::Tabs(n, positions) => {
+                for &pos in positions {
+                    if !tabs.contains(&(*n, pos)) {
+                        tabs.push((*n, pos));
+                    }
+                }
+            }
+        }
+    }
+    if by_snapshot.is_empty() {
+        return Err(anyhow!(
+            "nothing picked that can be added at the next start: pick open tabs, groups or windows in a snapshot"
+        ));
+    }
+    let mut steps = Vec::new();
+    let mut files: Vec<OsString> = Vec::new();
+    for (id, windows, tabs) in &by_snapshot {
+        let mut extract = |suffix: &str, flag: &str, values: Vec<String>| {
+            if values.is_empty() {
+                return;
+            }
+            let out = app.work_dir.join(format!("picked-{id}-{suffix}.jsonlz4"));
+            let mut args: Vec<OsString> = vec!["extract".into(), id.to_string().into()];
+            for v in values {
+                args.push(flag.into());
+                args.push(v.into());
+            }
+            args.push("-o".into());
+            args.push(out.clone().into_os_string());
+            steps.push(Step {
+                program: Program::Ffsession,
+                args,
+                preview: Preview::Run,
+            });
+            files.push(out.into_os_string());
+        };
+        extract(
+            "windows",
+            "--window",
+            windows.iter().map(usize::to_string).collect(),
+        );
+        extract(
+            "tabs",
+            "--tab",
+            tabs.iter().map(|(w, p)| format!("{w}:{p}")).collect(),
+        );
+        what.push(format!(
+            "from snapshot #{id}: {} whole windows, {} tabs",
+            windows.len(),
+            tabs.len()
+        ));
+    }
+    let merged = app.work_dir.join("merged.jsonlz4");
+    let mut args: Vec<OsString> = vec!["merge".into(), "current".into()];
+    args.extend(files);
+    args.extend([
+        OsString::from("--dedupe"),
+        OsString::from("-o"),
+        merged.clone().into_os_string(),
+    ]);
+    steps.push(Step {
+        program: Program::Ffsession,
+        args,
+        preview: Preview::Run,
+    });
+    steps.push(ff(&[&"restore", &merged], Preview::DryRun));
+    Ok(Plan {
+        title: "Add at next start".to_owned(),
+        what,
+        steps,
+    })
+}

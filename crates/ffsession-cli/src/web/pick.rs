@@ -1,0 +1,263 @@
+//! Picking tabs, windows and groups across snapshots, and bringing them
+//! back: every action is first a plan (what will happen, the command lines
+//! that do the same, and what `ffsession restore --dry-run` says), then runs exactly those
+//! command lines: `ffsession extract`, `merge`, `rescue`, `restore` (undo
+//! point, refused while the browser runs), or the browser's own remote
+//! command (`firefox --profile DIR --new-tab URL`).
+
+use std::sync::Arc;
+
+use anyhow::{anyhow, Result};
+use axum::extract::{Query, State};
+use axum::response::Redirect;
+use axum::Form;
+use ffsession::session::{TabFilter, TabState};
+use ffsession::store::SnapshotId;
+use ffsession::SessionData;
+use maud::{html, Markup};
+
+use super::actions::{line, make_plan, ran, run, Preview};
+use super::layout::{csrf, page, title_url};
+use super::{blocking, App, WebError};
+
+/// Something picked.
+#[derive(Debug, Clone)]
+pub struct Pick {
+    /// The form value that named it.
+    pub value: String,
+    /// The snapshot it is in.
+    pub snapshot: i64,
+    /// What `extract` can take of it for "add at next start": a whole
+    /// open window, or open tabs of one window; `None` for closed and
+    /// archived tabs (opened now only).
+    pub take: Option<Take>,
+    /// What it is, for people.
+    pub label: String,
+    /// Its tabs: title and URL.
+    pub tabs: Vec<(String, String)>,
+}
+
+/// What `extract` takes of a pick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Take {
+    /// `ffsession extract --window N`.
+    Window(usize),
+    /// `ffsession extract --tab W:P` for each position.
+    Tabs(usize, Vec<usize>),
+}
+
+/// The pick a form value names: `w:ID:N` (an open window), `t:ID:N:P`,
+/// `c:ID:N:P`, `x:ID:N:P` (an open tab, a recently closed one, one of a
+/// closed window), `g:ID:N:NAME` (a tab group), `a:ID:I` (an archived tab).
+fn resolve(app: &App, value: &str) -> Result<Pick> {
+    let bad = || anyhow!("not a pick: {value:?}");
+    let mut parts = value.splitn(4, ':');
+    let kind = parts.next().ok_or_else(bad)?;
+    let id: i64 = parts.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    let n: usize = parts.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    let rest = parts.next();
+    let store = app.store()?;
+    if kind == "a" {
+        let tabs = store.archived_in(SnapshotId(id))?;
+        let t = tabs.get(n).ok_or_else(bad)?;
+        return Ok(Pick {
+            value: value.to_owned(),
+            snapshot: id,
+            take: None,
+            label: format!("archived tab of snapshot #{id}"),
+            tabs: vec![(t.title.clone(), t.url.clone())],
+        });
+    }
+    let data = SessionData::from_bytes(format!("snapshot {id}"), store.read_json(SnapshotId(id))?)?;
+    let session = data.parse()?;
+    let records = session.tab_records(TabFilter {
+        window: None,
+        include_closed: true,
+    });
+    let position: Option<usize> = rest.and_then(|r| r.parse().ok());
+    let (state, label) = match kind {
+        "w" => (TabState::Open, format!("window {n} of snapshot #{id}")),
+        "t" => (TabState::Open, format!("tab of snapshot #{id}")),
+        "c" => (TabState::Closed, format!("closed tab of snapshot #{id}")),
+        "x" => (
+            TabState::ClosedWindow,
+            format!("tab of closed window {n}, snapshot #{id}"),
+        ),
+        "g" => (
+            TabState::Open,
+            format!("group {:?} of snapshot #{id}", rest.unwrap_or("")),
+        ),
+        _ => return Err(bad()),
+    };
+    let mut positions = Vec::new();
+    let tabs: Vec<(String, String)> = records
+        .filter(|r| r.state == state && r.window == n)
+        .filter(|r| match kind {
+            "w" => true,
+            "g" => r.group == rest,
+            _ => Some(r.position) == position,
+        })
+        .map(|r| {
+            positions.push(r.position);
+            (
+                r.title.unwrap_or("").to_owned(),
+                r.url.unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    if tabs.is_empty() {
+        return Err(bad());
+    }
+    Ok(Pick {
+        value: value.to_owned(),
+        snapshot: id,
+        take: match kind {
+            "w" => Some(Take::Window(n)),
+            "t" | "g" => Some(Take::Tabs(n, positions)),
+            _ => None,
+        },
+        label,
+        tabs,
+    })
+}
+
+pub async fn add(
+    State(app): State<Arc<App>>,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Result<Redirect, WebError> {
+    blocking(move || {
+        let mut new = Vec::new();
+        for (k, v) in &form {
+            if k == "pick" {
+                new.push(resolve(&app, v)?);
+            }
+        }
+        let mut picks = app.picks.lock().map_err(|e| anyhow!("{e}"))?;
+        for p in new {
+            if !picks.iter().any(|q| q.value == p.value) {
+                picks.push(p);
+            }
+        }
+        Ok(Redirect::to(&app.url("/picks")))
+    })
+    .await
+}
+
+pub async fn clear(State(app): State<Arc<App>>) -> Result<Redirect, WebError> {
+    app.picks.lock().map_err(|e| anyhow!("{e}"))?.clear();
+    Ok(Redirect::to(&app.url("/picks")))
+}
+
+pub fn picks(app: &App) -> Result<Vec<Pick>> {
+    Ok(app.picks.lock().map_err(|e| anyhow!("{e}"))?.clone())
+}
+
+pub async fn basket(State(app): State<Arc<App>>) -> Result<Markup, WebError> {
+    let picks = picks(&app)?;
+    let body = html! {
+        @if picks.is_empty() {
+            p { "Nothing picked yet: check tabs, windows or groups in a snapshot, then "
+                em { "Pick the checked" } "." }
+        } @else {
+            @for p in &picks {
+                section.window {
+                    h2 { (p.label) " (" (p.tabs.len()) " tabs)" }
+                    ul { @for (t, u) in &p.tabs { li { (title_url(Some(t), Some(u))) } } }
+                }
+            }
+            p.actions {
+                a.button href=(app.url("/plan?action=open")) { "Open now…" }
+                " "
+                a.button href=(app.url("/plan?action=add")) { "Add at next start…" }
+            }
+            form method="post" action=(app.url("/picks/clear")) {
+                (csrf(&app)) button type="submit" { "Clear the picks" }
+            }
+        }
+    };
+    Ok(page(&app, "Picked", body))
+}
+
+#[derive(serde::Deserialize)]
+pub struct PlanQuery {
+    action: String,
+    #[serde(default)]
+    snapshot: Option<i64>,
+}
+
+pub async fn plan(
+    State(app): State<Arc<App>>,
+    Query(q): Query<PlanQuery>,
+) -> Result<Markup, WebError> {
+    blocking(move || {
+        let plan = make_plan(&app, &q.action, q.snapshot)?;
+        // The preview: the steps that only write into the page's folder
+        // run, the restore runs with --dry-run; the first failure stops it.
+        let mut previews = Vec::new();
+        for step in &plan.steps {
+            let r = match step.preview {
+                Preview::Show => continue,
+                Preview::Run => run(&app, step, false),
+                Preview::DryRun => run(&app, step, true),
+            };
+            let ok = r.ok;
+            previews.push(r);
+            if !ok {
+                break;
+            }
+        }
+        let blocked = previews.iter().any(|r| !r.ok);
+        let body = html! {
+            @for w in &plan.what { p { (w) } }
+            h2 { "The command lines that do the same" }
+            pre.lines { @for s in &plan.steps { (line(&app, s, false)) "\n" } }
+            @if !previews.is_empty() {
+                h2 { "What they say they will do" }
+                @for r in &previews { (ran(r)) }
+            }
+            @if blocked {
+                p.alarm { "A step fails: nothing would be done." }
+            } @else {
+                form method="post" action=(app.url("/do")) {
+                    (csrf(&app))
+                    input type="hidden" name="action" value=(q.action);
+                    @if let Some(id) = q.snapshot { input type="hidden" name="snapshot" value=(id); }
+                    button.go type="submit" { "Do it" }
+                }
+            }
+        };
+        Ok(page(&app, &plan.title, body))
+    })
+    .await
+}
+
+#[derive(serde::Deserialize)]
+pub struct ActForm {
+    action: String,
+    #[serde(default)]
+    snapshot: Option<i64>,
+}
+
+pub async fn act(State(app): State<Arc<App>>, Form(f): Form<ActForm>) -> Result<Markup, WebError> {
+    blocking(move || {
+        let plan = make_plan(&app, &f.action, f.snapshot)?;
+        let mut done = Vec::new();
+        for step in &plan.steps {
+            let r = run(&app, step, false);
+            let ok = r.ok;
+            done.push(r);
+            if !ok {
+                break;
+            }
+        }
+        let failed = done.iter().any(|r| !r.ok);
+        let body = html! {
+            @for r in &done { (ran(r)) }
+            p class=(if failed { "alarm" } else { "ok" }) {
+                @if failed { "A step failed; the steps after it did not run." } @else { "Done." }
+            }
+        };
+        Ok(page(&app, &plan.title, body))
+    })
+    .await
+}

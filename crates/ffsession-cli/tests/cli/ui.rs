@@ -1,0 +1,488 @@
+//! `ffsession ui`: the local page, asked over HTTP on 127.0.0.1 as a
+//! browser would, against a store built in the test's folder.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use ffsession_gen::Spec;
+use serde_json::Value;
+
+use crate::common::{ok_json, session, TestEnv};
+
+/// A generated session whose first window holds exactly `tabs` (URL, title).
+fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
+    let generated = session(Spec {
+        tabs: 4,
+        windows: 2,
+        ..Spec::default()
+    });
+    let mut v: Value = serde_json::from_str(&generated.json).unwrap();
+    v["windows"][0]["tabs"] = tabs
+        .iter()
+        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
+        .collect();
+    ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
+}
+
+const EVIL_TITLE: &str = "<script>alert('pwned')</script>";
+const EVIL_URL: &str = "javascript:alert(document.cookie)";
+
+/// A profile whose two sessions are backed up (snapshots 1 and 2).
+fn two_snapshots() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let profile = env.path().join("profile");
+    std::fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+    for tabs in [
+        &[
+            ("https://doc.rust-lang.org/book/", "The Rust book"),
+            (EVIL_URL, EVIL_TITLE),
+        ][..],
+        &[
+            ("https://doc.rust-lang.org/book/", "The Rust book"),
+            (EVIL_URL, EVIL_TITLE),
+            ("https://added.example/", "Added later"),
+        ][..],
+    ] {
+        env.profile_with_recovery(&with_tabs(tabs));
+        ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
+    }
+    (env, profile)
+}
+
+struct Page {
+    env: TestEnv,
+    profile: PathBuf,
+    child: Child,
+    port: u16,
+    secret: String,
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Page {
+    /// Two snapshots backed up, then `ffsession ui --no-open --port 0`.
+    fn start(extra: &[&str]) -> Page {
+        let (env, profile) = two_snapshots();
+        Page::serve(env, profile, extra)
+    }
+
+    /// `ffsession ui --no-open --port 0` on the store of `profile`.
+    fn serve(env: TestEnv, profile: PathBuf, extra: &[&str]) -> Page {
+        let mut child = env
+            .std_store_cmd_at(&profile, &env.store_dir())
+            .args(["ui", "--no-open", "--port", "0"])
+            .args(extra)
+            // The page's private folder in the test's own (the server
+            // is killed, so it cannot remove it).
+            .env("TMPDIR", env.path())
+            .env("TEMP", env.path())
+            .env("TMP", env.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // http://127.0.0.1:PORT/SECRET/
+        let rest = line
+            .trim()
+            .strip_prefix("http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("no address printed: {line:?}"));
+        let (port, secret) = rest.split_once('/').unwrap();
+        Page {
+            env,
+            profile,
+            child,
+            port: port.parse().unwrap(),
+            secret: secret.trim_end_matches('/').to_owned(),
+        }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn origin(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// One HTTP/1.1 request, answered whole.
+    fn raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if method == "POST" {
+            req.push_str("Content-Type: application/x-www-form-urlencoded\r\n");
+            req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        s.write_all(req.as_bytes()).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        Answer {
+            status,
+            head: head.to_ascii_lowercase(),
+            body: body.to_owned(),
+        }
+    }
+
+    fn get(&self, path: &str) -> Answer {
+        let path = format!("/{}{path}", self.secret);
+        self.raw("GET", &path, &[("Host", &self.host())], "")
+    }
+
+    fn post(&self, path: &str, body: &str) -> Answer {
+        let path = format!("/{}{path}", self.secret);
+        let (host, origin) = (self.host(), self.origin());
+        self.raw("POST", &path, &[("Host", &host), ("Origin", &origin)], body)
+    }
+
+    /// The CSRF token the page's forms carry.
+    fn csrf(&self) -> String {
+        let page = self.get("/snapshot/1").body;
+        let at = page
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with the token")
+            + 19;
+        page[at..at + 32].to_owned()
+    }
+}
+
+#[test]
+fn the_page_shows_every_snapshot_and_its_tabs_escaped() {
+    let page = Page::start(&[]);
+    let home = page.get("/");
+    assert_eq!(home.status, 200, "{}", home.body);
+    assert!(home.body.contains("Timeline"));
+    let link = format!("href=\"/{}/snapshot/2\"", page.secret);
+    assert!(home.body.contains(&link), "{}", home.body);
+    assert!(home.body.contains("<svg"), "the timeline chart");
+
+    let snap = page.get("/snapshot/2");
+    assert_eq!(snap.status, 200, "{}", snap.body);
+    assert!(snap.body.contains("The Rust book"));
+    assert!(snap.body.contains("Added later"));
+    assert!(snap
+        .body
+        .contains("href=\"https://doc.rust-lang.org/book/\""));
+    // A title is text, never markup; a javascript: URL is never a link.
+    assert!(!snap.body.contains(EVIL_TITLE), "{}", snap.body);
+    assert!(snap.body.contains("&lt;script&gt;alert"));
+    assert!(!snap.body.to_lowercase().contains("href=\"javascript:"));
+    assert!(snap.body.contains("javascript:alert(document.cookie)"));
+    // Recently closed tabs, the closed window, the favicons the session holds.
+    assert!(
+        snap.body.contains("3 recently closed tabs"),
+        "{}",
+        snap.body
+    );
+    assert!(snap.body.contains("Closed window 1"));
+    assert!(snap.body.contains("<img src=\"data:image/"));
+    assert!(snap.body.contains("value=\"w:2:1\""), "a window's box");
+
+    // Strict headers on every answer.
+    for a in [&home, &snap] {
+        assert!(
+            a.head
+                .contains("content-security-policy: default-src 'none'; script-src 'self'"),
+            "{}",
+            a.head
+        );
+        assert!(a.head.contains("frame-ancestors 'none'"));
+        assert!(a.head.contains("x-content-type-options: nosniff"));
+        assert!(a.head.contains("referrer-policy: no-referrer"));
+    }
+    // The script is the page's own file.
+    let js = page.get("/app.js");
+    assert_eq!(js.status, 200);
+    assert!(js.head.contains("content-type: text/javascript"));
+    assert!(!snap.body.contains("<script>"), "no inline script");
+}
+
+#[test]
+fn search_diff_and_history_read_the_store() {
+    let page = Page::start(&[]);
+    let found = page.get("/search?q=rust+book");
+    assert_eq!(found.status, 200);
+    assert!(found.body.contains("The Rust book"), "{}", found.body);
+    assert!(found.body.contains("in 2 snapshots"), "{}", found.body);
+    // As you type: the results alone.
+    let part = page.get("/search?q=added&part=1");
+    assert!(part.body.contains("Added later"));
+    assert!(!part.body.contains("<html"));
+    let evil = page.get("/search?q=pwned");
+    assert!(!evil.body.contains(EVIL_TITLE), "{}", evil.body);
+
+    let d = page.get("/diff?a=1&b=2");
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert!(d.body.contains("1 tabs added, 0 removed"), "{}", d.body);
+    assert!(d.body.contains("Added later"));
+    assert!(d.body.contains(" diff 1 2</code>"), "{}", d.body);
+
+    let h = page.get("/history?url=https%3A%2F%2Fdoc.rust-lang.org%2Fbook%2F");
+    assert_eq!(h.status, 200);
+    assert!(h.body.contains("2 snapshots"), "{}", h.body);
+}
+
+#[test]
+fn only_the_secret_address_on_a_loopback_host_answers() {
+    let page = Page::start(&[]);
+    let host = page.host();
+    let h = [("Host", host.as_str())];
+    assert_eq!(page.raw("GET", "/", &h, "").status, 404);
+    assert_eq!(page.raw("GET", "/snapshot/1", &h, "").status, 404);
+    let wrong: String = page.secret.chars().rev().collect();
+    assert_eq!(page.raw("GET", &format!("/{wrong}/"), &h, "").status, 404);
+    let short = &page.secret[..31];
+    assert_eq!(page.raw("GET", &format!("/{short}/"), &h, "").status, 404);
+    let right = format!("/{}/", page.secret);
+    assert_eq!(page.raw("GET", &right, &h, "").status, 200);
+    // DNS rebinding: the right secret under another name is refused.
+    let evil = format!("evil.example:{}", page.port);
+    assert_eq!(page.raw("GET", &right, &[("Host", &evil)], "").status, 400);
+    let other_port = format!("127.0.0.1:{}", page.port.wrapping_add(1));
+    assert_eq!(
+        page.raw("GET", &right, &[("Host", &other_port)], "").status,
+        400
+    );
+    let localhost = format!("localhost:{}", page.port);
+    assert_eq!(
+        page.raw("GET", &right, &[("Host", &localhost)], "").status,
+        200
+    );
+    // Other methods are refused.
+    assert_eq!(page.raw("DELETE", &right, &h, "").status, 405);
+}
+
+#[test]
+fn a_change_needs_the_token_and_the_page_origin() {
+    let page = Page::start(&[]);
+    let token = page.csrf();
+    let path = format!("/{}/picks", page.secret);
+    let (host, origin) = (page.host(), page.origin());
+    let pick = "pick=t%3A2%3A1%3A1";
+    // No token, a wrong token, a foreign or missing origin: refused.
+    for (headers, body) in [
+        (
+            vec![("Host", host.as_str()), ("Origin", origin.as_str())],
+            pick.to_owned(),
+        ),
+        (
+            vec![("Host", host.as_str()), ("Origin", origin.as_str())],
+            format!("{pick}&csrf={}", "0".repeat(32)),
+        ),
+        (
+            vec![("Host", host.as_str()), ("Origin", "http://evil.example")],
+            format!("{pick}&csrf={token}"),
+        ),
+        (
+            vec![("Host", host.as_str())],
+            format!("{pick}&csrf={token}"),
+        ),
+    ] {
+        let a = page.raw("POST", &path, &headers, &body);
+        assert_eq!(a.status, 403, "{body} {headers:?}: {}", a.body);
+    }
+    assert!(page.get("/picks").body.contains("Nothing picked yet"));
+    let a = page.post("/picks", &format!("{pick}&csrf={token}"));
+    assert_eq!(a.status, 303, "{}", a.body);
+    assert!(page.get("/picks").body.contains("The Rust book"));
+}
+
+#[test]
+fn a_restore_shows_its_plan_and_command_line_first() {
+    let page = Page::start(&[]);
+    let plan = page.get("/plan?action=restore&snapshot=1");
+    assert_eq!(plan.status, 200, "{}", plan.body);
+    assert!(plan.body.contains(" restore 1\n"), "{}", plan.body);
+    assert!(plan.body.contains("restore 1 --dry-run"), "{}", plan.body);
+    assert!(plan.body.contains("would write"), "{}", plan.body);
+    // The plan changed nothing: one undo point comes only with the restore.
+    assert_eq!(page.env.list_snapshots(&page.profile).len(), 2);
+    let token = page.csrf();
+    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    assert_eq!(done.status, 200);
+    assert!(
+        done.body.contains("done: Firefox reopens snapshot 1"),
+        "{}",
+        done.body
+    );
+    assert!(page.profile.join("sessionstore.jsonlz4").exists());
+    assert!(
+        page.env.list_snapshots(&page.profile).len() > 2,
+        "the undo point"
+    );
+    let home = page.get("/").body;
+    assert!(home.contains("undo point of a restore"), "{home}");
+    assert!(home.contains("restored"), "{home}");
+}
+
+#[test]
+fn picked_windows_are_added_at_next_start() {
+    let page = Page::start(&[]);
+    let token = page.csrf();
+    // Window 1 of snapshot 1, a window of its own.
+    assert_eq!(
+        page.post("/picks", &format!("pick=w%3A1%3A1&csrf={token}"))
+            .status,
+        303
+    );
+    let plan = page.get("/plan?action=add");
+    assert_eq!(plan.status, 200, "{}", plan.body);
+    assert!(
+        plan.body.contains(" extract 1 --window 1 -o "),
+        "{}",
+        plan.body
+    );
+    assert!(plan.body.contains(" merge current "), "{}", plan.body);
+    assert!(plan.body.contains("Do it"), "{}", plan.body);
+    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    assert!(page.profile.join("sessionstore.jsonlz4").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn open_now_runs_the_browser_remote_command() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("args");
+    let bin = dir.path().join("fake-firefox");
+    std::fs::write(
+        &bin,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let page = Page::start(&["--browser-bin", bin.to_str().unwrap()]);
+    let token = page.csrf();
+    // The window of snapshot 2 (three tabs, one javascript:), and one tab.
+    let body = format!("pick=w%3A2%3A1&pick=t%3A1%3A1%3A1&csrf={token}");
+    assert_eq!(page.post("/picks", &body).status, 303);
+    let plan = page.get("/plan?action=open");
+    assert!(
+        plan.body.contains(
+            "--new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/"
+        ),
+        "{}",
+        plan.body
+    );
+    assert!(plan.body.contains("left out (not a web address)"));
+    assert!(!log.exists(), "the plan ran nothing");
+    let done = page.post("/do", &format!("action=open&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    let mut args = String::new();
+    for _ in 0..100 {
+        args = std::fs::read_to_string(&log).unwrap_or_default();
+        if args.lines().count() >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut lines: Vec<&str> = args.lines().collect();
+    lines.sort_unstable();
+    let profile = page.profile.display();
+    assert_eq!(
+        lines,
+        [
+            format!("--profile {profile} --new-tab https://doc.rust-lang.org/book/"),
+            format!("--profile {profile} --new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/"),
+        ]
+    );
+}
+
+#[test]
+fn bringing_back_is_refused_while_the_browser_runs() {
+    let page = Page::start(&[]);
+    let token = page.csrf();
+    let firefox = ffsession_gen::FirefoxLockHolder::hold(&page.profile);
+    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    assert_eq!(done.status, 200);
+    assert!(done.body.contains("A step failed"), "{}", done.body);
+    assert!(done.body.contains("Firefox is running"), "{}", done.body);
+    assert!(!page.profile.join("sessionstore.jsonlz4").exists());
+    drop(firefox);
+}
+
+#[test]
+fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
+    let (env, profile) = two_snapshots();
+    let g = session(Spec {
+        tabs: 60,
+        ..Spec::default()
+    });
+    env.profile_with_recovery(&g.packed[..g.packed.len() * 8 / 10]);
+    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "backup's alarm");
+    let page = Page::serve(env, profile, &[]);
+    let home = page.get("/");
+    assert!(home.body.contains("alarm: damaged file"), "{}", home.body);
+    let snap = page.get("/snapshot/3");
+    assert!(
+        snap.body.contains("damaged when it was taken"),
+        "{}",
+        snap.body
+    );
+    assert!(snap.body.contains("plan?action=rescue&amp;snapshot=3"));
+    let plan = page.get("/plan?action=rescue&snapshot=3");
+    assert!(plan.body.contains(" rescue 3 -o "), "{}", plan.body);
+    assert!(plan.body.contains("would write"), "{}", plan.body);
+    assert!(!page.profile.join("sessionstore.jsonlz4").exists());
+    let token = page.csrf();
+    let done = page.post("/do", &format!("action=rescue&snapshot=3&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    assert!(page.profile.join("sessionstore.jsonlz4").exists());
+}
+
+#[test]
+fn a_picked_tab_is_added_at_next_start() {
+    let page = Page::start(&[]);
+    // The profile's session now holds one other page.
+    page.env
+        .profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
+    let token = page.csrf();
+    // One tab of snapshot 2 (window 1, third tab); a group is its tabs.
+    let body = format!("pick=t%3A2%3A1%3A3&csrf={token}");
+    assert_eq!(page.post("/picks", &body).status, 303);
+    let plan = page.get("/plan?action=add");
+    assert!(
+        plan.body.contains(" extract 2 --tab 1:3 -o "),
+        "{}",
+        plan.body
+    );
+    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    let urls = page
+        .env
+        .cmd()
+        .args(["tabs", "--format", "urls"])
+        .arg(page.profile.join("sessionstore.jsonlz4"))
+        .output()
+        .unwrap();
+    let urls = String::from_utf8(urls.stdout).unwrap();
+    assert!(urls.contains("https://now.example/"), "{urls}");
+    assert!(urls.contains("https://added.example/"), "{urls}");
+    assert!(!urls.contains("https://doc.rust-lang.org/book/"), "{urls}");
+}
