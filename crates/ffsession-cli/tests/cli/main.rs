@@ -17,6 +17,7 @@ mod profiles;
 mod promises;
 mod read;
 mod remote;
+mod remote_errors;
 mod remote_faults;
 mod remote_prune;
 mod rescue;
