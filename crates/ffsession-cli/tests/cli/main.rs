@@ -18,6 +18,7 @@ mod profiles;
 mod promises;
 mod read;
 mod remote;
+mod remote_errors;
 mod remote_faults;
 mod remote_keys;
 mod remote_prune;
