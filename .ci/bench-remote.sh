@@ -5,6 +5,8 @@
 # run. Not part of CI; run by hand:
 #   cargo build --release -p ffsession-cli -p ffsession-gen
 #   bash .ci/bench-remote.sh            (starts the servers itself)
+#   bash .ci/bench-remote.sh history    (100 snapshots, then one more:
+#                                        .ci/bench-remote-history.sh)
 # Prints a Markdown table (docs/guide/remote.md keeps the latest). Bytes: on
 # SFTP, what the repository holds on the server's disk (its growth for the
 # second copy), for both tools; on S3, what each tool reports (ffsession: the
@@ -30,6 +32,11 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 du_b() { find "$1" -type f -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }'; }
 mb() { awk -v n="$1" 'BEGIN { printf "%.2f MB", n / 1e6 }'; }
+
+if [ "${1:-}" = history ]; then
+    . .ci/bench-remote-history.sh
+    exit
+fi
 
 echo "| session | server | tool | first copy | bytes | after one new snapshot | bytes |"
 echo "| --- | --- | --- | ---: | ---: | ---: | ---: |"
