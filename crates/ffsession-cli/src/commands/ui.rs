@@ -45,6 +45,16 @@ pub struct UiArgs {
 
 pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
     let config = global.config()?;
+    // A remote store's password is asked once, now (unless a variable or
+    // a file gives it); the commands the page runs get it in their
+    // environment, never on a command line or in the page.
+    let password = match global.remote_store(&config) {
+        Some(value) => {
+            let target = crate::remote::target(&value, &config)?;
+            Some(crate::remote::password(global, &target, false, true)?)
+        }
+        None => None,
+    };
     // A remote is brought up to date now, and read through its local copy.
     let store_dir = global.chosen_store_dir(&config)?;
     super::open_existing_store(&store_dir, false)?;
@@ -55,6 +65,7 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
         globals: global_options(global),
         browser_bin: browser_bin(global, args.browser_bin),
         profile_dir: global.profile().ok().map(|p| p.path),
+        password,
     })
 }
 

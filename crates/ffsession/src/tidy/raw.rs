@@ -41,7 +41,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 /// An object's members in file order, each value as raw bytes.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct RawObject<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for RawObject<'de> {
@@ -96,7 +96,7 @@ pub(crate) struct RawWindow<'a> {
 }
 
 /// A window's tab group.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RawGroup<'a> {
     /// The group object, raw.
     pub raw: &'a RawValue,
@@ -266,43 +266,68 @@ impl<'a> RawDoc<'a> {
             None
         };
         let mut out = Vec::with_capacity(windows.len());
-        for WindowDe(obj, tabs, len) in windows {
-            let facts: Vec<Option<Tab<'a>>> = match facts.as_mut().and_then(Iterator::next) {
-                Some(f) => f.into_iter().map(Some).collect(),
-                None => tabs
-                    .iter()
-                    .map(|t| serde_json::from_str::<Tab<'a>>(t.get()).ok())
-                    .collect(),
-            };
-            let selected = obj
-                .get("selected")
-                .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
-                .filter(|s| *s >= 1.0)
-                .map(|s| s as u64);
-            let groups = match obj.get("groups") {
-                Some(g) => serde_json::from_str::<RawList<'a>>(g.get())
-                    .map(|l| l.0)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|raw| {
-                        let f = serde_json::from_str::<GroupFacts>(raw.get()).ok();
-                        let (id, name) =
-                            f.map_or((None, None), |f| (as_text(f.id), as_text(f.name)));
-                        RawGroup { raw, id, name }
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
-            out.push(RawWindow {
-                len,
-                obj,
-                tabs,
-                facts,
-                selected,
-                groups,
-            });
+        for w in windows {
+            out.push(window_of(w, facts.as_mut().and_then(Iterator::next)));
         }
         Ok(RawDoc { top, windows: out })
+    }
+
+    /// The recently closed windows (`_closedWindows`), read as open ones are.
+    pub(crate) fn closed_windows(&self) -> Result<Vec<RawWindow<'a>>, String> {
+        let Some(raw) = self.top.get("_closedWindows") else {
+            return Ok(Vec::new());
+        };
+        let list: Vec<WindowDe<'a>> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+        Ok(list.into_iter().map(|w| window_of(w, None)).collect())
+    }
+}
+
+impl<'a> RawWindow<'a> {
+    /// The window's recently closed tabs (`_closedTabs`), raw.
+    pub(crate) fn closed_tabs(&self) -> Vec<&'a RawValue> {
+        self.obj
+            .get("_closedTabs")
+            .and_then(|c| serde_json::from_str::<RawList<'a>>(c.get()).ok())
+            .map_or_else(Vec::new, |l| l.0)
+    }
+}
+
+/// A window read by [`WindowDe`], with the model's facts of its tabs when
+/// they line up, else each tab read on its own.
+fn window_of<'a>(w: WindowDe<'a>, facts: Option<Vec<Tab<'a>>>) -> RawWindow<'a> {
+    let WindowDe(obj, tabs, len) = w;
+    let facts: Vec<Option<Tab<'a>>> = match facts {
+        Some(f) => f.into_iter().map(Some).collect(),
+        None => tabs
+            .iter()
+            .map(|t| serde_json::from_str::<Tab<'a>>(t.get()).ok())
+            .collect(),
+    };
+    let selected = obj
+        .get("selected")
+        .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
+        .filter(|s| *s >= 1.0)
+        .map(|s| s as u64);
+    let groups = match obj.get("groups") {
+        Some(g) => serde_json::from_str::<RawList<'a>>(g.get())
+            .map(|l| l.0)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|raw| {
+                let f = serde_json::from_str::<GroupFacts>(raw.get()).ok();
+                let (id, name) = f.map_or((None, None), |f| (as_text(f.id), as_text(f.name)));
+                RawGroup { raw, id, name }
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    RawWindow {
+        len,
+        obj,
+        tabs,
+        facts,
+        selected,
+        groups,
     }
 }
 
