@@ -195,3 +195,48 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
     assert!(now.contains("https://added.example/"), "{now}");
     assert!(now.contains("https://now.example/"), "{now}");
 }
+
+/// The sessions the actions write (cookies and form data) stay in a folder
+/// only the user opens: 0700 on Unix; on Windows the access list of a
+/// store folder (the user, SYSTEM, the Administrators), whatever the temp
+/// folder grants.
+#[test]
+fn what_the_page_writes_is_in_a_private_folder() {
+    let page = Page::start(&[]);
+    let token = page.csrf();
+    let body = format!("pick=c%3A2%3A1%3A1&csrf={token}");
+    assert_eq!(page.post("/picks", &body).status, 303);
+    let plan = page.get("/plan?action=add");
+    assert!(plan.body.contains("Do it"), "{}", plan.body);
+    let folder = std::fs::read_dir(page.env.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("ffsession-ui-"))
+        })
+        .expect("the page's folder in the temp folder");
+    let written: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    assert!(!written.is_empty(), "the plan's extract and merge wrote there");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
+    #[cfg(windows)]
+    {
+        use ffsession::store::{current_user_sid, dacl_sddl};
+        let user = current_user_sid().unwrap();
+        let sddl = dacl_sddl(&folder).unwrap();
+        assert!(sddl.contains(&format!("A;OICI;FA;;;{user}")), "{sddl}");
+        let body = &sddl[sddl.find('(').unwrap_or(sddl.len())..];
+        for ace in body.split_terminator(')') {
+            let who = ace.rsplit(';').next().unwrap();
+            assert!(
+                [user.as_str(), "SY", "BA"].contains(&who),
+                "{who} may open it: {sddl}"
+            );
+        }
+    }
+}
