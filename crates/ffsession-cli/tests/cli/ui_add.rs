@@ -217,7 +217,10 @@ fn what_the_page_writes_is_in_a_private_folder() {
         })
         .expect("the page's folder in the temp folder");
     let written: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
-    assert!(!written.is_empty(), "the plan's extract and merge wrote there");
+    assert!(
+        !written.is_empty(),
+        "the plan's extract and merge wrote there"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
