@@ -2,11 +2,7 @@
 //! next start (through `extract --closed-tab` / `--closed-window`), and a
 //! remote store whose password is typed once at the start.
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use crate::common::{ok_json, ok_stdout, TestEnv};
 use crate::ui::{two_snapshots, with_tabs, Page};
@@ -81,6 +77,10 @@ fn a_closed_tab_and_a_closed_window_are_added_at_next_start() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
     const PASSWORD: &str = "typed at the start 7Zq";
     if std::process::Command::new("script")
         .arg("--version")

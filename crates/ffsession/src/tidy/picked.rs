@@ -60,7 +60,7 @@ fn window_with<'a>(base: &RawWindow<'a>, tabs: Vec<&'a RawValue>) -> RawWindow<'
 }
 
 /// The `state` of a recently closed tab: the tab Firefox reopens.
-fn closed_state<'a>(item: &'a RawValue) -> Option<&'a RawValue> {
+fn closed_state(item: &RawValue) -> Option<&RawValue> {
     RawObject::parse(item.get()).ok()?.get("state")
 }
 
