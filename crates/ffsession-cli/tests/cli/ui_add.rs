@@ -72,6 +72,71 @@ fn a_closed_tab_and_a_closed_window_are_added_at_next_start() {
     assert!(now.contains(&of_window), "{of_window}: {now}");
 }
 
+#[test]
+fn an_archived_tab_is_added_at_next_start() {
+    const DAY: u64 = 86_400_000;
+    let env = TestEnv::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut v: serde_json::Value = serde_json::from_str(
+        &crate::common::session(ffsession_gen::Spec {
+            tabs: 4,
+            windows: 2,
+            ..ffsession_gen::Spec::default()
+        })
+        .json,
+    )
+    .unwrap();
+    for w in v["windows"].as_array_mut().unwrap() {
+        for t in w["tabs"].as_array_mut().unwrap() {
+            t["lastAccessed"] = now.into();
+            t["pinned"] = false.into();
+        }
+    }
+    v["windows"][0]["tabs"] = serde_json::json!([
+        {"entries": [{"url": "https://kept.example/", "title": "Kept"}], "index": 1, "lastAccessed": now},
+        {"entries": [{"url": "https://old.example/a", "title": "Before"},
+                     {"url": "https://old.example/", "title": "Old"}], "index": 2, "lastAccessed": now - 90 * DAY},
+    ]);
+    v["windows"][0]["selected"] = 1.into();
+    let packed = ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes());
+    let profile = env.profile_with(&[("sessionstore.jsonlz4", &packed)]);
+    ok_stdout(env.store_cmd(&profile).arg("backup"));
+    let done = ok_stdout(
+        env.store_cmd(&profile)
+            .args(["tidy", "--archive-older-than", "30d"]),
+    );
+    let undo = done
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .unwrap_or_else(|| panic!("{done}"))
+        .to_owned();
+    let session = profile.join("sessionstore.jsonlz4");
+    assert!(!urls(&env, &session).contains("https://old.example/"));
+    let page = Page::serve(env, profile, &[]);
+    let snap = page.get(&format!("/snapshot/{undo}")).body;
+    let pick = format!("a:{undo}:0");
+    assert!(snap.contains(&format!("value=\"{pick}\"")), "{snap}");
+    assert!(snap.contains("https://old.example/"), "{snap}");
+    let token = page.csrf();
+    let body = format!("pick={}&csrf={token}", pick.replace(':', "%3A"));
+    assert_eq!(page.post("/picks", &body).status, 303);
+    let plan = page.get("/plan?action=add");
+    assert!(
+        plan.body
+            .contains(&format!(" extract {undo} --archived-tab 1 -o ")),
+        "{}",
+        plan.body
+    );
+    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    assert!(done.body.contains("Done."), "{}", done.body);
+    let now = urls(&page.env, &session);
+    assert!(now.contains("https://kept.example/"), "{now}");
+    assert!(now.contains("https://old.example/"), "{now}");
+}
+
 /// `ffsession ui` on a remote store, in a terminal (`script` gives it one)
 /// where the password is typed once.
 #[cfg(target_os = "linux")]
