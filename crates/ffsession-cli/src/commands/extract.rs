@@ -69,8 +69,9 @@ pub struct ExtractArgs {
     pub closed_window_tab: Vec<(usize, usize)>,
 
     /// Keep the Nth of the tabs `tidy` archived from SOURCE (a snapshot id),
-    /// in the order tidy recorded them, as `ffsession ui` shows them and
-    /// `ffsession extract SOURCE --archived` writes them (repeat for more)
+    /// in the order tidy recorded them, as the snapshot's page of
+    /// `ffsession ui` and `ffsession tabs --archived --json` list them
+    /// (repeat for more)
     #[arg(long, value_name = "N", value_parser = parse_number, conflicts_with_all = ["archived", "query"])]
     pub archived_tab: Vec<usize>,
 
