@@ -1,6 +1,7 @@
 """Scenario 19: the local page of `ffsession ui`, used in a real Firefox: a
-window of an older snapshot picked on the page and added at the next start;
-Firefox then reopens the profile's current tabs and the picked window."""
+window and a recently closed tab of an older snapshot picked on the page and
+added at the next start; Firefox then reopens the profile's current tabs, the
+picked window and the closed tab, open."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from .cli import CheckFailed, Skip
 from .scenarios import install_only, sanity_snapshot, scenario, stable_copy
 
 # On a snapshot's page: check the box of the window holding the link to
-# arguments[0], and press "Pick the checked".
+# arguments[0] and the box of the (recently closed) tab linking to
+# arguments[1], and press "Pick the checked".
 JS_PICK_WINDOW = r"""
-const link = [...document.querySelectorAll("a.url")].find(a => a.href === arguments[0]);
-if (!link) return "no link to " + arguments[0] + " in " + document.body.innerText.slice(0, 300);
+const find = u => [...document.querySelectorAll("a.url")].find(a => a.href === u);
+const link = find(arguments[0]), closed = find(arguments[1]);
+if (!link || !closed) return "no link to " + arguments + " in " + document.body.innerText.slice(0, 300);
 const box = link.closest("section.window").querySelector("h2 input[type=checkbox]");
 box.checked = true;
+closed.closest("tr").querySelector("input[type=checkbox]").checked = true;
 box.form.querySelector("button[type=submit]").click();
 return "ok";
 """
@@ -49,29 +53,36 @@ def _wait_text(m, want, timeout=20.0):
     raise CheckFailed("the page never said any of %r; it says:\n%s" % (want, text[:1500]))
 
 
-@scenario(19, "ui: a window of an older snapshot picked on the local page in Firefox and added "
-              "at the next start; Firefox reopens the current tabs and the picked window")
+@scenario(19, "ui: a window and a closed tab of an older snapshot picked on the local page in "
+              "Firefox and added at the next start; Firefox reopens the current tabs, the picked "
+              "window and the closed tab")
 def s19_ui_pick(ctx):
-    """A 2-window session is backed up; the profile's session then holds one
-    other window. `ffsession ui` serves the store; a second Firefox opens its
-    page, picks the older snapshot's second window, and on the plan page
-    (which shows the extract, merge and restore command lines and restore's
-    --dry-run answer) presses "Do it". Firefox started on the profile reopens
-    the current window and the picked one."""
+    """A 2-window session, one tab of its first window closed, is backed up;
+    the profile's session then holds one other window. `ffsession ui` serves
+    the store; a second Firefox opens its page, picks the older snapshot's
+    second window and the closed tab, and on the plan page (which shows the
+    extract, with --closed-tab, merge and restore command lines and
+    restore's --dry-run answer) presses "Do it". Firefox started on the
+    profile reopens the current window, the picked one, and the closed tab
+    as an open tab."""
     if ctx.firefox_only:
         raise Skip("needs the ffsession binary")
     ctx.cli.require()
     srv = ctx.srv
-    u0 = [srv.url("p", 1900 + i) for i in range(2)]
+    u0 = [srv.url("p", 1900 + i) for i in range(3)]
     u1 = [srv.url("p", 1910 + i) for i in range(3)]
     u2 = [srv.url("p", 1920 + i) for i in range(2)]
     with ctx.firefox() as ff:
         ff.start()
         ff.add_tabs(0, u0, replace_first=True)
+        ff.close_tabs(0, [2])  # u0[2]: window 1's recently closed tab
         ff.new_window(u1)
         ff.select_first_window()
         ff.flush_and_save()
-        sanity_snapshot(ff.snapshot(), windows=2, tabs=5)
+        snap0 = ff.snapshot()
+        sanity_snapshot(snap0, windows=2, tabs=5)
+        if not any(u0[2] in w.get("closed_tab_urls", []) for w in snap0["windows"]):
+            raise CheckFailed("HARNESS: %s is no window's closed tab: %s" % (u0[2], snap0["windows"]))
         ff.quit()
         profile = ff.profile
     store = ctx.path("ui-store")
@@ -102,13 +113,14 @@ def s19_ui_pick(ctx):
             viewer.start()
             m = viewer.m
             m.navigate(base + "snapshot/%d" % old["id"])
-            r = m.execute(JS_PICK_WINDOW, [u1[0]])
+            r = m.execute(JS_PICK_WINDOW, [u1[0], u0[2]])
             if r != "ok":
                 raise CheckFailed("picking on the snapshot page: %s" % r)
             _wait_text(m, ["window 2 of snapshot", "window 1 of snapshot"])
             m.navigate(base + "plan?action=add")
             plan = _wait_text(m, ["Do it", "A step fails"])
             soft.true("the plan names the command lines", " extract %d --window " % old["id"] in plan
+                      and " extract %d --closed-tab " % old["id"] in plan
                       and " merge current " in plan and " restore " in plan, plan[:1500], cmd)
             soft.true("the plan shows restore's --dry-run answer", "would write" in plan,
                       plan[:1500], cmd)
@@ -133,11 +145,11 @@ def s19_ui_pick(ctx):
         snap = ff.snapshot()
         ff.quit()
     got = [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
-    soft.eq("Firefox reopened the current window and the picked one", sorted(map(tuple, got)),
-            sorted([tuple(u2), tuple(u1)]), cmd)
+    soft.eq("Firefox reopened the current window, the picked one and the closed tab",
+            sorted(map(tuple, got)), sorted([tuple(u2), tuple(u1), (u0[2],)]), cmd)
     rl = ctx.cli.run("list", "--json", "--profile", profile, "--store", store)
     soft.true("the action left an undo point in the store", len(json.loads(rl.stdout)) > len(listed),
               rl.stdout[:300], rl.cmd)
     soft.raise_if_any("ui")
-    return "window 2 of snapshot %d picked on the page, added at the next start: Firefox reopened %d windows" % (
+    return "window 2 and a closed tab of snapshot %d picked on the page, added at the next start: Firefox reopened %d windows" % (
         old["id"], len(got))

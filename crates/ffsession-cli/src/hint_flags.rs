@@ -32,6 +32,14 @@ const SHARED: &[(&str, &str, &[&str])] = &[
     ("web/actions.rs", "--window", &["extract"]),
     ("web/actions.rs", "--tab", &["extract"]),
     ("web/actions.rs", "--dedupe", &["merge"]),
+    ("web/actions.rs", "--closed-window", &["extract"]),
+    // The `extract` options that name each pick (web/pick.rs).
+    ("web/pick.rs", "--window", &["extract"]),
+    ("web/pick.rs", "--tab", &["extract"]),
+    ("web/pick.rs", "--closed-tab", &["extract"]),
+    ("web/pick.rs", "--closed-window", &["extract"]),
+    ("web/pick.rs", "--closed-window-tab", &["extract"]),
+    ("web/pick.rs", "--archived-tab", &["extract"]),
     ("web/layout.rs", "--dry-run", &["restore"]),
     // `restore latest` on a remote several machines copy to.
     ("commands/restore_whose.rs", "--from-machine", &["restore"]),

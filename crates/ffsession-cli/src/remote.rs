@@ -172,9 +172,19 @@ pub fn options(t: &Target) -> Result<RemoteOptions> {
     })
 }
 
+/// Passwords typed in this run, by location: a remote's is asked once.
+static TYPED: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+fn typed(location: &Location) -> Option<String> {
+    let key = location.to_string();
+    let list = TYPED.lock().ok()?;
+    list.iter().find(|(l, _)| *l == key).map(|(_, p)| p.clone())
+}
+
 /// The password: FFSESSION_PASSWORD, `--password-file`, the remote's
-/// `password_file`, else a prompt on the terminal (asked twice for a new
-/// remote). `interactive` false never prompts (the watch service).
+/// `password_file`, else the one typed before in this run, else a prompt on
+/// the terminal (asked twice for a new remote). `interactive` false never
+/// prompts (the watch service).
 pub fn password(global: &GlobalArgs, t: &Target, new: bool, interactive: bool) -> Result<String> {
     if let Some(p) = env("FFSESSION_PASSWORD") {
         return Ok(p);
@@ -191,6 +201,9 @@ pub fn password(global: &GlobalArgs, t: &Target, new: bool, interactive: bool) -
                 "write the password on its first line",
             ));
         }
+        return Ok(p);
+    }
+    if let Some(p) = typed(&t.location).filter(|_| !new) {
         return Ok(p);
     }
     if !interactive || !io::stdin().is_terminal() {
@@ -216,6 +229,9 @@ pub fn password(global: &GlobalArgs, t: &Target, new: bool, interactive: bool) -
                 "run the command again",
             ));
         }
+    }
+    if let Ok(mut list) = TYPED.lock() {
+        list.push((t.location.to_string(), p.clone()));
     }
     Ok(p)
 }

@@ -241,6 +241,74 @@ fn extract_tabs_takes_exactly_the_tabs_named() {
 }
 
 #[test]
+fn extract_picked_reopens_closed_tabs_and_windows() {
+    let v = sample();
+    let data = data_of(&v);
+    let s = Editable::new(&data).unwrap();
+    let picked = tidy::Picked {
+        tabs: vec![(1, 2)],
+        closed_tabs: vec![(1, 1)],
+        closed_window_tabs: vec![(1, 1)],
+        ..tidy::Picked::default()
+    };
+    let r = tidy::extract(&s, &tidy::Selection::Picked(picked)).unwrap();
+    assert_eq!((r.windows, r.tabs), (2, 3));
+    let out: Value = serde_json::from_slice(&r.json).unwrap();
+    let w = &out["windows"];
+    // The closed tab is its window's last open tab, as Firefox wrote it.
+    assert_eq!(
+        w[0]["tabs"],
+        json!([
+            v["windows"][0]["tabs"][1],
+            v["windows"][0]["_closedTabs"][0]["state"]
+        ])
+    );
+    assert_eq!(w[0]["groups"], v["windows"][0]["groups"], "tab 2's group");
+    assert_eq!(w[0]["windowFutureField"], json!(7));
+    assert_eq!(w[0]["selected"], json!(1));
+    assert_eq!(w[0]["_closedTabs"], json!([]));
+    assert_eq!(w[1]["tabs"], v["_closedWindows"][0]["tabs"]);
+    assert_eq!(out["_closedWindows"], json!([]));
+    assert_eq!(out["selectedWindow"], json!(1));
+
+    // A closed tab alone: the group only removed tabs were in goes.
+    let alone = tidy::Picked {
+        closed_tabs: vec![(1, 1)],
+        ..tidy::Picked::default()
+    };
+    let r = tidy::extract(&s, &tidy::Selection::Picked(alone)).unwrap();
+    let out: Value = serde_json::from_slice(&r.json).unwrap();
+    assert_eq!((r.windows, r.tabs), (1, 1));
+    assert_eq!(out["windows"][0]["groups"], json!([]));
+
+    for bad in [
+        tidy::Picked {
+            closed_tabs: vec![(1, 2)],
+            ..tidy::Picked::default()
+        },
+        tidy::Picked {
+            closed_tabs: vec![(2, 1)],
+            ..tidy::Picked::default()
+        },
+        tidy::Picked {
+            closed_windows: vec![2],
+            ..tidy::Picked::default()
+        },
+        tidy::Picked {
+            closed_window_tabs: vec![(1, 2)],
+            ..tidy::Picked::default()
+        },
+        tidy::Picked::default(),
+    ] {
+        let err = tidy::extract(&s, &tidy::Selection::Picked(bad.clone()));
+        assert!(
+            matches!(err, Err(TidyError::NothingSelected { .. })),
+            "{bad:?}: {err:?}"
+        );
+    }
+}
+
+#[test]
 fn trim_history_drop_payload_and_closed() {
     let data = data_of(&sample());
     let s = Editable::new(&data).unwrap();

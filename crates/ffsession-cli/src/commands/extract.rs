@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 use ffsession::store::{literal_query, ArchivedTab, SnapshotId};
-use ffsession::tidy::{self, EditResult, Editable, Selection};
+use ffsession::tidy::{self, EditResult, Editable, Picked, Selection};
 use ffsession::{format, fs_util, Error, SessionData};
 
 use crate::cli::GlobalArgs;
@@ -18,7 +18,11 @@ use crate::error::UserError;
 /// SOURCE is a session file, a snapshot id from `ffsession list`, or
 /// `current` (the profile's newest session file). --window keeps whole
 /// windows with their recently closed tabs; --tab keeps the open tabs it
-/// names (window and position, as `ffsession tabs` lists them); --archived keeps exactly the tabs
+/// names (window and position, as `ffsession tabs` lists them), and with it
+/// or alone --closed-tab, --closed-window, --closed-window-tab and
+/// --archived-tab name recently closed tabs and windows (as `ffsession tabs
+/// --closed` lists them) and archived tabs, which become open tabs and
+/// windows of OUT, as Firefox reopens them, history and all; --archived keeps exactly the tabs
 /// `ffsession tidy` closed (SOURCE is then the snapshot tidy printed, "to
 /// undo: ffsession restore ID"; `ffsession tabs --archived` lists them);
 /// --query keeps the open tabs whose title or URL match (words as written,
@@ -27,6 +31,8 @@ use crate::error::UserError;
 #[command(after_help = "Examples:
   ffsession extract current --window 2 -o window2.jsonlz4
   ffsession extract 42 --tab 1:3 --tab 2:1 -o two-tabs.jsonlz4
+  ffsession extract 42 --closed-tab 1:1 --closed-window 2 -o reopened.jsonlz4
+  ffsession extract 42 --archived-tab 3 -o one-archived.jsonlz4
   ffsession extract 42 --archived -o archived.jsonlz4
   ffsession extract session.jsonlz4 --query github.com -o github.jsonlz4
   ffsession extract session.jsonlz4 --query 'rust OR cargo' --fts -o rust.jsonlz4")]
@@ -35,7 +41,7 @@ pub struct ExtractArgs {
     pub source: String,
 
     /// Keep this window (1-based; repeat for more)
-    #[arg(long, short = 'w', value_name = "N", required_unless_present_any = ["archived", "query", "tab"], conflicts_with_all = ["archived", "query", "tab"])]
+    #[arg(long, short = 'w', value_name = "N", required_unless_present_any = ["archived", "query", "tab", "closed_tab", "closed_window", "closed_window_tab", "archived_tab"], conflicts_with_all = ["archived", "query", "tab", "closed_tab", "closed_window", "closed_window_tab", "archived_tab"])]
     pub window: Vec<usize>,
 
     /// Keep this open tab: its window and its position there, both 1-based
@@ -43,6 +49,31 @@ pub struct ExtractArgs {
     /// for more)
     #[arg(long, short = 't', value_name = "W:P", value_parser = parse_tab, conflicts_with_all = ["archived", "query"])]
     pub tab: Vec<(usize, usize)>,
+
+    /// Keep this recently closed tab, reopened at the end of its window:
+    /// the window and the tab's place in that window's closed tabs, as
+    /// `ffsession tabs --closed` lists it (`1:2 [closed]`; repeat for more)
+    #[arg(long, value_name = "W:P", value_parser = parse_tab, conflicts_with_all = ["archived", "query"])]
+    pub closed_tab: Vec<(usize, usize)>,
+
+    /// Keep this recently closed window, reopened whole: its number among
+    /// the closed windows, as `ffsession tabs --closed` lists them
+    /// (`2:1 [closed-window]` is a tab of closed window 2; repeat for more)
+    #[arg(long, value_name = "N", value_parser = parse_number, conflicts_with_all = ["archived", "query"])]
+    pub closed_window: Vec<usize>,
+
+    /// Keep this tab of a recently closed window, reopened in that window:
+    /// N:P as `ffsession tabs --closed` lists it (`2:1 [closed-window]`;
+    /// repeat for more)
+    #[arg(long, value_name = "N:P", value_parser = parse_tab, conflicts_with_all = ["archived", "query"])]
+    pub closed_window_tab: Vec<(usize, usize)>,
+
+    /// Keep the Nth of the tabs `tidy` archived from SOURCE (a snapshot id),
+    /// in the order tidy recorded them, as the snapshot's page of
+    /// `ffsession ui` and `ffsession tabs --archived --json` list them
+    /// (repeat for more)
+    #[arg(long, value_name = "N", value_parser = parse_number, conflicts_with_all = ["archived", "query"])]
+    pub archived_tab: Vec<usize>,
 
     /// Keep exactly the tabs `tidy` archived (SOURCE: the snapshot tidy took)
     #[arg(long, conflicts_with = "query")]
@@ -76,6 +107,14 @@ fn parse_tab(text: &str) -> Result<(usize, usize), String> {
         return Err(bad());
     }
     Ok((w, p))
+}
+
+/// A number from 1 (`--closed-window`, `--archived-tab`).
+fn parse_number(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err("write a number from 1".to_owned()),
+    }
 }
 
 /// Read SOURCE: a file, a snapshot id, or `current`.
@@ -177,11 +216,32 @@ fn archived_of(global: &GlobalArgs, source: &str) -> Result<Vec<ArchivedTab>> {
 }
 
 pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
-    let archived = if args.archived {
+    let mut archived = if args.archived || !args.archived_tab.is_empty() {
         archived_of(global, &args.source)?
     } else {
         Vec::new()
     };
+    if !args.archived_tab.is_empty() {
+        let all = std::mem::take(&mut archived);
+        for &n in &args.archived_tab {
+            let tab = all.get(n - 1).ok_or_else(|| {
+                UserError::with_hint(
+                    format!(
+                        "--archived-tab {n}: snapshot {} holds {} archived tabs",
+                        args.source,
+                        all.len()
+                    ),
+                    format!(
+                        "`ffsession extract {} --archived -o FILE` writes them all",
+                        args.source
+                    ),
+                )
+            })?;
+            if !archived.contains(tab) {
+                archived.push(tab.clone());
+            }
+        }
+    }
     let data = load_source(global, &args.source)?;
     let session = Editable::new(&data)?;
     let query = match &args.query {
@@ -196,6 +256,18 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
         Selection::Query(q)
     } else if args.archived {
         Selection::Archived(&archived)
+    } else if !(args.closed_tab.is_empty()
+        && args.closed_window.is_empty()
+        && args.closed_window_tab.is_empty()
+        && args.archived_tab.is_empty())
+    {
+        Selection::Picked(Picked {
+            tabs: args.tab.clone(),
+            closed_tabs: args.closed_tab.clone(),
+            closed_windows: args.closed_window.clone(),
+            closed_window_tabs: args.closed_window_tab.clone(),
+            archived: &archived,
+        })
     } else if !args.tab.is_empty() {
         Selection::Tabs(args.tab.clone())
     } else {

@@ -21,7 +21,9 @@ use crate::cli::GlobalArgs;
 /// `merge`, `rescue`): before each action it shows what will happen and the
 /// command line that does the same. The server listens on 127.0.0.1 only,
 /// and answers only the address it prints, which holds a random secret.
-/// Ctrl-C stops it.
+/// A remote store's password is asked once, at the start, and given to the
+/// commands the page runs in their environment (FFSESSION_PASSWORD), never
+/// on their command line. Ctrl-C stops it.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession ui                         serve the page and open it in the default browser
@@ -45,8 +47,16 @@ pub struct UiArgs {
 
 pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
     let config = global.config()?;
-    // A remote is brought up to date now, and read through its local copy.
+    // A remote is brought up to date now, and read through its local copy;
+    // its password is asked then, once (unless a variable or a file gives
+    // it). The commands the page runs get it in their environment, never
+    // on a command line or in the page. (Offline, the copy made before is
+    // read with no password, as those commands read it.)
     let store_dir = global.chosen_store_dir(&config)?;
+    let password = global.remote_store(&config).and_then(|value| {
+        let target = crate::remote::target(&value, &config).ok()?;
+        crate::remote::password(global, &target, false, false).ok()
+    });
     super::open_existing_store(&store_dir, false)?;
     crate::web::serve(crate::web::Options {
         store_dir,
@@ -55,6 +65,7 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
         globals: global_options(global),
         browser_bin: browser_bin(global, args.browser_bin),
         profile_dir: global.profile().ok().map(|p| p.path),
+        password,
     })
 }
 

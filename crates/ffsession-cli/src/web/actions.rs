@@ -106,7 +106,7 @@ pub fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan>
                 if urls.is_empty() {
                     continue;
                 }
-                if matches!(p.take, Some(Take::Window(_))) {
+                if p.take.is_window() {
                     let mut args = profile.clone();
                     for (i, u) in urls.iter().enumerate() {
                         args.push(if i == 0 { "--new-window" } else { "--new-tab" }.into());
@@ -173,9 +173,19 @@ pub fn run(app: &App, step: &Step, dry: bool) -> Ran {
         Program::Ffsession => {
             let mut c = std::process::Command::new(&app.exe);
             c.args(&app.globals);
+            // A remote store's password, asked once at the start: the
+            // command cannot ask it (no terminal), and a command line is
+            // readable by every user of the machine.
+            if let Some(p) = &app.password {
+                c.env("FFSESSION_PASSWORD", p);
+            }
             c
         }
-        Program::Browser => std::process::Command::new(&app.browser_bin),
+        Program::Browser => {
+            let mut c = std::process::Command::new(&app.browser_bin);
+            c.env_remove("FFSESSION_PASSWORD");
+            c
+        }
     };
     cmd.args(&step.args).stdin(std::process::Stdio::null());
     if dry {
@@ -220,24 +230,22 @@ pub fn ran(r: &Ran) -> Markup {
 }
 
 /// What "add at next start" takes of one snapshot: its id, its whole
-/// windows, its tabs (window, position).
-type FromSnapshot = (i64, Vec<usize>, Vec<(usize, usize)>);
+/// open windows (`--window`), and the `extract` options naming the rest.
+type FromSnapshot = (i64, Vec<usize>, Vec<(&'static str, String)>);
 
-/// "Add at next start": for each snapshot, `extract` its picked windows and
-/// its picked tabs (two files: `--window` and `--tab` do not mix), `merge`
-/// them into the current session, `restore` the result.
+/// "Add at next start": for each snapshot, `extract` its picked open
+/// windows, and in a second file (`--window` mixes with no other choice)
+/// its picked tabs, closed tabs, closed windows and archived tabs, which
+/// the extracted session holds as open ones; `merge` them into the current
+/// session, `restore` the result.
 fn add_plan(app: &App) -> Result<Plan> {
     let picks = picks(app)?;
-    let mut what = vec!["The picked windows and tabs are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned()];
+    if picks.is_empty() {
+        return Err(anyhow!("nothing picked"));
+    }
+    let mut what = vec!["The picked windows and tabs (closed and archived ones reopened as open ones) are merged into the profile's current session (tabs it has already left out), which the browser opens at its next start. The current session is backed up first (the undo point); refused while the browser runs.".to_owned()];
     let mut by_snapshot: Vec<FromSnapshot> = Vec::new();
     for p in &picks {
-        let Some(take) = &p.take else {
-            what.push(format!(
-                "left out: {} (closed and archived tabs can be opened now; a restore of their snapshot brings them back too)",
-                p.label
-            ));
-            continue;
-        };
         let i = match by_snapshot.iter().position(|(s, _, _)| *s == p.snapshot) {
             Some(i) => i,
             None => {
@@ -245,34 +253,29 @@ fn add_plan(app: &App) -> Result<Plan> {
                 by_snapshot.len() - 1
             }
         };
-        let (_, windows, tabs) = &mut by_snapshot[i];
-        match take {
+        let (_, windows, others) = &mut by_snapshot[i];
+        match &p.take {
             Take::Window(n) if !windows.contains(n) => windows.push(*n),
             Take::Window(_) => {}
-            Take::Tabs(n, positions) => {
-                for &pos in positions {
-                    if !tabs.contains(&(*n, pos)) {
-                        tabs.push((*n, pos));
+            take => {
+                for o in take.options() {
+                    if !others.contains(&o) {
+                        others.push(o);
                     }
                 }
             }
         }
     }
-    if by_snapshot.is_empty() {
-        return Err(anyhow!(
-            "nothing picked that can be added at the next start: pick open tabs, groups or windows in a snapshot"
-        ));
-    }
     let mut steps = Vec::new();
     let mut files: Vec<OsString> = Vec::new();
-    for (id, windows, tabs) in &by_snapshot {
-        let mut extract = |suffix: &str, flag: &str, values: Vec<String>| {
-            if values.is_empty() {
+    for (id, windows, others) in &by_snapshot {
+        let mut extract = |suffix: &str, options: Vec<(&str, String)>| {
+            if options.is_empty() {
                 return;
             }
             let out = app.work_dir.join(format!("picked-{id}-{suffix}.jsonlz4"));
             let mut args: Vec<OsString> = vec!["extract".into(), id.to_string().into()];
-            for v in values {
+            for (flag, v) in options {
                 args.push(flag.into());
                 args.push(v.into());
             }
@@ -287,18 +290,20 @@ fn add_plan(app: &App) -> Result<Plan> {
         };
         extract(
             "windows",
-            "--window",
-            windows.iter().map(usize::to_string).collect(),
+            windows
+                .iter()
+                .map(|n| ("--window", n.to_string()))
+                .collect(),
         );
-        extract(
-            "tabs",
-            "--tab",
-            tabs.iter().map(|(w, p)| format!("{w}:{p}")).collect(),
-        );
+        extract("tabs", others.clone());
+        let closed_windows = others
+            .iter()
+            .filter(|(f, _)| *f == "--closed-window")
+            .count();
         what.push(format!(
             "from snapshot #{id}: {} whole windows, {} tabs",
-            windows.len(),
-            tabs.len()
+            windows.len() + closed_windows,
+            others.len() - closed_windows
         ));
     }
     let merged = app.work_dir.join("merged.jsonlz4");

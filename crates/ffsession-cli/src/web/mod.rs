@@ -44,6 +44,9 @@ pub struct Options {
     pub browser_bin: PathBuf,
     /// The profile's folder, for the browser's `--profile`.
     pub profile_dir: Option<PathBuf>,
+    /// A remote store's password, given to the `ffsession` commands run
+    /// (in FFSESSION_PASSWORD: never on a command line, never in the page).
+    pub password: Option<String>,
 }
 
 /// What every handler shares.
@@ -64,6 +67,8 @@ pub struct App {
     pub browser_bin: PathBuf,
     /// The profile folder for the browser's `--profile`, when one is known.
     pub profile_dir: Option<PathBuf>,
+    /// A remote store's password for the `ffsession` commands run.
+    pub password: Option<String>,
     /// A private folder for the files the actions make (extracted, merged
     /// and rescued sessions).
     pub work_dir: PathBuf,
@@ -122,7 +127,10 @@ pub async fn blocking<T: Send + 'static>(
         .map_err(|e| WebError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
-/// A private folder for the files actions make.
+/// A private folder for the files actions make (extracted, merged and
+/// rescued sessions, which hold cookies and form data): 0700 on Unix, on
+/// Windows the access list of a store folder (its user, SYSTEM and the
+/// Administrators only, whatever the temp folder grants).
 fn work_dir(secret: &str) -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("ffsession-ui-{}", &secret[..12]));
     #[cfg(unix)]
@@ -135,6 +143,11 @@ fn work_dir(secret: &str) -> Result<PathBuf> {
     let b = std::fs::DirBuilder::new();
     b.create(&dir)
         .with_context(|| format!("creating {}", dir.display()))?;
+    #[cfg(windows)]
+    if let Err(e) = ffsession::store::make_private(&dir) {
+        let _ = std::fs::remove_dir(&dir);
+        return Err(e).with_context(|| format!("making {} private to its user", dir.display()));
+    }
     Ok(dir)
 }
 
@@ -186,6 +199,7 @@ pub fn serve(opts: Options) -> Result<()> {
         globals,
         browser_bin,
         profile_dir,
+        password,
     } = opts;
     let secret = security::random_hex(16)?;
     let csrf = security::random_hex(16)?;
@@ -216,6 +230,7 @@ pub fn serve(opts: Options) -> Result<()> {
             exe,
             browser_bin,
             profile_dir,
+            password,
             work_dir: work_dir.clone(),
             picks: Mutex::new(Vec::new()),
         });

@@ -317,7 +317,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                 @let tabs = of(TabState::ClosedWindow, n);
                 section.window.closed {
                     details {
-                        summary { "Closed window " (n) " (" (tabs.len()) " tabs"
+                        summary { label { input type="checkbox" name="pick" value=(format!("k:{id}:{n}")); " Closed window " (n) } " (" (tabs.len()) " tabs"
                             @if let Some(c) = w.closed_at { ", closed " (time(Some(c))) } ")" }
                         (tab_table(id, 'x', &tabs, &icons))
                     }

@@ -27,10 +27,8 @@ pub struct Pick {
     pub value: String,
     /// The snapshot it is in.
     pub snapshot: i64,
-    /// What `extract` can take of it for "add at next start": a whole
-    /// open window, or open tabs of one window; `None` for closed and
-    /// archived tabs (opened now only).
-    pub take: Option<Take>,
+    /// What `extract` takes of it for "add at next start".
+    pub take: Take,
     /// What it is, for people.
     pub label: String,
     /// Its tabs: title and URL.
@@ -44,11 +42,42 @@ pub enum Take {
     Window(usize),
     /// `ffsession extract --tab W:P` for each position.
     Tabs(usize, Vec<usize>),
+    /// `--closed-tab W:P`.
+    Closed(usize, usize),
+    /// `--closed-window N`.
+    ClosedWindow(usize),
+    /// `--closed-window-tab N:P`.
+    ClosedWindowTab(usize, usize),
+    /// `--archived-tab N` (1-based).
+    Archived(usize),
 }
 
-/// The pick a form value names: `w:ID:N` (an open window), `t:ID:N:P`,
-/// `c:ID:N:P`, `x:ID:N:P` (an open tab, a recently closed one, one of a
-/// closed window), `g:ID:N:NAME` (a tab group), `a:ID:I` (an archived tab).
+impl Take {
+    /// A whole window: opened now in a window of its own.
+    pub fn is_window(&self) -> bool {
+        matches!(self, Take::Window(_) | Take::ClosedWindow(_))
+    }
+
+    /// The `extract` options that name it.
+    pub fn options(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Take::Window(n) => vec![("--window", n.to_string())],
+            Take::Tabs(n, positions) => positions
+                .iter()
+                .map(|p| ("--tab", format!("{n}:{p}")))
+                .collect(),
+            Take::Closed(n, p) => vec![("--closed-tab", format!("{n}:{p}"))],
+            Take::ClosedWindow(n) => vec![("--closed-window", n.to_string())],
+            Take::ClosedWindowTab(n, p) => vec![("--closed-window-tab", format!("{n}:{p}"))],
+            Take::Archived(n) => vec![("--archived-tab", n.to_string())],
+        }
+    }
+}
+
+/// The pick a form value names: `w:ID:N` (an open window), `k:ID:N` (a
+/// closed window), `t:ID:N:P`, `c:ID:N:P`, `x:ID:N:P` (an open tab, a
+/// recently closed one, one of a closed window), `g:ID:N:NAME` (a tab
+/// group), `a:ID:I` (an archived tab, from 0).
 fn resolve(app: &App, value: &str) -> Result<Pick> {
     let bad = || anyhow!("not a pick: {value:?}");
     let mut parts = value.splitn(4, ':');
@@ -63,7 +92,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
         return Ok(Pick {
             value: value.to_owned(),
             snapshot: id,
-            take: None,
+            take: Take::Archived(n + 1),
             label: format!("archived tab of snapshot #{id}"),
             tabs: vec![(t.title.clone(), t.url.clone())],
         });
@@ -83,6 +112,10 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
             TabState::ClosedWindow,
             format!("tab of closed window {n}, snapshot #{id}"),
         ),
+        "k" => (
+            TabState::ClosedWindow,
+            format!("closed window {n} of snapshot #{id}"),
+        ),
         "g" => (
             TabState::Open,
             format!("group {:?} of snapshot #{id}", rest.unwrap_or("")),
@@ -93,7 +126,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
     let tabs: Vec<(String, String)> = records
         .filter(|r| r.state == state && r.window == n)
         .filter(|r| match kind {
-            "w" => true,
+            "w" | "k" => true,
             "g" => r.group == rest,
             _ => Some(r.position) == position,
         })
@@ -111,10 +144,13 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
     Ok(Pick {
         value: value.to_owned(),
         snapshot: id,
-        take: match kind {
-            "w" => Some(Take::Window(n)),
-            "t" | "g" => Some(Take::Tabs(n, positions)),
-            _ => None,
+        take: match (kind, position) {
+            ("w", _) => Take::Window(n),
+            ("k", _) => Take::ClosedWindow(n),
+            ("t" | "g", _) => Take::Tabs(n, positions),
+            ("c", Some(p)) => Take::Closed(n, p),
+            ("x", Some(p)) => Take::ClosedWindowTab(n, p),
+            _ => return Err(bad()),
         },
         label,
         tabs,

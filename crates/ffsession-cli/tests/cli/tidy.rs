@@ -19,7 +19,7 @@ fn now_ms() -> u64 {
 
 /// A generated session (3 windows, 30 tabs) where every other tab was last
 /// used 90 days ago, none pinned, the selected tab of each window recent.
-fn aged_session() -> String {
+pub(crate) fn aged_session() -> String {
     let mut v: Value = serde_json::from_str(&generate(&Spec::default())).unwrap();
     let now = now_ms();
     for w in v["windows"].as_array_mut().unwrap() {
@@ -33,11 +33,11 @@ fn aged_session() -> String {
     serde_json::to_string(&v).unwrap()
 }
 
-fn profile(env: &TestEnv, json: &str) -> PathBuf {
+pub(crate) fn profile(env: &TestEnv, json: &str) -> PathBuf {
     env.profile_with(&[("sessionstore.jsonlz4", &mozlz4(json.as_bytes()))])
 }
 
-fn json_of(env: &TestEnv, file: &Path) -> Value {
+pub(crate) fn json_of(env: &TestEnv, file: &Path) -> Value {
     let out = env.path().join("out.json");
     ok_stdout(env.cmd().arg("decompress").arg(file).arg("-o").arg(&out));
     serde_json::from_slice(&fs::read(&out).unwrap()).unwrap()

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::common::{ok_json, session, TestEnv};
 
 /// A generated session whose first window holds exactly `tabs` (URL, title).
-fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
+pub(crate) fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
     let generated = session(Spec {
         tabs: 4,
         windows: 2,
@@ -31,7 +31,7 @@ const EVIL_TITLE: &str = "<script>alert('pwned')</script>";
 const EVIL_URL: &str = "javascript:alert(document.cookie)";
 
 /// A profile whose two sessions are backed up (snapshots 1 and 2).
-fn two_snapshots() -> (TestEnv, PathBuf) {
+pub(crate) fn two_snapshots() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     let profile = env.path().join("profile");
     std::fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
@@ -52,12 +52,12 @@ fn two_snapshots() -> (TestEnv, PathBuf) {
     (env, profile)
 }
 
-struct Page {
-    env: TestEnv,
-    profile: PathBuf,
-    child: Child,
-    port: u16,
-    secret: String,
+pub(crate) struct Page {
+    pub(crate) env: TestEnv,
+    pub(crate) profile: PathBuf,
+    pub(crate) child: Child,
+    pub(crate) port: u16,
+    pub(crate) secret: String,
 }
 
 impl Drop for Page {
@@ -67,21 +67,21 @@ impl Drop for Page {
     }
 }
 
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) head: String,
+    pub(crate) body: String,
 }
 
 impl Page {
     /// Two snapshots backed up, then `ffsession ui --no-open --port 0`.
-    fn start(extra: &[&str]) -> Page {
+    pub(crate) fn start(extra: &[&str]) -> Page {
         let (env, profile) = two_snapshots();
         Page::serve(env, profile, extra)
     }
 
     /// `ffsession ui --no-open --port 0` on the store of `profile`.
-    fn serve(env: TestEnv, profile: PathBuf, extra: &[&str]) -> Page {
+    pub(crate) fn serve(env: TestEnv, profile: PathBuf, extra: &[&str]) -> Page {
         let mut child = env
             .std_store_cmd_at(&profile, &env.store_dir())
             .args(["ui", "--no-open", "--port", "0"])
@@ -148,19 +148,19 @@ impl Page {
         }
     }
 
-    fn get(&self, path: &str) -> Answer {
+    pub(crate) fn get(&self, path: &str) -> Answer {
         let path = format!("/{}{path}", self.secret);
         self.raw("GET", &path, &[("Host", &self.host())], "")
     }
 
-    fn post(&self, path: &str, body: &str) -> Answer {
+    pub(crate) fn post(&self, path: &str, body: &str) -> Answer {
         let path = format!("/{}{path}", self.secret);
         let (host, origin) = (self.host(), self.origin());
         self.raw("POST", &path, &[("Host", &host), ("Origin", &origin)], body)
     }
 
     /// The CSRF token the page's forms carry.
-    fn csrf(&self) -> String {
+    pub(crate) fn csrf(&self) -> String {
         let page = self.get("/snapshot/1").body;
         let at = page
             .find("name=\"csrf\" value=\"")

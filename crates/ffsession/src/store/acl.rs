@@ -44,14 +44,17 @@ pub(crate) fn private_sddl(user: &str) -> String {
     format!("D:P(A;OICI;FA;;;{user})(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)")
 }
 
-/// Give the folder `dir` the private access list of [`private_sddl`].
+/// Give the folder `dir` the private access list of a store folder: full
+/// access for its user, SYSTEM and the Administrators, inherited by what is
+/// made inside, nothing from its parent (what 0700 is on Unix). For the
+/// folders the CLI makes beside a store, as `ffsession ui`'s temporary one.
 ///
 /// `SetFileSecurityW` sets the folder's own list (with its protection
 /// bit); unlike `SetNamedSecurityInfoW` it does not walk what is inside,
 /// and a new folder holds nothing yet. (Wine, which CI runs the Windows
 /// tests under, keeps access lists as Unix modes, and only this call
 /// reaches them.)
-pub(crate) fn make_private(dir: &Path) -> io::Result<()> {
+pub fn make_private(dir: &Path) -> io::Result<()> {
     let sddl = wide(OsStr::new(&private_sddl(&current_user_sid()?)));
     let path = wide(dir.as_os_str());
     let mut sd: PSECURITY_DESCRIPTOR = ptr::null_mut();

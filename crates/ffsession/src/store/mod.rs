@@ -113,7 +113,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 #[cfg(windows)]
-pub use acl::{current_user_sid, dacl_sddl};
+pub use acl::{current_user_sid, dacl_sddl, make_private};
 pub use archive::{ArchiveMark, ArchivedTab};
 pub use check::{
     check_store, CheckProgress, CheckReport, ChunkProblem, DamagedSnapshot, StoreProblem,

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use super::picked::{extract_picked, Picked};
 use super::raw::{self, Counting, RawWindow, RenderOptions, TabEdit};
 use super::{Editable, TidyError};
 use crate::session::Tab;
@@ -25,6 +26,9 @@ pub enum Selection<'q> {
     /// These open tabs, each by its window and its position there (both
     /// 1-based, as `tabs` lists them).
     Tabs(Vec<(usize, usize)>),
+    /// Tabs and windows named one by one, open, recently closed or
+    /// archived: closed ones become open tabs and windows of the result.
+    Picked(Picked<'q>),
 }
 
 /// A session written by `extract` or `merge`.
@@ -39,7 +43,7 @@ pub struct EditResult {
     pub tabs: usize,
 }
 
-fn finish(json: Vec<u8>, session: &Editable<'_>) -> Result<EditResult, TidyError> {
+pub(super) fn finish(json: Vec<u8>, session: &Editable<'_>) -> Result<EditResult, TidyError> {
     let parsed = Session::from_json(&json).map_err(|e| TidyError::NotEditable {
         path: session.path().to_path_buf(),
         reason: format!("the result does not read back: {e}"),
@@ -103,7 +107,7 @@ fn query_matches(
 /// title and last access, the last such one not yet taken (`tidy` keeps the
 /// first of equal duplicates). A record that names no tab is an error: the
 /// records are not this session's.
-fn archived_matches(
+pub(super) fn archived_matches(
     session: &Editable<'_>,
     archived: &[ArchivedTab],
 ) -> Result<HashSet<(usize, usize)>, String> {
@@ -155,6 +159,7 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
         what,
     };
     let (keep, whole_windows): (Vec<Vec<TabEdit>>, bool) = match selection {
+        Selection::Picked(p) => return extract_picked(session, p),
         Selection::Windows(list) => {
             for &n in list {
                 if n == 0 || n > doc.windows.len() {
@@ -274,7 +279,7 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
             Selection::Windows(_) => "the chosen windows".to_owned(),
             Selection::Archived(_) => "the archived tabs".to_owned(),
             Selection::Query(q) => format!("query {q:?}"),
-            Selection::Tabs(_) => "the chosen tabs".to_owned(),
+            Selection::Tabs(_) | Selection::Picked(_) => "the chosen tabs".to_owned(),
         }));
     }
     let selected_window = doc

@@ -29,9 +29,11 @@ use raw::{RawDoc, TabEdit};
 
 mod apply;
 mod edit;
+mod picked;
 mod plan;
 pub use apply::{apply, load_current, TidyReport};
 pub use edit::{extract, merge, EditResult, Selection};
+pub use picked::Picked;
 pub use plan::{plan, render_json, rule_savings, RuleSaving};
 
 /// What to tidy. Every rule is off by default.

@@ -41,7 +41,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 /// An object's members in file order, each value as raw bytes.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct RawObject<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for RawObject<'de> {
@@ -96,7 +96,7 @@ pub(crate) struct RawWindow<'a> {
 }
 
 /// A window's tab group.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RawGroup<'a> {
     /// The group object, raw.
     pub raw: &'a RawValue,
@@ -104,22 +104,6 @@ pub(crate) struct RawGroup<'a> {
     pub id: Option<String>,
     /// Its name.
     pub name: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct GroupFacts {
-    #[serde(default)]
-    id: Option<serde_json::Value>,
-    #[serde(default)]
-    name: Option<serde_json::Value>,
-}
-
-fn as_text(v: Option<serde_json::Value>) -> Option<String> {
-    match v? {
-        serde_json::Value::String(s) => Some(s),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
 }
 
 /// The elements of a list, raw; anything but a list reads as no elements.
@@ -164,41 +148,6 @@ impl<'de> Deserialize<'de> for RawList<'de> {
             }
         }
         d.deserialize_any(V)
-    }
-}
-
-/// A window read in one pass: its members, with `tabs` read as a raw list.
-struct WindowDe<'a>(RawObject<'a>, Vec<&'a RawValue>, u64);
-
-impl<'de> Deserialize<'de> for WindowDe<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = WindowDe<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a window object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WindowDe<'de>, A::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
-                let mut tabs = Vec::new();
-                let mut len = 2u64;
-                while let Some(Key(k)) = map.next_key()? {
-                    len += k.len() as u64 + 3 + u64::from(!members.is_empty());
-                    if k == "tabs" {
-                        tabs = map.next_value::<RawList<'de>>()?.0;
-                        len += 2 + tabs.iter().map(|t| t.get().len() as u64 + 1).sum::<u64>();
-                        len -= u64::from(!tabs.is_empty());
-                        members.push((k, RawValue::NULL));
-                    } else {
-                        let v = map.next_value::<&'de RawValue>()?;
-                        len += v.get().len() as u64;
-                        members.push((k, v));
-                    }
-                }
-                Ok(WindowDe(RawObject(members), tabs, len))
-            }
-        }
-        d.deserialize_map(V)
     }
 }
 
@@ -266,41 +215,8 @@ impl<'a> RawDoc<'a> {
             None
         };
         let mut out = Vec::with_capacity(windows.len());
-        for WindowDe(obj, tabs, len) in windows {
-            let facts: Vec<Option<Tab<'a>>> = match facts.as_mut().and_then(Iterator::next) {
-                Some(f) => f.into_iter().map(Some).collect(),
-                None => tabs
-                    .iter()
-                    .map(|t| serde_json::from_str::<Tab<'a>>(t.get()).ok())
-                    .collect(),
-            };
-            let selected = obj
-                .get("selected")
-                .and_then(|s| serde_json::from_str::<f64>(s.get()).ok())
-                .filter(|s| *s >= 1.0)
-                .map(|s| s as u64);
-            let groups = match obj.get("groups") {
-                Some(g) => serde_json::from_str::<RawList<'a>>(g.get())
-                    .map(|l| l.0)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|raw| {
-                        let f = serde_json::from_str::<GroupFacts>(raw.get()).ok();
-                        let (id, name) =
-                            f.map_or((None, None), |f| (as_text(f.id), as_text(f.name)));
-                        RawGroup { raw, id, name }
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
-            out.push(RawWindow {
-                len,
-                obj,
-                tabs,
-                facts,
-                selected,
-                groups,
-            });
+        for w in windows {
+            out.push(window_of(w, facts.as_mut().and_then(Iterator::next)));
         }
         Ok(RawDoc { top, windows: out })
     }
@@ -630,6 +546,9 @@ fn rewrite_tab<W: Write>(
     out.write_all(b"}")?;
     Ok(changed || range.is_some())
 }
+
+mod window;
+use window::{window_of, WindowDe};
 
 #[cfg(test)]
 mod tests;
