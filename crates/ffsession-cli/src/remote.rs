@@ -462,13 +462,15 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
         let (object, why) = report
             .damaged
             .first()
+            .or(report.unreadable.first())
             .cloned()
             .unwrap_or_else(|| ("?".into(), "?".into()));
         return Err(UserError::with_hint(
             format!(
-                "{}: none of its snapshots reads: {} damaged or missing (the first, {object}: {why})",
+                "{}: none of its snapshots reads: {} damaged or missing, {} unreadable (the first, {object}: {why})",
                 t.location,
-                crate::fmt::count(report.damaged.len(), "object is", "objects are"),
+                crate::fmt::count(report.damaged.len(), "object", "objects"),
+                report.unreadable.len(),
             ),
             format!(
                 "`ffsession check --read-data --store {}` names each one; `ffsession copy --to {}` from a machine that has these snapshots sends them again",
@@ -498,6 +500,13 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
         let _ = writeln!(
             err,
             "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; `ffsession check --read-data --store {}` says which)",
+            t.location, t.label
+        );
+    }
+    for (object, why) in &report.unreadable {
+        let _ = writeln!(
+            err,
+            "ffsession: warning: {}: {object} does not read ({why}); the snapshots that need it are left out for now and fetched by the next command that reads the remote, the others are here (if it keeps failing, look at that file on the server; `ffsession check --read-data --store {}` names the snapshots it holds up)",
             t.location, t.label
         );
     }
@@ -604,13 +613,18 @@ impl WatchCopies {
 }
 
 /// TEST HOOK, for the fault tests only: FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES
-/// (die after that many remote objects written) and
-/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS. Unset, nothing changes.
+/// (die after that many remote objects written),
+/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS, and
+/// FFSESSION_TEST_REMOTE_READ_TIMEOUT_MS (the per-object read timeout,
+/// `ffsession::remote::READ_TIMEOUT` otherwise). Unset, nothing changes.
 pub fn install_test_hook() {
     let num = |name| env(name).and_then(|v| v.parse::<u64>().ok());
     let kill = num("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES");
     let delay = num("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS");
     if kill.is_some() || delay.is_some() {
         ffsession::remote::set_test_hook(kill, delay.unwrap_or(0));
+    }
+    if let Some(ms) = num("FFSESSION_TEST_REMOTE_READ_TIMEOUT_MS") {
+        ffsession::remote::set_read_timeout(std::time::Duration::from_millis(ms));
     }
 }
