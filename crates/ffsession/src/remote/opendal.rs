@@ -90,6 +90,10 @@ impl OpendalBackend {
             if full {
                 reason = format!("the server is out of space ({status})");
             }
+        } else if let Some((_, said)) = reason.rsplit_once("} => ") {
+            // No status: what failed is after OpenDAL's context (which
+            // repeats the location and path the message names already).
+            reason = format!("{}: {said}", e.kind());
         }
         RemoteError::Backend {
             location: location.to_owned(),
@@ -478,20 +482,21 @@ impl Backend for OpendalBackend {
                     let location = self.location.clone();
                     set.spawn(async move {
                         let path = kind.path(&name);
-                        let got = tokio::time::timeout(timeout, read_one(&op, &location, path.clone()))
-                            .await
-                            .unwrap_or_else(|_| {
-                                Err(RemoteError::Backend {
-                                    location,
-                                    op: "read",
-                                    path,
-                                    reason: format!(
-                                        "no answer for {} s",
-                                        timeout.as_secs_f64().round()
-                                    ),
-                                    full: false,
-                                })
-                            });
+                        let got =
+                            tokio::time::timeout(timeout, read_one(&op, &location, path.clone()))
+                                .await
+                                .unwrap_or_else(|_| {
+                                    Err(RemoteError::Backend {
+                                        location,
+                                        op: "read",
+                                        path,
+                                        reason: format!(
+                                            "no answer for {} s",
+                                            timeout.as_secs_f64().round()
+                                        ),
+                                        full: false,
+                                    })
+                                });
                         (i, got)
                     });
                 }
@@ -535,7 +540,7 @@ impl Backend for OpendalBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::http_status;
+    use super::{http_status, OpendalBackend, RemoteError};
 
     #[test]
     fn http_errors_are_their_status_and_the_servers_words() {
@@ -547,5 +552,18 @@ mod tests {
         let webdav = "Unexpected (persistent) at read, context: { response: Parts { status: 401, version: HTTP/1.1 } } => Unauthorized";
         assert_eq!(http_status(webdav).unwrap(), "HTTP 401 Unauthorized");
         assert_eq!(http_status("connection refused"), None);
+    }
+
+    #[test]
+    fn an_error_without_a_status_is_what_failed_without_the_context() {
+        let e = opendal::Error::new(opendal::ErrorKind::Unexpected, "io timeout reached")
+            .with_operation("read")
+            .with_context("timeout", "30");
+        assert!(e.to_string().contains("context: {"), "{e}");
+        let RemoteError::Backend { reason, .. } = OpendalBackend::err("w", "read", "chunks/x", e)
+        else {
+            panic!("not a backend error");
+        };
+        assert_eq!(reason, "Unexpected: io timeout reached");
     }
 }
