@@ -123,7 +123,12 @@ pub fn check(
             .damaged_snapshots
             .iter()
             .map(|d| ("damaged", d))
-            .chain(report.unreadable_snapshots.iter().map(|d| ("unreadable", d)));
+            .chain(
+                report
+                    .unreadable_snapshots
+                    .iter()
+                    .map(|d| ("unreadable", d)),
+            );
         for (what, d) in snapshots {
             match &d.record {
                 Some(rec) => writeln!(

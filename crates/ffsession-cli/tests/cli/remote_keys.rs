@@ -137,7 +137,10 @@ fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
                 assert!(out.status.success(), "{kind:?} round {round}: {err}");
                 created += err.matches("created a remote store").count();
             }
-            assert_eq!(created, 1, "{kind:?} round {round}: said created {created} times");
+            assert_eq!(
+                created, 1,
+                "{kind:?} round {round}: said created {created} times"
+            );
             // The key files on the server's disk: copies of one key file.
             let keys = match kind {
                 #[cfg(unix)]
@@ -157,7 +160,11 @@ fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
                     .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
                     .map(|p| fs::read(p).unwrap())
                     .collect();
-                assert!(files.len() >= 2, "{kind:?} round {round}: {} key files", files.len());
+                assert!(
+                    files.len() >= 2,
+                    "{kind:?} round {round}: {} key files",
+                    files.len()
+                );
                 assert!(
                     files.iter().all(|f| *f == files[0]),
                     "{kind:?} round {round}: {} key files, not all one key",

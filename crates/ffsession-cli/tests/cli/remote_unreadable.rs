@@ -202,11 +202,7 @@ fn timed(fresh: &TestEnv, args: &[&str], extra: &[&Path]) -> std::process::Outpu
     let started = Instant::now();
     let out = c.run();
     let took = started.elapsed();
-    assert!(
-        took < BOUND,
-        "{args:?} took {took:?}: {}",
-        stderr(&out)
-    );
+    assert!(took < BOUND, "{args:?} took {took:?}: {}", stderr(&out));
     out
 }
 
@@ -297,7 +293,10 @@ fn one_object_does_not_read(kind: Kind, fault: Fault) {
     got.sort();
     let mut want = jsons.clone();
     want.sort();
-    assert!(got == want, "a restored session differs from the one backed up");
+    assert!(
+        got == want,
+        "a restored session differs from the one backed up"
+    );
 
     // check: names the chunk and fails. A read that fails or hangs is
     // unreadable (exit 1), never noted on the remote as damage; a chunk the

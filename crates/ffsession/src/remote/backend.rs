@@ -44,7 +44,9 @@ pub fn read_timeout() -> Duration {
 /// (a hanging read is then found in seconds).
 #[doc(hidden)]
 pub fn set_read_timeout(timeout: Duration) {
-    let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1);
+    let ms = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
     READ_TIMEOUT_MS.store(ms, Ordering::SeqCst);
 }
 
