@@ -269,3 +269,38 @@ pub trait Backend: Send + Sync {
         settle_reads(got, || self.list(Kind::Keys).map(|_| ()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{settle_reads, ReadResult, RemoteError};
+
+    fn failed(path: &str) -> RemoteError {
+        RemoteError::Backend {
+            location: "l".into(),
+            op: "read",
+            path: path.into(),
+            reason: "refused".into(),
+            full: false,
+        }
+    }
+
+    #[test]
+    fn one_failed_read_is_its_own_and_a_server_that_is_gone_fails_the_call() {
+        let some = || -> Vec<ReadResult> { vec![Ok(Some(vec![1])), Err(failed("b")), Ok(None)] };
+        // The server answers: only "b" failed.
+        let got = settle_reads(some(), || Ok(())).unwrap();
+        assert!(matches!(got[1], Err(RemoteError::Backend { ref path, .. }) if path == "b"));
+        assert!(matches!(got[0], Ok(Some(_))) && matches!(got[2], Ok(None)));
+        // It does not: the call fails, with the read's error.
+        let gone = settle_reads(some(), || Err(failed("keys/"))).unwrap_err();
+        assert!(matches!(gone, RemoteError::Backend { ref path, .. } if path == "b"));
+        // Every read of several failed: the call fails too.
+        let all = settle_reads(vec![Err(failed("a")), Err(failed("b"))], || Ok(()));
+        assert!(all.is_err());
+        // One read alone that failed, the server answering: that object's.
+        assert!(settle_reads(vec![Err(failed("a"))], || Ok(())).unwrap()[0].is_err());
+        // Nothing failed: the server is not asked.
+        let fine = settle_reads(vec![Ok(None)], || panic!("asked")).unwrap();
+        assert!(matches!(fine[0], Ok(None)));
+    }
+}
