@@ -459,18 +459,44 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
     let report = report.map_err(remote_error)?;
     // A remote whose records do not read is not an empty one.
     if report.snapshots_left_out > 0 && store.snapshots()?.is_empty() {
+        if report.damaged.is_empty() {
+            // Only reads that failed or hung: nothing is known damaged.
+            let (object, why) = report
+                .unreadable
+                .first()
+                .cloned()
+                .unwrap_or_else(|| ("?".into(), "?".into()));
+            return Err(UserError::with_hint(
+                format!(
+                    "{}: none of its snapshots reads: {} (the first, {object}: {why})",
+                    t.location,
+                    crate::fmt::count(
+                        report.unreadable.len(),
+                        "object does not read",
+                        "objects do not read"
+                    ),
+                ),
+                format!(
+                    "the server failed those reads or did not answer them: run the command again; if it keeps failing, look at those files on the server (`ffsession check --read-data --store {}` names the snapshots they hold up)",
+                    t.label
+                ),
+            ));
+        }
         let (object, why) = report
             .damaged
             .first()
-            .or(report.unreadable.first())
             .cloned()
             .unwrap_or_else(|| ("?".into(), "?".into()));
         return Err(UserError::with_hint(
             format!(
-                "{}: none of its snapshots reads: {} damaged or missing, {} unreadable (the first, {object}: {why})",
+                "{}: none of its snapshots reads: {} damaged or missing{} (the first, {object}: {why})",
                 t.location,
-                crate::fmt::count(report.damaged.len(), "object", "objects"),
-                report.unreadable.len(),
+                crate::fmt::count(report.damaged.len(), "object is", "objects are"),
+                if report.unreadable.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} unreadable", report.unreadable.len())
+                },
             ),
             format!(
                 "`ffsession check --read-data --store {}` names each one; `ffsession copy --to {}` from a machine that has these snapshots sends them again",
