@@ -141,9 +141,10 @@ fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
                 created, 1,
                 "{kind:?} round {round}: said created {created} times"
             );
-            // The key files on the server's disk: copies of one key file.
+            // The key files on the server's disk (Unix: the folders the
+            // servers serve): copies of one key file.
+            #[cfg(unix)]
             let keys = match kind {
-                #[cfg(unix)]
                 Kind::Sftp => Some(crate::remote::sftp_dir(&loc).join("keys")),
                 Kind::WebDav => Some(
                     servers
@@ -152,6 +153,11 @@ fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
                         .join("keys"),
                 ),
                 _ => None,
+            };
+            #[cfg(not(unix))]
+            let keys: Option<std::path::PathBuf> = {
+                let _ = &servers;
+                None
             };
             if let Some(keys) = keys {
                 let files: Vec<Vec<u8>> = fs::read_dir(&keys)
