@@ -250,7 +250,7 @@ pub trait Backend: Send + Sync {
     /// error status) or that gave nothing for [`read_timeout`] is that
     /// object's `Err`, and the others are read. The whole call fails only
     /// when the server itself is gone: it no longer answers a listing, or
-    /// every read of several failed ([`settle_reads`]).
+    /// every read of several failed (`settle_reads`).
     fn read_many(
         &self,
         items: Vec<(Kind, String)>,
