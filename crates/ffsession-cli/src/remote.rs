@@ -475,6 +475,29 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
     let report = report.map_err(remote_error)?;
     // A remote whose records do not read is not an empty one.
     if report.snapshots_left_out > 0 && store.snapshots()?.is_empty() {
+        if report.damaged.is_empty() {
+            // Only reads that failed or hung: nothing is known damaged.
+            let (object, why) = report
+                .unreadable
+                .first()
+                .cloned()
+                .unwrap_or_else(|| ("?".into(), "?".into()));
+            return Err(UserError::with_hint(
+                format!(
+                    "{}: none of its snapshots reads: {} (the first, {object}: {why})",
+                    t.location,
+                    crate::fmt::count(
+                        report.unreadable.len(),
+                        "object does not read",
+                        "objects do not read"
+                    ),
+                ),
+                format!(
+                    "the server failed those reads or did not answer them: run the command again; if it keeps failing, look at those files on the server (`ffsession check --read-data --store {}` names the snapshots they hold up)",
+                    t.label
+                ),
+            ));
+        }
         let (object, why) = report
             .damaged
             .first()
@@ -482,9 +505,14 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
             .unwrap_or_else(|| ("?".into(), "?".into()));
         return Err(UserError::with_hint(
             format!(
-                "{}: none of its snapshots reads: {} damaged or missing (the first, {object}: {why})",
+                "{}: none of its snapshots reads: {} damaged or missing{} (the first, {object}: {why})",
                 t.location,
                 crate::fmt::count(report.damaged.len(), "object is", "objects are"),
+                if report.unreadable.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} unreadable", report.unreadable.len())
+                },
             ),
             format!(
                 "`ffsession check --read-data --store {}` names each one; `ffsession copy --to {}` from a machine that has these snapshots sends them again",
@@ -514,6 +542,13 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
         let _ = writeln!(
             err,
             "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; `ffsession check --read-data --store {}` says which)",
+            t.location, t.label
+        );
+    }
+    for (object, why) in &report.unreadable {
+        let _ = writeln!(
+            err,
+            "ffsession: warning: {}: {object} does not read ({why}); the snapshots that need it are left out for now and fetched by the next command that reads the remote, the others are here (if it keeps failing, look at that file on the server; `ffsession check --read-data --store {}` names the snapshots it holds up)",
             t.location, t.label
         );
     }
@@ -620,13 +655,18 @@ impl WatchCopies {
 }
 
 /// TEST HOOK, for the fault tests only: FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES
-/// (die after that many remote objects written) and
-/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS. Unset, nothing changes.
+/// (die after that many remote objects written),
+/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS, and
+/// FFSESSION_TEST_REMOTE_READ_TIMEOUT_MS (the per-object read timeout,
+/// `ffsession::remote::READ_TIMEOUT` otherwise). Unset, nothing changes.
 pub fn install_test_hook() {
     let num = |name| env(name).and_then(|v| v.parse::<u64>().ok());
     let kill = num("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES");
     let delay = num("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS");
     if kill.is_some() || delay.is_some() {
         ffsession::remote::set_test_hook(kill, delay.unwrap_or(0));
+    }
+    if let Some(ms) = num("FFSESSION_TEST_REMOTE_READ_TIMEOUT_MS") {
+        ffsession::remote::set_read_timeout(std::time::Duration::from_millis(ms));
     }
 }

@@ -525,3 +525,48 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
     let marks = fs::read_dir(remote_dir.join("marks")).unwrap().count();
     assert_eq!(marks, 2 + 3);
 }
+
+/// One chunk that does not read (a folder where its file should be) holds
+/// up only the snapshot that needs it: it is left out, not imported, and
+/// named as unreadable (not damaged); once the object reads again, the
+/// next sync brings that snapshot in.
+#[test]
+fn a_chunk_that_does_not_read_holds_up_only_its_snapshot_until_it_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    add(&mut local, &session(21, 200_000), NOW);
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let before: HashSet<PathBuf> = files(&remote_dir.join("chunks")).into_iter().collect();
+    add(&mut local, &session(22, 200_000), NOW + 1);
+    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let mut only_second: Vec<PathBuf> = files(&remote_dir.join("chunks"))
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    only_second.sort();
+    let bad = only_second[only_second.len() / 2].clone();
+    let kept = fs::read(&bad).unwrap();
+    fs::remove_file(&bad).unwrap();
+    fs::create_dir(&bad).unwrap();
+
+    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
+    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!((r.snapshots_new, r.snapshots_left_out), (1, 1), "{r:?}");
+    assert!(r.damaged.is_empty(), "{r:?}");
+    let name = bad.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(r.unreadable.len(), 1, "{r:?}");
+    assert!(r.unreadable[0].0.ends_with(&name), "{r:?}");
+    let first: Vec<_> = contents(&fresh);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].0, NOW);
+
+    // It reads again: the next sync brings the second snapshot in.
+    fs::remove_dir(&bad).unwrap();
+    fs::write(&bad, kept).unwrap();
+    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!((r.snapshots_new, r.snapshots_known), (1, 1), "{r:?}");
+    assert!(r.unreadable.is_empty(), "{r:?}");
+    assert_eq!(contents(&fresh), contents(&local));
+}

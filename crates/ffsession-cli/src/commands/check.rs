@@ -36,8 +36,8 @@ use crate::fmt;
   ffsession check --json            the findings as JSON
 
 Exit status: 0 the store is whole, 5 the store is damaged, 1 other errors (no store yet:
-\"no backups yet\", as other commands say; a file that could not be read: an I/O error
-is not damage).")]
+\"no backups yet\", as other commands say; a file that could not be read, or a remote
+object whose read failed or hung: an I/O error is not damage).")]
 pub struct CheckArgs {
     /// Print JSON instead of text
     #[arg(long)]

@@ -110,11 +110,30 @@ pub fn check(
                 fmt::escape(&o.reason)
             )?;
         }
-        for d in &report.damaged_snapshots {
+        for o in &report.unreadable_objects {
+            writeln!(
+                out,
+                "unreadable: {}/{}: {}",
+                o.kind,
+                o.name,
+                fmt::escape(&o.reason)
+            )?;
+        }
+        let snapshots = report
+            .damaged_snapshots
+            .iter()
+            .map(|d| ("damaged", d))
+            .chain(
+                report
+                    .unreadable_snapshots
+                    .iter()
+                    .map(|d| ("unreadable", d)),
+            );
+        for (what, d) in snapshots {
             match &d.record {
                 Some(rec) => writeln!(
                     out,
-                    "damaged snapshot {} of {} on {} ({}, taken {}): {}",
+                    "{what} snapshot {} of {} on {} ({}, taken {}): {}",
                     &d.name[..12],
                     fmt::escape(&rec.profile),
                     fmt::escape(&rec.host),
@@ -124,7 +143,7 @@ pub fn check(
                 )?,
                 None => writeln!(
                     out,
-                    "damaged snapshot {}: {}",
+                    "{what} snapshot {}: {}",
                     &d.name[..12],
                     fmt::escape(&d.reason)
                 )?,
@@ -156,8 +175,23 @@ pub fn check(
         }
         out.flush()?;
     }
-    if report.is_clean() && missing.is_empty() {
+    if report.is_clean() && missing.is_empty() && report.is_complete() {
         Ok(())
+    } else if report.is_clean() && missing.is_empty() {
+        // A read that failed or hung is not damage: not noted on the
+        // remote, and the remote is not proven whole either.
+        Err(crate::error::UserError::with_hint(
+            format!(
+                "{}: {} could not be read ({} not proven whole); nothing found is damaged, but the remote is not proven whole",
+                t.location,
+                fmt::count(report.unreadable_objects.len(), "object", "objects"),
+                fmt::count(report.unreadable_snapshots.len(), "snapshot", "snapshots"),
+            ),
+            format!(
+                "the server failed those reads or did not answer them: run `ffsession check --read-data --store {}` again; if they keep failing, look at those files on the server (`ffsession copy --to {}` from a machine that has the snapshots sends what the remote lacks)",
+                t.label, t.label
+            ),
+        ))
     } else {
         Err(StoreDamaged(format!(
             "{}: {} damaged or missing, {} damaged, {} gone since this machine saw {}; the next `ffsession copy --to {}` from a machine that has them sends them again",

@@ -23,6 +23,7 @@ mod remote_errors;
 mod remote_faults;
 mod remote_keys;
 mod remote_prune;
+mod remote_unreadable;
 mod rescue;
 mod roots;
 mod safety;

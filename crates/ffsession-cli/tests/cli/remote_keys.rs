@@ -1,7 +1,8 @@
 //! The remote's key (issue 38, item 6): one damaged object never loses a
 //! remote. It keeps two copies of its key file, each machine that opened it
 //! keeps a spare in its cache folder, and a copy from a machine that knows
-//! the key puts intact copies back.
+//! the key puts intact copies back. Two machines creating one remote at
+//! the same moment agree on one key (item 2).
 
 use std::fs;
 use std::path::Path;
@@ -86,4 +87,97 @@ fn a_damaged_key_file_loses_nothing_and_a_copy_repairs_it() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
     // Nothing more to repair.
     assert!(!copy().contains("of the remote's key"));
+}
+
+/// Two machines creating one new remote at the same moment (issue 38,
+/// item 2), against the real servers: two `copy` processes started
+/// together at a fresh location, several rounds on each service (SFTP: an
+/// exclusive hard link of the first key; WebDAV and S3: keys named by the
+/// clock, the earliest the password opens wins). Both succeed, only one
+/// says it created the remote, the key files there are copies of one key,
+/// and a third machine restores every snapshot of both byte-identical.
+#[test]
+fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
+    use crate::remote::{assert_remote_restores, backed_up_jsons, servers, Kind};
+    let Some(servers) = servers() else { return };
+    let _serial = crate::remote::SERVERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let a = Machine::new("race-a", 0, &[10, 11]);
+    let b = Machine::new("race-b", 10, &[20]);
+    let mut all = backed_up_jsons(&a.env);
+    all.extend(backed_up_jsons(&b.env));
+    let mut kinds = vec![Kind::WebDav, Kind::S3];
+    if cfg!(unix) {
+        kinds.insert(0, Kind::Sftp);
+    }
+    for kind in kinds {
+        for round in 0..3 {
+            let loc = crate::remote::location(kind, &a.env);
+            let copies: Vec<_> = [&a, &b]
+                .iter()
+                .map(|m| {
+                    let mut c = crate::remote::std_cmd(&m.env);
+                    c.arg("--config")
+                        .arg(&m.config)
+                        .arg("--profile")
+                        .arg(&m.profile)
+                        .arg("--store")
+                        .arg(m.env.store_dir())
+                        .args(["copy", "--to", &loc])
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::piped());
+                    c.spawn().unwrap()
+                })
+                .collect();
+            let mut created = 0;
+            for child in copies {
+                let out = child.wait_with_output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(out.status.success(), "{kind:?} round {round}: {err}");
+                created += err.matches("created a remote store").count();
+            }
+            assert_eq!(
+                created, 1,
+                "{kind:?} round {round}: said created {created} times"
+            );
+            // The key files on the server's disk (Unix: the folders the
+            // servers serve): copies of one key file.
+            #[cfg(unix)]
+            let keys = match kind {
+                Kind::Sftp => Some(crate::remote::sftp_dir(&loc).join("keys")),
+                Kind::WebDav => Some(
+                    servers
+                        .join("webdav/store")
+                        .join(loc.rsplit('/').next().unwrap())
+                        .join("keys"),
+                ),
+                _ => None,
+            };
+            #[cfg(not(unix))]
+            let keys: Option<std::path::PathBuf> = {
+                let _ = &servers;
+                None
+            };
+            if let Some(keys) = keys {
+                let files: Vec<Vec<u8>> = fs::read_dir(&keys)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+                    .map(|p| fs::read(p).unwrap())
+                    .collect();
+                assert!(
+                    files.len() >= 2,
+                    "{kind:?} round {round}: {} key files",
+                    files.len()
+                );
+                assert!(
+                    files.iter().all(|f| *f == files[0]),
+                    "{kind:?} round {round}: {} key files, not all one key",
+                    files.len()
+                );
+            }
+            assert_remote_restores(&loc, &all);
+        }
+    }
 }

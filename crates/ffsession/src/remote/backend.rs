@@ -9,27 +9,89 @@
 //! authenticated, and checked against its name when read, so even a torn
 //! object could never be taken for a whole one.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
 use super::RemoteError;
+
+/// One object of [`Backend::read_many`]: its bytes, `None` if there is no
+/// such object, or why it could not be read (unreadable, for now: the
+/// server failed that read, or gave nothing for [`read_timeout`]).
+pub type ReadResult = Result<Option<Vec<u8>>, RemoteError>;
+
+/// The longest one object's read may take in [`Backend::read_many`] before
+/// it counts as unreadable and the others go on. An object is at most
+/// about 100 KiB (a chunk is at most 64 KiB before it is sealed; a content
+/// record lists a few thousand chunks), so 30 s is a slow link's time for
+/// eight of them at once many times over, and a loaded 2-core machine's
+/// loopback reads one in milliseconds; only a read that hangs (a server
+/// stuck on that one file, a named pipe where the object should be) waits
+/// that long. (OpenDAL's own stall timeout is 30 s too, `opendal.rs`.)
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+static READ_TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// The per-object read timeout in force: [`READ_TIMEOUT`] unless a test
+/// set another ([`set_read_timeout`]).
+pub fn read_timeout() -> Duration {
+    match READ_TIMEOUT_MS.load(Ordering::SeqCst) {
+        0 => READ_TIMEOUT,
+        ms => Duration::from_millis(ms),
+    }
+}
+
+/// TEST HOOK, for the fault tests only: make [`read_timeout`] `timeout`
+/// (a hanging read is then found in seconds).
+#[doc(hidden)]
+pub fn set_read_timeout(timeout: Duration) {
+    let ms = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    READ_TIMEOUT_MS.store(ms, Ordering::SeqCst);
+}
+
+/// The results of one [`Backend::read_many`], or the whole call's failure:
+/// when some read failed, `alive` asks the server something else (a
+/// listing); if that fails too, or every read of several failed, the server
+/// is gone or refuses everything (a connection lost, credentials refused),
+/// and its error (the first read's) is the call's. Otherwise each failed
+/// read is only that object's: the snapshots that need it wait, the rest
+/// goes on.
+pub(super) fn settle_reads(
+    got: Vec<ReadResult>,
+    alive: impl FnOnce() -> Result<(), RemoteError>,
+) -> Result<Vec<ReadResult>, RemoteError> {
+    if !got.iter().any(Result::is_err) {
+        return Ok(got);
+    }
+    let all_failed = got.len() > 1 && got.iter().all(Result::is_err);
+    if all_failed || alive().is_err() {
+        if let Some(Err(e)) = got.into_iter().find(Result::is_err) {
+            return Err(e);
+        }
+        unreachable!("a read failed");
+    }
+    Ok(got)
+}
 
 /// TEST HOOK, for the fault tests only: after this many objects written to
 /// any remote, the process dies at once (as under SIGKILL); and each write
 /// waits this long first. Unset (0), nothing changes.
-static KILL_AFTER_WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static WRITE_DELAY_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static KILL_AFTER_WRITES: AtomicU64 = AtomicU64::new(0);
+static WRITE_DELAY_MS: AtomicU64 = AtomicU64::new(0);
+static WRITES: AtomicU64 = AtomicU64::new(0);
 
 /// Set the test hook: die after `kill_after_writes` object writes (counting
 /// from 1; `None` never), and wait `delay_ms` before each.
 #[doc(hidden)]
 pub fn set_test_hook(kill_after_writes: Option<u64>, delay_ms: u64) {
-    use std::sync::atomic::Ordering;
     KILL_AFTER_WRITES.store(kill_after_writes.map_or(0, |n| n + 1), Ordering::SeqCst);
     WRITE_DELAY_MS.store(delay_ms, Ordering::SeqCst);
 }
 
 /// Called by backends before each object write.
 pub(super) fn before_write() {
-    let ms = WRITE_DELAY_MS.load(std::sync::atomic::Ordering::SeqCst);
+    let ms = WRITE_DELAY_MS.load(Ordering::SeqCst);
     if ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
@@ -37,7 +99,6 @@ pub(super) fn before_write() {
 
 /// Called by backends after each object written whole.
 pub(super) fn after_write() {
-    use std::sync::atomic::Ordering;
     let limit = KILL_AFTER_WRITES.load(Ordering::SeqCst);
     if limit > 0 && WRITES.fetch_add(1, Ordering::SeqCst) + 2 >= limit {
         std::process::abort();
@@ -183,19 +244,63 @@ pub trait Backend: Send + Sync {
 
     /// Read several objects, as many at once as the backend does well, in
     /// the order given; `done` is told the bytes of each one read.
-    #[allow(clippy::type_complexity)]
+    ///
+    /// Each object has its own result ([`ReadResult`]): a read the server
+    /// failed for that object (a folder where the object should be, an
+    /// error status) or that gave nothing for [`read_timeout`] is that
+    /// object's `Err`, and the others are read. The whole call fails only
+    /// when the server itself is gone: it no longer answers a listing, or
+    /// every read of several failed (`settle_reads`).
     fn read_many(
         &self,
         items: Vec<(Kind, String)>,
         done: &mut dyn FnMut(u64),
-    ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
-        items
+    ) -> Result<Vec<ReadResult>, RemoteError> {
+        let got: Vec<ReadResult> = items
             .into_iter()
             .map(|(kind, name)| {
-                let got = self.read(kind, &name)?;
-                done(got.as_ref().map_or(0, |b| b.len() as u64));
-                Ok(got)
+                let got = self.read(kind, &name);
+                if let Ok(b) = &got {
+                    done(b.as_ref().map_or(0, |b| b.len() as u64));
+                }
+                got
             })
-            .collect()
+            .collect();
+        settle_reads(got, || self.list(Kind::Keys).map(|_| ()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{settle_reads, ReadResult, RemoteError};
+
+    fn failed(path: &str) -> RemoteError {
+        RemoteError::Backend {
+            location: "l".into(),
+            op: "read",
+            path: path.into(),
+            reason: "refused".into(),
+            full: false,
+        }
+    }
+
+    #[test]
+    fn one_failed_read_is_its_own_and_a_server_that_is_gone_fails_the_call() {
+        let some = || -> Vec<ReadResult> { vec![Ok(Some(vec![1])), Err(failed("b")), Ok(None)] };
+        // The server answers: only "b" failed.
+        let got = settle_reads(some(), || Ok(())).unwrap();
+        assert!(matches!(got[1], Err(RemoteError::Backend { ref path, .. }) if path == "b"));
+        assert!(matches!(got[0], Ok(Some(_))) && matches!(got[2], Ok(None)));
+        // It does not: the call fails, with the read's error.
+        let gone = settle_reads(some(), || Err(failed("keys/"))).unwrap_err();
+        assert!(matches!(gone, RemoteError::Backend { ref path, .. } if path == "b"));
+        // Every read of several failed: the call fails too.
+        let all = settle_reads(vec![Err(failed("a")), Err(failed("b"))], || Ok(()));
+        assert!(all.is_err());
+        // One read alone that failed, the server answering: that object's.
+        assert!(settle_reads(vec![Err(failed("a"))], || Ok(())).unwrap()[0].is_err());
+        // Nothing failed: the server is not asked.
+        let fine = settle_reads(vec![Ok(None)], || panic!("asked")).unwrap();
+        assert!(matches!(fine[0], Ok(None)));
     }
 }

@@ -5,6 +5,17 @@
 //! --read-data`). A snapshot whose record, content or any chunk is missing
 //! or damaged is named, with the objects at fault: the next `copy` from a
 //! machine that has the snapshot sends them again.
+//!
+//! An object whose read fails or hangs (past the read timeout,
+//! `backend.rs`) while the server answers the others is *unreadable*, not
+//! damaged: the check cannot say what it holds, and the failure may be the
+//! server's or the network's for a moment. It is reported apart
+//! ([`RemoteCheckReport::unreadable_objects`], with the snapshots that need
+//! it), so the CLI neither notes it in the remote's `damaged/` records
+//! (which tell every machine's copy to send an object again) nor counts
+//! it as damage; the check is then not clean (the remote is not proven
+//! whole). What a listing shows is not there (a folder where an object
+//! should be is not an object) is missing, which is damage.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -59,12 +70,23 @@ pub struct RemoteCheckReport {
     pub damaged_objects: Vec<DamagedObject>,
     /// Snapshots that do not read back whole.
     pub damaged_snapshots: Vec<DamagedRemoteSnapshot>,
+    /// Objects whose read failed or hung while the server answered others
+    /// (see the module documentation): not proven whole, not damaged.
+    pub unreadable_objects: Vec<DamagedObject>,
+    /// Snapshots not damaged that need an unreadable object.
+    pub unreadable_snapshots: Vec<DamagedRemoteSnapshot>,
 }
 
 impl RemoteCheckReport {
-    /// True if nothing is missing or damaged.
+    /// True if nothing is missing or damaged (some objects may still be
+    /// unreadable: [`RemoteCheckReport::is_complete`]).
     pub fn is_clean(&self) -> bool {
         self.damaged_objects.is_empty() && self.damaged_snapshots.is_empty()
+    }
+
+    /// True if every object needed was read (none unreadable).
+    pub fn is_complete(&self) -> bool {
+        self.unreadable_objects.is_empty()
     }
 }
 
@@ -119,11 +141,21 @@ pub fn check_remote(
         &mut read,
     )?;
     let mut records: Vec<(String, Result<RemoteSnapshot, String>)> = Vec::new();
+    let mut unreadable: HashMap<String, String> = HashMap::new();
     let mut bytes_read = 0u64;
     for (name, bytes) in names.iter().zip(got) {
         let parsed = match bytes {
-            None => Err("missing (removed while checking?)".to_owned()),
-            Some(b) => {
+            Err(e) => {
+                unreadable.insert(Kind::Snapshots.path(name), super::sync::reason_of(e));
+                report.unreadable_snapshots.push(DamagedRemoteSnapshot {
+                    name: name.clone(),
+                    record: None,
+                    reason: "its record does not read".into(),
+                });
+                continue;
+            }
+            Ok(None) => Err("missing (removed while checking?)".to_owned()),
+            Ok(Some(b)) => {
                 bytes_read += b.len() as u64;
                 remote
                     .open_object(Kind::Snapshots, name, &b)
@@ -135,7 +167,7 @@ pub fn check_remote(
         }
         records.push((name.clone(), parsed));
     }
-    report.snapshots = records.len() as u64;
+    report.snapshots = (records.len() + report.unreadable_snapshots.len()) as u64;
 
     // Every content record, named or not.
     let content_names: Vec<String> = contents.iter().map(|e| e.name.clone()).collect();
@@ -149,8 +181,12 @@ pub fn check_remote(
     let mut lists: HashMap<String, Vec<(Digest, usize)>> = HashMap::new();
     for (name, bytes) in content_names.iter().zip(got) {
         let parsed = match bytes {
-            None => Err("missing (removed while checking?)".to_owned()),
-            Some(b) => {
+            Err(e) => {
+                unreadable.insert(Kind::Contents.path(name), super::sync::reason_of(e));
+                continue;
+            }
+            Ok(None) => Err("missing (removed while checking?)".to_owned()),
+            Ok(Some(b)) => {
                 bytes_read += b.len() as u64;
                 remote
                     .open_object(Kind::Contents, name, &b)
@@ -203,8 +239,12 @@ pub fn check_remote(
                     continue;
                 };
                 let verdict = match bytes {
-                    None => Err("missing".to_owned()),
-                    Some(b) => {
+                    Err(e) => {
+                        unreadable.insert(Kind::Chunks.path(name), super::sync::reason_of(e));
+                        continue;
+                    }
+                    Ok(None) => Err("missing".to_owned()),
+                    Ok(Some(b)) => {
                         bytes_read += b.len() as u64;
                         remote
                             .open_object(Kind::Chunks, name, &b)
@@ -225,40 +265,72 @@ pub fn check_remote(
     }
     report.bytes_read = bytes_read;
 
-    // Which snapshots that leaves damaged.
+    // Which snapshots that leaves damaged, or not proven whole.
     for (name, record) in records {
-        let reason = match &record {
-            Err(why) => Some(format!("its record: {why}")),
+        let verdict = match &record {
+            Err(why) => Some(Err(format!("its record: {why}"))),
             Ok(r) => {
                 let digest = Digest::from_hex(&r.content).unwrap_or(Digest::of(b""));
                 let cname = RemoteContent::name_of(&remote.keys, &digest);
+                let cpath = Kind::Contents.path(&cname);
                 match lists.get(&cname) {
-                    None => Some(format!(
-                        "its content record {} is {}",
-                        Kind::Contents.path(&cname),
+                    None if unreadable.contains_key(&cpath) => {
+                        Some(Ok(format!("its content record {cpath} does not read")))
+                    }
+                    None => Some(Err(format!(
+                        "its content record {cpath} is {}",
                         if contents.iter().any(|e| e.name == cname) {
                             "damaged"
                         } else {
                             "missing"
                         }
-                    )),
-                    Some(list) => list.iter().find_map(|(d, _)| {
-                        let n = chunk_name(&remote.keys, d);
-                        chunk_state
-                            .get(&n)
-                            .and_then(|s| s.2.as_ref())
-                            .map(|why| format!("chunk {}: {why}", Kind::Chunks.path(&n)))
-                    }),
+                    ))),
+                    Some(list) => {
+                        let paths = || list.iter().map(|(d, _)| chunk_name(&remote.keys, d));
+                        let damage = paths().find_map(|n| {
+                            chunk_state
+                                .get(&n)
+                                .and_then(|s| s.2.as_ref())
+                                .map(|why| format!("chunk {}: {why}", Kind::Chunks.path(&n)))
+                        });
+                        damage.map(Err).or_else(|| {
+                            paths()
+                                .map(|n| Kind::Chunks.path(&n))
+                                .find(|p| unreadable.contains_key(p))
+                                .map(|p| Ok(format!("chunk {p} does not read")))
+                        })
+                    }
                 }
             }
         };
-        if let Some(reason) = reason {
-            report.damaged_snapshots.push(DamagedRemoteSnapshot {
+        match verdict {
+            Some(Err(reason)) => report.damaged_snapshots.push(DamagedRemoteSnapshot {
                 name,
                 record: record.ok(),
                 reason,
-            });
+            }),
+            Some(Ok(reason)) => report.unreadable_snapshots.push(DamagedRemoteSnapshot {
+                name,
+                record: record.ok(),
+                reason,
+            }),
+            None => {}
         }
+    }
+    let mut unreadable: Vec<(String, String)> = unreadable.into_iter().collect();
+    unreadable.sort();
+    for (path, reason) in unreadable {
+        let (kind, name) = path.split_once('/').unwrap_or(("", &path));
+        let kind = match kind {
+            "snapshots" => "snapshots",
+            "contents" => "contents",
+            _ => "chunks",
+        };
+        report.unreadable_objects.push(DamagedObject {
+            kind,
+            name: name.rsplit('/').next().unwrap_or(name).to_owned(),
+            reason,
+        });
     }
     Ok(report)
 }

@@ -79,7 +79,7 @@ pub fn noted_damage(remote: &Remote) -> Result<Vec<(String, String)>, RemoteErro
     )?;
     let mut out = Vec::new();
     for (record, bytes) in listed.into_iter().zip(got) {
-        let Some(bytes) = bytes else { continue };
+        let Ok(Some(bytes)) = bytes else { continue };
         let Ok(plain) = remote.open_object(Kind::Damaged, &record, &bytes) else {
             continue;
         };

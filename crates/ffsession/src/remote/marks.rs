@@ -314,7 +314,8 @@ pub(super) fn receive_marks(
         .collect();
     for (name, bytes) in listed.iter().zip(got) {
         let path = Kind::Marks.path(name);
-        let Some(bytes) = bytes else { continue };
+        // A mark that does not read now is read by the next sync.
+        let Ok(Some(bytes)) = bytes else { continue };
         let mark = match RemoteMark::open(remote, name, &bytes) {
             Ok(m) => m,
             Err(why) => {
@@ -397,18 +398,29 @@ fn receive_origins(
         .map(|n| (Kind::Marks, n.clone()))
         .collect();
     let mut got: HashMap<String, Vec<u8>> = HashMap::new();
+    // Origins whose mark does not read now: recorded by the next sync.
+    let mut unread: HashSet<String> = HashSet::new();
     let read_names: Vec<String> = reads.iter().map(|(_, n)| n.clone()).collect();
     for (name, bytes) in read_names
         .into_iter()
         .zip(remote.backend.read_many(reads, &mut |_| {})?)
     {
-        if let Some(b) = bytes {
-            got.insert(name, b);
+        match bytes {
+            Ok(Some(b)) => {
+                got.insert(name, b);
+            }
+            Ok(None) => {}
+            Err(_) => {
+                unread.insert(name);
+            }
         }
     }
     let mut damaged = Vec::new();
     let mut origins = Vec::new();
     for ((snapshot, id), name) in wanted.into_iter().zip(names) {
+        if unread.contains(&name) {
+            continue;
+        }
         let from_mark = match got.get(&name) {
             Some(bytes) => match RemoteMark::open(remote, &name, bytes) {
                 Ok(RemoteMark {
@@ -467,7 +479,7 @@ pub(super) fn remove_stale_marks(
     )?;
     let mut removed = 0;
     for (name, bytes) in others.iter().zip(got) {
-        let Some(bytes) = bytes else { continue };
+        let Ok(Some(bytes)) = bytes else { continue };
         let Ok(mark) = RemoteMark::open(remote, name, &bytes) else {
             continue;
         };

@@ -47,7 +47,9 @@ mod sftp;
 mod ssh;
 mod sync;
 
-pub use backend::{set_test_hook, Backend, Entry, Kind};
+pub use backend::{
+    read_timeout, set_read_timeout, set_test_hook, Backend, Entry, Kind, ReadResult, READ_TIMEOUT,
+};
 pub use check::{check_remote, DamagedObject, RemoteCheckProgress, RemoteCheckReport};
 pub use copy::{copy_to_remote, CopyProgress, CopyReport};
 pub use damage::{clear_damage, note_damage, noted_damage};
@@ -285,9 +287,22 @@ impl Remote {
         params: KeyParams,
         note: &str,
     ) -> Result<Remote, RemoteError> {
+        Self::create_or_join(backend, password, params, note).map(|(r, _)| r)
+    }
+
+    /// [`Remote::create`], and whether this call's key is the remote's
+    /// (false: the remote was there, or another machine creating it at
+    /// the same moment won, and its key is used).
+    fn create_or_join(
+        backend: Box<dyn Backend>,
+        password: &str,
+        params: KeyParams,
+        note: &str,
+    ) -> Result<(Remote, bool), RemoteError> {
         let location = backend.location();
+        let open = |backend| Self::open(backend, password).map(|r| (r, false));
         if backend.read(Kind::Marker, MARKER)?.is_some() || !backend.list(Kind::Keys)?.is_empty() {
-            return Self::open(backend, password);
+            return open(backend);
         }
         if !backend.is_empty()? {
             // Another machine creating this remote at this moment: its key
@@ -296,7 +311,7 @@ impl Remote {
             while std::time::Instant::now() < deadline {
                 std::thread::sleep(std::time::Duration::from_millis(100));
                 if !backend.list(Kind::Keys)?.is_empty() {
-                    return Self::open(backend, password);
+                    return open(backend);
                 }
             }
             return Err(RemoteError::NotARemote { location });
@@ -318,7 +333,7 @@ impl Remote {
         // that saw only its own key wrote first.
         if backend.atomic_create() {
             if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
-                return Self::open(backend, password);
+                return open(backend);
             }
             let remote = Remote {
                 backend,
@@ -327,7 +342,7 @@ impl Remote {
             };
             remote.repair_keys()?;
             write_marker(remote.backend.as_ref())?;
-            return Ok(remote);
+            return Ok((remote, true));
         }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -343,7 +358,7 @@ impl Remote {
             .filter(|n| *n < name)
             .collect();
         earlier.sort();
-        let (mut keys, mut key_file) = (keys, file);
+        let (mut keys, mut key_file, mut ours) = (keys, file, true);
         for other in earlier {
             let Some(bytes) = backend.read(Kind::Keys, &other)? else {
                 continue;
@@ -352,6 +367,7 @@ impl Remote {
                 backend.remove(Kind::Keys, &name)?;
                 keys = theirs;
                 key_file = bytes;
+                ours = false;
                 break;
             }
         }
@@ -362,11 +378,12 @@ impl Remote {
         };
         remote.repair_keys()?;
         write_marker(remote.backend.as_ref())?;
-        Ok(remote)
+        Ok((remote, ours))
     }
 
     /// Open the remote store, or create it if the location is empty.
-    /// Returns it and whether it was created.
+    /// Returns it and whether this call created it (of two machines
+    /// creating one remote at once, only the one whose key won).
     pub fn open_or_create(
         backend: Box<dyn Backend>,
         password: &str,
@@ -376,7 +393,7 @@ impl Remote {
         let fresh =
             backend.read(Kind::Marker, MARKER)?.is_none() && backend.list(Kind::Keys)?.is_empty();
         if fresh {
-            Ok((Self::create(backend, password, params, note)?, true))
+            Self::create_or_join(backend, password, params, note)
         } else {
             Ok((Self::open(backend, password)?, false))
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use opendal::{ErrorKind, Operator};
 use tokio::runtime::Runtime;
 
-use super::backend::{Backend, Entry, Kind};
+use super::backend::{Backend, Entry, Kind, ReadResult};
 use super::RemoteError;
 
 /// How many transfers run at once.
@@ -90,6 +90,10 @@ impl OpendalBackend {
             if full {
                 reason = format!("the server is out of space ({status})");
             }
+        } else if let Some((_, said)) = reason.rsplit_once("} => ") {
+            // No status: what failed is after OpenDAL's context (which
+            // repeats the location and path the message names already).
+            reason = format!("{}: {said}", e.kind());
         }
         RemoteError::Backend {
             location: location.to_owned(),
@@ -462,10 +466,11 @@ impl Backend for OpendalBackend {
         &self,
         items: Vec<(Kind, String)>,
         done: &mut dyn FnMut(u64),
-    ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
-        self.rt.block_on(async {
+    ) -> Result<Vec<ReadResult>, RemoteError> {
+        let timeout = super::backend::read_timeout();
+        let got = self.rt.block_on(async {
             let total = items.len();
-            let mut out: Vec<Option<Vec<u8>>> = vec![None; total];
+            let mut out: Vec<ReadResult> = (0..total).map(|_| Ok(None)).collect();
             let mut set = tokio::task::JoinSet::new();
             let mut items = items.into_iter().enumerate();
             loop {
@@ -475,7 +480,25 @@ impl Backend for OpendalBackend {
                     };
                     let op = self.op.clone();
                     let location = self.location.clone();
-                    set.spawn(async move { (i, read_one(&op, &location, kind.path(&name)).await) });
+                    set.spawn(async move {
+                        let path = kind.path(&name);
+                        let got =
+                            tokio::time::timeout(timeout, read_one(&op, &location, path.clone()))
+                                .await
+                                .unwrap_or_else(|_| {
+                                    Err(RemoteError::Backend {
+                                        location,
+                                        op: "read",
+                                        path,
+                                        reason: format!(
+                                            "no answer for {} s",
+                                            timeout.as_secs_f64().round()
+                                        ),
+                                        full: false,
+                                    })
+                                });
+                        (i, got)
+                    });
                 }
                 let Some(joined) = set.join_next().await else {
                     break;
@@ -487,18 +510,37 @@ impl Backend for OpendalBackend {
                     reason: e.to_string(),
                     full: false,
                 })?;
-                let got = got?;
-                done(got.as_ref().map_or(0, |b| b.len() as u64));
+                if let Ok(b) = &got {
+                    done(b.as_ref().map_or(0, |b| b.len() as u64));
+                }
                 out[i] = got;
             }
-            Ok(out)
+            Ok::<_, RemoteError>(out)
+        })?;
+        // Whether the server still answers: a listing of the keys.
+        super::backend::settle_reads(got, || {
+            let listed = self
+                .rt
+                .block_on(async { tokio::time::timeout(timeout, self.op.list("keys/")).await });
+            match listed {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) if e.kind() == ErrorKind::NotFound => Ok(()),
+                Ok(Err(e)) => Err(Self::err(&self.location, "list", "keys/", e)),
+                Err(_) => Err(RemoteError::Backend {
+                    location: self.location.clone(),
+                    op: "list",
+                    path: "keys/".into(),
+                    reason: "no answer".into(),
+                    full: false,
+                }),
+            }
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::http_status;
+    use super::{http_status, OpendalBackend, RemoteError};
 
     #[test]
     fn http_errors_are_their_status_and_the_servers_words() {
@@ -510,5 +552,18 @@ mod tests {
         let webdav = "Unexpected (persistent) at read, context: { response: Parts { status: 401, version: HTTP/1.1 } } => Unauthorized";
         assert_eq!(http_status(webdav).unwrap(), "HTTP 401 Unauthorized");
         assert_eq!(http_status("connection refused"), None);
+    }
+
+    #[test]
+    fn an_error_without_a_status_is_what_failed_without_the_context() {
+        let e = opendal::Error::new(opendal::ErrorKind::Unexpected, "io timeout reached")
+            .with_operation("read")
+            .with_context("timeout", "30");
+        assert!(e.to_string().contains("context: {"), "{e}");
+        let RemoteError::Backend { reason, .. } = OpendalBackend::err("w", "read", "chunks/x", e)
+        else {
+            panic!("not a backend error");
+        };
+        assert_eq!(reason, "Unexpected: io timeout reached");
     }
 }

@@ -91,7 +91,8 @@ pub(super) fn pruned_of(remote: &Remote, gone: &[String]) -> Result<HashSet<Stri
     )?;
     let mut pruned = HashSet::new();
     for ((snapshot, name), bytes) in wanted.iter().zip(got) {
-        let Some(bytes) = bytes else { continue };
+        // A record that does not read proves nothing: the snapshot is kept.
+        let Ok(Some(bytes)) = bytes else { continue };
         let record = remote
             .open_object(Kind::Pruned, name, &bytes)
             .ok()

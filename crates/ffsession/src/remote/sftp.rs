@@ -23,10 +23,11 @@ use openssh_sftp_client::error::SftpErrorKind;
 use openssh_sftp_client::{Error as SftpError, Sftp, SftpOptions};
 use tokio::runtime::Runtime;
 
-use super::backend::{Backend, Entry, Kind};
+use super::backend::{Backend, Entry, Kind, ReadResult};
 use super::ssh::{self, SshChild, Target};
 use super::RemoteError;
 
+mod read;
 mod write;
 
 /// Transfers at once, all on the one connection.
@@ -65,6 +66,9 @@ enum Fail {
     Refused(String),
     /// The connection failed or gave no answer (what was seen).
     Lost(String),
+    /// One read got no answer in the per-object read timeout (`read.rs`):
+    /// that file hangs, or the server does.
+    Hung(String),
 }
 
 fn classify(e: SftpError) -> Fail {
@@ -193,7 +197,7 @@ impl SftpBackend {
         match fail {
             Fail::NotFound => self.error(op, path, "no such file or folder".into(), false),
             Fail::Refused(why) => self.error(op, path, format!("the server refused: {why}"), false),
-            Fail::Lost(why) => {
+            Fail::Lost(why) | Fail::Hung(why) => {
                 self.drop_conn(c);
                 let reason = match ssh::last_line(&c.ssh.said()) {
                     Some(said) => format!("the connection was lost (ssh: {said})"),
@@ -474,30 +478,60 @@ impl Backend for SftpBackend {
         })
     }
 
+    /// Each group of reads goes on one connection. `sftp-server` answers
+    /// one request at a time, so a read that hangs (a named pipe where the
+    /// object should be) holds up every read behind it: when reads get no
+    /// answer for [`read_timeout`](super::backend::read_timeout), the
+    /// connection is dropped (its `ssh` killed) and each of them is tried
+    /// again alone on a new one; one that hangs again is unreadable. A new
+    /// connection that cannot be made, or one lost while a read was
+    /// answered, fails the whole call.
     fn read_many(
         &self,
         items: Vec<(Kind, String)>,
         done: &mut dyn FnMut(u64),
-    ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
-        self.rt.block_on(async {
-            let c = self.conn().await?;
+    ) -> Result<Vec<ReadResult>, RemoteError> {
+        let got = self.rt.block_on(async {
             let mut out = Vec::with_capacity(items.len());
             for group in items.chunks(IN_FLIGHT) {
+                let c = self.conn().await?;
                 let reads: Vec<_> = group
                     .iter()
                     .map(|(kind, name)| {
                         let rel = kind.path(name);
                         let c = &c;
-                        async move { self.read_rel(c, &rel).await }
+                        async move { self.read_timed(c, &rel).await }
                     })
                     .collect();
-                for got in join_all(reads).await {
-                    let got = got?;
-                    done(got.as_ref().map_or(0, |b| b.len() as u64));
+                let results = join_all(reads).await;
+                if results
+                    .iter()
+                    .any(|r| matches!(r, Err(Fail::Lost(_) | Fail::Hung(_))))
+                {
+                    self.drop_conn(&c);
+                }
+                for ((kind, name), got) in group.iter().zip(results) {
+                    let rel = kind.path(name);
+                    let got = match got {
+                        Err(Fail::Lost(_) | Fail::Hung(_)) => self.read_alone(&rel).await?,
+                        other => self.one_result(&rel, other),
+                    };
+                    if let Ok(b) = &got {
+                        done(b.as_ref().map_or(0, |b| b.len() as u64));
+                    }
                     out.push(got);
                 }
             }
-            Ok(out)
+            Ok::<_, RemoteError>(out)
+        })?;
+        super::backend::settle_reads(got, || {
+            self.rt.block_on(async {
+                let c = self.conn().await?;
+                match self.answers(&c).await {
+                    Ok(()) => Ok(()),
+                    Err(f) => Err(self.failed(&c, "list", "", f)),
+                }
+            })
         })
     }
 }

@@ -5,6 +5,12 @@
 //! checked against its name, every chunk against its digest, and each
 //! snapshot is imported (under a fresh local id) only once all its chunks
 //! are on disk and its content reads back whole (`Store::import_snapshots`).
+//!
+//! One object that does not read (the server fails its read, or it hangs
+//! past the read timeout, `backend.rs`) holds up only the snapshots that
+//! need it: they are left out and tried again by the next sync, the rest
+//! is imported, and the report names the object. Only a server that is
+//! gone fails the sync.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -39,6 +45,11 @@ pub struct SyncReport {
     /// Remote objects that could not be used: (path, why); the snapshots
     /// that need them are left out.
     pub damaged: Vec<(String, String)>,
+    /// Remote objects whose read failed or hung while the server answered
+    /// others: (path, why). The snapshots that need them are left out for
+    /// now, not imported, so the next sync tries them again; nothing is
+    /// said to be damaged (a read can fail for a moment).
+    pub unreadable: Vec<(String, String)>,
     /// The host each new snapshot was taken on, by its local id.
     pub hosts: BTreeMap<i64, String>,
 }
@@ -59,6 +70,15 @@ pub enum SyncProgress {
 }
 
 const BATCH: usize = 256;
+
+/// Why one object's read failed, without the location and path the
+/// report says beside it.
+pub(super) fn reason_of(e: RemoteError) -> String {
+    match e {
+        RemoteError::Backend { reason, .. } => reason,
+        other => other.to_string(),
+    }
+}
 
 /// The snapshots of `store` (a remote's local copy) the remote no longer
 /// lists with no prune saying it removed them (`pruned.rs`): lost on the
@@ -155,7 +175,14 @@ pub fn sync_from_remote(
     )?;
     for (name, bytes) in wanted.iter().zip(got) {
         let path = Kind::Snapshots.path(name);
-        let Some(bytes) = bytes else { continue };
+        let bytes = match bytes {
+            Ok(Some(b)) => b,
+            Ok(None) => continue,
+            Err(e) => {
+                report.unreadable.push((path, reason_of(e)));
+                continue;
+            }
+        };
         report.bytes_fetched += bytes.len() as u64;
         match remote
             .open_object(Kind::Snapshots, name, &bytes)
@@ -193,9 +220,16 @@ pub fn sync_from_remote(
     )?;
     for (name, bytes) in names.iter().zip(got) {
         let path = Kind::Contents.path(name);
-        let Some(bytes) = bytes else {
-            report.damaged.push((path, "missing".into()));
-            continue;
+        let bytes = match bytes {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                report.damaged.push((path, "missing".into()));
+                continue;
+            }
+            Err(e) => {
+                report.unreadable.push((path, reason_of(e)));
+                continue;
+            }
         };
         report.bytes_fetched += bytes.len() as u64;
         match remote
@@ -231,10 +265,18 @@ pub fn sync_from_remote(
         )?;
         for ((name, bytes), (d, n)) in names.iter().zip(got).zip(batch) {
             let path = Kind::Chunks.path(name);
-            let Some(bytes) = bytes else {
-                report.damaged.push((path, "missing".into()));
-                bad_chunks.insert(*d);
-                continue;
+            let bytes = match bytes {
+                Ok(Some(b)) => b,
+                Ok(None) => {
+                    report.damaged.push((path, "missing".into()));
+                    bad_chunks.insert(*d);
+                    continue;
+                }
+                Err(e) => {
+                    report.unreadable.push((path, reason_of(e)));
+                    bad_chunks.insert(*d);
+                    continue;
+                }
             };
             report.bytes_fetched += bytes.len() as u64;
             let frame = match remote.open_object(Kind::Chunks, name, &bytes) {
