@@ -11,7 +11,7 @@
 # S3 with `rclone size`, for both tools alike.
 versions=${FFS_BENCH_VERSIONS:-100}
 s3size() { # bytes under an S3 prefix of the bench bucket
-    env -u AWS_CA_BUNDLE rclone size --json ":s3:ffs-bench/$1" --s3-provider Other --s3-endpoint "$FFSESSION_TEST_S3_ENDPOINT" \
+    env -u AWS_CA_BUNDLE rclone size -q --json ":s3:ffs-bench/$1" --s3-provider Other --s3-endpoint "$FFSESSION_TEST_S3_ENDPOINT" \
         --s3-access-key-id "$FFSESSION_TEST_S3_KEY_ID" --s3-secret-access-key "$FFSESSION_TEST_S3_SECRET" \
         --s3-region garage | python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes"])'
 }
