@@ -8,6 +8,7 @@ server sends a greeting object; after that we send commands
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import time
@@ -172,6 +173,13 @@ class Marionette:
 
     def send_keys(self, el, text):
         return self.send("WebDriver:ElementSendKeys", {"id": self._element_id(el), "text": text})
+
+    def screenshot(self):
+        """The current page's viewport as PNG bytes (Firefox's own
+        screenshot, `WebDriver:TakeScreenshot`)."""
+        r = self.send("WebDriver:TakeScreenshot", {"full": False, "hash": False})
+        v = r.get("value") if isinstance(r, dict) else r
+        return base64.b64decode(v)
 
     def quit(self):
         """Ask Firefox to quit cleanly (the session store writes sessionstore.jsonlz4)."""

@@ -6,6 +6,7 @@ picked window and the closed tab, open."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -117,6 +118,19 @@ def s19_ui_pick(ctx):
             if r != "ok":
                 raise CheckFailed("picking on the snapshot page: %s" % r)
             _wait_text(m, ["window 2 of snapshot", "window 1 of snapshot"])
+            # The picture of docs/guide/ui.md: the snapshot's page with the
+            # picks, as this Firefox shows it.
+            m.navigate(base + "snapshot/%d" % old["id"])
+            _wait_text(m, ["Picked"])
+            png = m.screenshot()
+            soft.true("Firefox's screenshot of the page is a PNG", png[:8] == b"\x89PNG\r\n\x1a\n"
+                      and len(png) > 5000, "%d bytes: %r" % (len(png), png[:16]), cmd)
+            with open(ctx.path("ui.png"), "wb") as f:
+                f.write(png)
+            shots = os.environ.get("FFSESSION_E2E_SCREENSHOTS")
+            if shots:
+                with open(os.path.join(shots, "ui.png"), "wb") as f:
+                    f.write(png)
             m.navigate(base + "plan?action=add")
             plan = _wait_text(m, ["Do it", "A step fails"])
             soft.true("the plan names the command lines", " extract %d --window " % old["id"] in plan

@@ -152,7 +152,7 @@ fn chart(app: &App, list: &[&SnapshotInfo], marks: &HashMap<SnapshotId, Vec<Stri
                         r=(if marked { "6" } else { "4" }) class=(if marked { "alarm" } else { "point" }) {
                         title {
                             "#" (s.id) " " (time(Some(s.session_time_ms()))) ": "
-                            @match s.counts { Some(c) => { (c.windows) " windows, " (c.tabs) " tabs" }, None => { "damaged" } }
+                            @match s.counts { Some(c) => { (crate::fmt::count(c.windows, "window", "windows")) ", " (crate::fmt::count(c.tabs, "tab", "tabs")) }, None => { "damaged" } }
                             @for m in marks.get(&s.id).into_iter().flatten() { "; " (m) }
                         }
                     }
@@ -291,7 +291,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                 section.window {
                     h2 {
                         label { input type="checkbox" name="pick" value=(format!("w:{id}:{n}")); " Window " (n) }
-                        " (" (open.len()) " tabs)"
+                        " (" (crate::fmt::count(open.len(), "tab", "tabs")) ")"
                         @if let Some(t) = &w.title { " " span.wtitle { (t) } }
                     }
                     @if !w.groups.is_empty() {
@@ -308,7 +308,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                     (tab_table(id, 't', &open, &icons))
                     @let closed = of(TabState::Closed, n);
                     @if !closed.is_empty() {
-                        details { summary { (closed.len()) " recently closed tabs" } (tab_table(id, 'c', &closed, &icons)) }
+                        details { summary { (crate::fmt::count(closed.len(), "recently closed tab", "recently closed tabs")) } (tab_table(id, 'c', &closed, &icons)) }
                     }
                 }
             }
@@ -317,7 +317,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                 @let tabs = of(TabState::ClosedWindow, n);
                 section.window.closed {
                     details {
-                        summary { label { input type="checkbox" name="pick" value=(format!("k:{id}:{n}")); " Closed window " (n) } " (" (tabs.len()) " tabs"
+                        summary { label { input type="checkbox" name="pick" value=(format!("k:{id}:{n}")); " Closed window " (n) } " (" (crate::fmt::count(tabs.len(), "tab", "tabs"))
                             @if let Some(c) = w.closed_at { ", closed " (time(Some(c))) } ")" }
                         (tab_table(id, 'x', &tabs, &icons))
                     }
@@ -330,7 +330,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                         details {
                             summary { (g.name.as_deref().or(g.id.as_deref()).unwrap_or(""))
                                 @if let Some(c) = &g.color { " (" (c) ")" }
-                                ", " (g.tabs.len()) " tabs" }
+                                ", " (crate::fmt::count(g.tabs.len(), "tab", "tabs")) }
                             ul { @for t in &g.tabs {
                                 @let e = t.state.index.and_then(|i| usize::try_from(i).ok()?.checked_sub(1)).and_then(|i| t.state.entries.get(i)).or(t.state.entries.last());
                                 li { (title_url(e.and_then(|e| e.title.as_deref()).or(t.title.as_deref()), e.and_then(|e| e.url.as_deref()))) }
