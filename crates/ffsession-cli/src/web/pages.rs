@@ -152,7 +152,7 @@ fn chart(app: &App, list: &[&SnapshotInfo], marks: &HashMap<SnapshotId, Vec<Stri
                         r=(if marked { "6" } else { "4" }) class=(if marked { "alarm" } else { "point" }) {
                         title {
                             "#" (s.id) " " (time(Some(s.session_time_ms()))) ": "
-                            @match s.counts { Some(c) => { (crate::fmt::count(c.windows, "window", "windows")) ", " (crate::fmt::count(c.tabs, "tab", "tabs")) }, None => { "damaged" } }
+                            @match s.counts { Some(c) => { (crate::fmt::count(c.windows as usize, "window", "windows")) ", " (crate::fmt::count(c.tabs as usize, "tab", "tabs")) }, None => { "damaged" } }
                             @for m in marks.get(&s.id).into_iter().flatten() { "; " (m) }
                         }
                     }
