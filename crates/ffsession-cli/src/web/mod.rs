@@ -252,9 +252,16 @@ pub fn serve(opts: Options) -> Result<()> {
                 ));
             }
         }
-        axum::serve(listener, router(app))
-            .await
-            .context("serving the page")
+        // The same port on ::1 too, where the machine has IPv6 (a browser
+        // may reach `localhost` there first); none is no error.
+        let v6 = tokio::net::TcpListener::bind(("::1", port)).await.ok();
+        let routes = router(app);
+        let v4 = axum::serve(listener, routes.clone());
+        match v6 {
+            Some(v6) => tokio::try_join!(v4, axum::serve(v6, routes)).map(drop),
+            None => v4.await,
+        }
+        .context("serving the page")
     });
     let _ = std::fs::remove_dir_all(&work_dir);
     result

@@ -36,16 +36,19 @@ pub fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-/// True when `host` (a `Host` header) names this server: 127.0.0.1 or
-/// localhost, with its port.
+/// True when `host` (a `Host` header) names this server: 127.0.0.1, [::1]
+/// or localhost, with its port.
 pub fn host_ok(host: &str, port: u16) -> bool {
-    host == format!("127.0.0.1:{port}") || host.eq_ignore_ascii_case(&format!("localhost:{port}"))
+    ["127.0.0.1", "[::1]", "localhost"]
+        .iter()
+        .any(|name| host.eq_ignore_ascii_case(&format!("{name}:{port}")))
 }
 
 /// True when `origin` (an `Origin` header) is the page's own.
 pub fn origin_ok(origin: &str, port: u16) -> bool {
-    origin == format!("http://127.0.0.1:{port}")
-        || origin.eq_ignore_ascii_case(&format!("http://localhost:{port}"))
+    origin
+        .strip_prefix("http://")
+        .is_some_and(|host| host_ok(host, port))
 }
 
 /// True when a POST comes from the page itself: its `Origin` is the page's,
@@ -181,7 +184,13 @@ mod tests {
         assert!(!host_ok("127.0.0.1:8081", 8080));
         assert!(!host_ok("evil.example:8080", 8080));
         assert!(!host_ok("127.0.0.1", 8080));
+        assert!(host_ok("[::1]:8080", 8080));
+        assert!(!host_ok("[::2]:8080", 8080));
+        assert!(!host_ok("[::1]:80801", 8080));
         assert!(origin_ok("http://localhost:9", 9));
+        assert!(origin_ok("http://[::1]:9", 9));
+        assert!(!origin_ok("https://127.0.0.1:9", 9));
+        assert!(!origin_ok("http://127.0.0.1:9/", 9));
         assert!(!origin_ok("null", 9));
         assert!(!origin_ok("http://evil.example:9", 9));
     }

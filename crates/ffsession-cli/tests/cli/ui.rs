@@ -124,7 +124,19 @@ impl Page {
 
     /// One HTTP/1.1 request, answered whole.
     fn raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        self.raw_at("127.0.0.1", method, path, headers, body)
+    }
+
+    /// [`Page::raw`] to the server's port at `address`.
+    fn raw_at(
+        &self,
+        address: &str,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Answer {
+        let mut s = TcpStream::connect((address, self.port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
         for (k, v) in headers {
@@ -274,6 +286,33 @@ fn only_the_secret_address_on_a_loopback_host_answers() {
     );
     // Other methods are refused.
     assert_eq!(page.raw("DELETE", &right, &h, "").status, 405);
+}
+
+/// Where the machine has IPv6, the page answers on ::1 too (a browser may
+/// reach `localhost` there first), with the same checks.
+#[test]
+fn the_page_answers_on_the_ipv6_loopback_too() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI: no IPv6 loopback");
+        eprintln!("skipped: this machine has no IPv6 loopback");
+        return;
+    }
+    let page = Page::start(&[]);
+    let right = format!("/{}/", page.secret);
+    let v6 = format!("[::1]:{}", page.port);
+    let ok = page.raw_at("::1", "GET", &right, &[("Host", &v6)], "");
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert!(ok.body.contains("Timeline"), "{}", ok.body);
+    let evil = format!("evil.example:{}", page.port);
+    assert_eq!(
+        page.raw_at("::1", "GET", &right, &[("Host", &evil)], "")
+            .status,
+        400
+    );
+    assert_eq!(
+        page.raw_at("::1", "GET", "/", &[("Host", &v6)], "").status,
+        404
+    );
 }
 
 #[test]
