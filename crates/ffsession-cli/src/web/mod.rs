@@ -221,6 +221,10 @@ pub fn serve(opts: Options) -> Result<()> {
             .await
             .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
         let port = listener.local_addr()?.port();
+        // The same port on ::1 too, where the machine has IPv6 (a browser
+        // may reach `localhost` there first); none is no error. Bound
+        // before the address is printed, as the first one.
+        let v6 = tokio::net::TcpListener::bind(("::1", port)).await.ok();
         let app = Arc::new(App {
             store_dir,
             secret: secret.clone(),
@@ -252,9 +256,6 @@ pub fn serve(opts: Options) -> Result<()> {
                 ));
             }
         }
-        // The same port on ::1 too, where the machine has IPv6 (a browser
-        // may reach `localhost` there first); none is no error.
-        let v6 = tokio::net::TcpListener::bind(("::1", port)).await.ok();
         let routes = router(app);
         let v4 = axum::serve(listener, routes.clone());
         match v6 {

@@ -125,7 +125,7 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
         None => (rest, "/"),
     };
     if !same(given, &app.secret) {
-        return refuse(StatusCode::NOT_FOUND, "not found\n");
+        return refuse(StatusCode::FORBIDDEN, "forbidden\n");
     }
     let rest = rest.to_owned();
     let (mut parts, body) = req.into_parts();

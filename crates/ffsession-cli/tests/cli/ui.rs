@@ -263,14 +263,28 @@ fn only_the_secret_address_on_a_loopback_host_answers() {
     let page = Page::start(&[]);
     let host = page.host();
     let h = [("Host", host.as_str())];
-    assert_eq!(page.raw("GET", "/", &h, "").status, 404);
-    assert_eq!(page.raw("GET", "/snapshot/1", &h, "").status, 404);
+    assert_eq!(page.raw("GET", "/", &h, "").status, 403);
+    assert_eq!(page.raw("GET", "/snapshot/1", &h, "").status, 403);
     let wrong: String = page.secret.chars().rev().collect();
-    assert_eq!(page.raw("GET", &format!("/{wrong}/"), &h, "").status, 404);
+    assert_eq!(page.raw("GET", &format!("/{wrong}/"), &h, "").status, 403);
     let short = &page.secret[..31];
-    assert_eq!(page.raw("GET", &format!("/{short}/"), &h, "").status, 404);
+    assert_eq!(page.raw("GET", &format!("/{short}/"), &h, "").status, 403);
     let right = format!("/{}/", page.secret);
     assert_eq!(page.raw("GET", &right, &h, "").status, 200);
+    // Paths outside the app, with the secret: nothing.
+    for outside in [
+        "no-such-page",
+        "../../../etc/passwd",
+        "%2e%2e/%2e%2e/etc/passwd",
+    ] {
+        let a = page.raw("GET", &format!("{right}{outside}"), &h, "");
+        assert!(
+            matches!(a.status, 400 | 403 | 404),
+            "{outside}: {}",
+            a.status
+        );
+        assert!(!a.body.contains("root:"), "{outside}: {}", a.body);
+    }
     // DNS rebinding: the right secret under another name is refused.
     let evil = format!("evil.example:{}", page.port);
     assert_eq!(page.raw("GET", &right, &[("Host", &evil)], "").status, 400);
@@ -311,7 +325,7 @@ fn the_page_answers_on_the_ipv6_loopback_too() {
     );
     assert_eq!(
         page.raw_at("::1", "GET", "/", &[("Host", &v6)], "").status,
-        404
+        403
     );
 }
 
