@@ -58,10 +58,11 @@ class Ctx:
     def path(self, name):
         return os.path.join(self.dir, name)
 
-    def firefox(self, profile_dir=None, prefs=None):
+    def firefox(self, profile_dir=None, prefs=None, desktop_env=None):
         if profile_dir is None:
             profile_dir = tempfile.mkdtemp(prefix="profile-", dir=self.dir)
-        return Firefox(profile_dir=profile_dir, prefs=prefs, keep_profile=True)
+        return Firefox(profile_dir=profile_dir, prefs=prefs, keep_profile=True,
+                       desktop_env=desktop_env)
 
 
 def ensure_firefox():

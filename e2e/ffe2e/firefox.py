@@ -476,7 +476,13 @@ class Firefox:
     and ``keep_profile`` is false.
     """
 
-    def __init__(self, profile_dir=None, prefs=None, workdir=None, keep_profile=False, log_name="firefox.log"):
+    def __init__(self, profile_dir=None, prefs=None, workdir=None, keep_profile=False, log_name="firefox.log",
+                 desktop_env=None):
+        # desktop_env: a display and a D-Bus session bus (DISPLAY,
+        # DBUS_SESSION_BUS_ADDRESS) to run on as on a desktop, not headless,
+        # and with its remote service on, so `firefox --new-tab URL` on the
+        # same profile reaches it (headless Firefox has none).
+        self.desktop_env = desktop_env
         self.created_profile = profile_dir is None
         self.profile = profile_dir or tempfile.mkdtemp(prefix="profile-", dir=workdir)
         self.keep_profile = keep_profile or not self.created_profile
@@ -521,6 +527,11 @@ class Firefox:
         self._log = open(self.log_path, "ab")
         cmd = [FIREFOX_BIN, "--marionette", "--headless", "--no-remote",
                "--remote-allow-system-access", "-profile", self.profile]
+        if self.desktop_env:
+            for k in ("MOZ_HEADLESS", "MOZ_NO_REMOTE"):
+                env.pop(k, None)
+            env.update(self.desktop_env)
+            cmd = [c for c in cmd if c not in ("--headless", "--no-remote")]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
         LIVE.add(self)

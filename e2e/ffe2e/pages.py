@@ -2,6 +2,7 @@
 
 Routes (N is any integer, extra query strings are ignored but kept in URLs):
   /p/N        plain page, distinct title (some non-ASCII / quote characters)
+  /script/N   plain page whose title is markup (SCRIPT_TITLE)
   /form/N     page with a text input and a textarea (for typed form data)
   /storage/N  page that sets sessionStorage on load (keys `e2e-key-N` and
               `counter`, each followed by PageServer.storage_mark)
@@ -33,8 +34,15 @@ ICON_DATA_URI = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAf
                  "DUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 
+# The title of /script/N: markup a page must show as text, never run.
+SCRIPT_TITLE = ("<script>document.body.dataset.pwned='script'</script>"
+                "<img src=x onerror=\"document.body.dataset.pwned='img'\">")
+
+
 def title_for(kind: str, n: int) -> str:
     """The exact document.title Firefox should report for /kind/n."""
+    if kind == "script":
+        return "Script %d · %s" % (n, SCRIPT_TITLE)
     return "%s %d · %s" % (kind.capitalize(), n, TITLE_VARIANTS[n % len(TITLE_VARIANTS)])
 
 
@@ -75,7 +83,7 @@ class _Handler(BaseHTTPRequestHandler):
         title = title_for(kind, n)
         # Every page declares an icon so Firefox does not fetch /favicon.ico.
         noicon = '<link rel="icon" href="data:,">'
-        if kind == "p":
+        if kind in ("p", "script"):
             return self._send(200, _page(title, "<h1>%s</h1><p>plain page %d</p>"
                                          % (html.escape(title), n), noicon))
         if kind == "form":
