@@ -5,6 +5,7 @@ picked window and the closed tab, open."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -52,6 +53,27 @@ def _wait_text(m, want, timeout=20.0):
             return text
         time.sleep(0.2)
     raise CheckFailed("the page never said any of %r; it says:\n%s" % (want, text[:1500]))
+
+
+@contextlib.contextmanager
+def serving(argv, env=None):
+    """`ffsession ui --no-open` (argv) running; yields the address it
+    printed. Stopped by its pid only, with Ctrl-C's signal (it then removes
+    its private folder)."""
+    ui = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, env=env, start_new_session=True)
+    try:
+        base = ui.stdout.readline().strip()
+        if not base.startswith("http://127.0.0.1:"):
+            raise CheckFailed("`ffsession ui` printed no address: %r" % base)
+        yield base
+    finally:
+        ui.send_signal(signal.SIGINT)
+        try:
+            ui.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            ui.kill()
+            ui.wait()
 
 
 @scenario(19, "ui: a window and a closed tab of an older snapshot picked on the local page in "
@@ -102,14 +124,9 @@ def s19_ui_pick(ctx):
     install_only(profile, current)
 
     argv = [ctx.cli.binary, "--profile", profile, "--store", store, "ui", "--no-open"]
-    ui = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     soft = Soft()
     cmd = " ".join(argv)
-    try:
-        base = ui.stdout.readline().strip()
-        if not base.startswith("http://127.0.0.1:"):
-            raise CheckFailed("`ffsession ui` printed no address: %r" % base)
+    with serving(argv) as base:
         with ctx.firefox() as viewer:
             viewer.start()
             m = viewer.m
@@ -144,15 +161,6 @@ def s19_ui_pick(ctx):
             done = _wait_text(m, ["Done.", "A step failed"])
             soft.true("Do it ran every step", "Done." in done, done[:1500], cmd)
             viewer.quit()
-    finally:
-        # Stopped by its pid only, with Ctrl-C's signal (it then removes
-        # its private folder).
-        ui.send_signal(signal.SIGINT)
-        try:
-            ui.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            ui.kill()
-            ui.wait()
     with ctx.firefox(profile_dir=profile, prefs={"browser.startup.page": 1}) as ff:
         ff.start()
         ff.wait_restored()

@@ -19,7 +19,7 @@ from .cli import CheckFailed, Skip
 from .firefox import FIREFOX_BIN
 from .pages import SCRIPT_TITLE
 from .scenarios import sanity_snapshot, scenario
-from .scenarios_ui import JS_DO_IT, JS_TEXT, _wait_text
+from .scenarios_ui import JS_DO_IT, _wait_text, serving
 
 # On the search page: type arguments[0] into the box as a user does (the
 # page's script asks the server as you type).
@@ -156,13 +156,7 @@ def s20_ui_open_now(ctx):
         argv = [ctx.cli.binary, "--profile", profile, "--store", store, "ui", "--no-open",
                 "--browser-bin", FIREFOX_BIN]
         cmd = " ".join(argv)
-        ui = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, env=env,
-                              start_new_session=True)
-        try:
-            base = ui.stdout.readline().strip()
-            if not base.startswith("http://127.0.0.1:"):
-                raise CheckFailed("`ffsession ui` printed no address: %r" % base)
+        with serving(argv, env) as base:
             with ctx.firefox() as viewer:
                 viewer.start()
                 m = viewer.m
@@ -219,12 +213,5 @@ def s20_ui_open_now(ctx):
             soft.eq("the running Firefox opened the three tabs beside its own",
                     sorted(u for w in got for u in w), want, cmd)
             running.quit()
-        finally:
-            ui.send_signal(signal.SIGINT)
-            try:
-                ui.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                ui.kill()
-                ui.wait()
     soft.raise_if_any("ui open now")
     return "found by search as typed, its <script> title shown as text; 3 tabs opened now in the running Firefox"

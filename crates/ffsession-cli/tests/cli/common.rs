@@ -398,3 +398,13 @@ pub fn keep_only_last(last: u32) -> Vec<String> {
     }
     args
 }
+
+/// The snapshot id in the `to undo: ffsession restore ID` line of a
+/// command's output (a restore, a tidy, a merge).
+pub fn undo_id(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no `to undo:` line: {out}"))
+        .to_owned()
+}

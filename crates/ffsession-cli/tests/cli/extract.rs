@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{expect_error, ok_json, ok_stdout, TestEnv};
+use crate::common::{expect_error, ok_json, ok_stdout, undo_id, TestEnv};
 use crate::tidy::{aged_session, json_of, profile};
 
 /// A tab showing `urls` (its back/forward history), at the last one.
@@ -147,11 +147,7 @@ fn archived_tab_names_one_tab_tidy_closed() {
         env.store_cmd(&p)
             .args(["tidy", "--archive-older-than", "30d"]),
     );
-    let undo = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap_or_else(|| panic!("{done}"))
-        .to_owned();
+    let undo = undo_id(&done);
     let records = ok_json(env.store_cmd(&p).args(["tabs", "--archived", "--json"]));
     let records = records.as_array().unwrap();
     assert!(records.len() >= 3, "{records:?}");

@@ -86,12 +86,7 @@ fn an_undo_point_survives_prune_and_says_why() {
     env.back_up_recovery(&packed(31, NOW - 2 * DAY));
     // Restore the older session: the current one (31 tabs) is the undo point.
     let out = ok_stdout(env.store_cmd(&profile).args(["restore", "1"]));
-    let undo: i64 = out
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no undo line: {out}"));
+    let undo: i64 = undo_id(&out).parse().unwrap();
     // Days of newer sessions, then the strictest prune.
     for day in 0..3 {
         env.back_up_recovery(&packed(32 + day, NOW - DAY + day as u64 * 3_600_000));

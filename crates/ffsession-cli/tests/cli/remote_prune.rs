@@ -5,7 +5,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-use crate::common::{keep_only_last, ok_output, packed, TestEnv};
+use crate::common::{keep_only_last, ok_output, packed, undo_id, TestEnv};
 
 /// `ffsession` with the remote's password (and quick key stretching).
 fn cmd(env: &TestEnv) -> Command {
@@ -109,11 +109,7 @@ fn a_copy_on_a_new_machine_knows_archived_tabs_undo_points_and_where_each_snapsh
     let done =
         String::from_utf8(ok_output(tidy.args(["tidy", "--archive-older-than", "30d"])).stdout)
             .unwrap();
-    let undo: String = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap_or_else(|| panic!("{done}"))
-        .to_owned();
+    let undo = undo_id(&done);
     let mut local_archived = cmd(&env);
     store(&mut local_archived);
     let local_archived: serde_json::Value = serde_json::from_slice(

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{copy_tree, expect_error, ok_json, ok_stdout, session, TestEnv};
+use crate::common::{copy_tree, expect_error, ok_json, ok_stdout, session, undo_id, TestEnv};
 
 fn urls(env: &TestEnv, file: &Path) -> String {
     ok_stdout(env.cmd().args(["tabs", "--format", "urls"]).arg(file))
@@ -173,14 +173,7 @@ fn restore_accepts_a_session_file_and_can_be_undone() {
         urls(&env, &profile.join("sessionstore.jsonlz4")),
         urls(&env, &file)
     );
-    let undo = text
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_owned();
+    let undo = undo_id(&text);
     ok_stdout(env.store_cmd(&profile).args(["restore", &undo]));
     assert_eq!(
         urls(&env, &profile.join("sessionstore.jsonlz4")),

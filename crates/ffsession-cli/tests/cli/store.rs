@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::Spec;
 
 use crate::common::{
-    expect_error, ok_json, ok_stdout, packed, session, stderr, stdout_json, Run, TestEnv,
+    expect_error, ok_json, ok_stdout, packed, session, stderr, stdout_json, undo_id, Run, TestEnv,
 };
 
 #[test]
@@ -341,14 +341,7 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
     assert_eq!(prefs, "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resume_session_once\", true);\n");
 
     // Undo: the session that was current is in the store.
-    let undo: String = text
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_owned();
+    let undo = undo_id(&text);
     env.store_cmd(&profile)
         .args(["restore", &undo])
         .assert()

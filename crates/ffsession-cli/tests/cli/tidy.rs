@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::{generate, mozlz4, Spec};
 use serde_json::{json, Value};
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, Run, TestEnv};
+use crate::common::{expect_error, ok_json, ok_output, ok_stdout, stderr, undo_id, Run, TestEnv};
 
 const DAY: u64 = 86_400_000;
 
@@ -97,12 +97,7 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
         env.store_cmd(&p)
             .args(["tidy", "--archive-older-than", "30d"]),
     );
-    let undo: i64 = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap_or_else(|| panic!("{done}"))
-        .parse()
-        .unwrap();
+    let undo: i64 = undo_id(&done).parse().unwrap();
     let info = ok_json(env.cmd().arg("info").arg(&session_file).arg("--json"));
     assert_eq!(
         info["tabs"].as_u64().unwrap() as usize,
@@ -317,11 +312,7 @@ fn extract_and_merge_write_sessions_that_read_back() {
         env.store_cmd(&p)
             .args(["tidy", "--archive-older-than", "30d"]),
     );
-    let undo = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap()
-        .to_owned();
+    let undo = undo_id(&done);
     let a = env.path().join("a.jsonlz4");
     let r = ok_json(
         env.store_cmd(&p)
@@ -446,11 +437,7 @@ fn extract_archived_gives_exactly_the_tabs_tidy_closed() {
     closed.sort();
     assert!(closed.len() >= 10, "{plan}");
     let done = ok_stdout(env.store_cmd(&p).args(args));
-    let undo = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap_or_else(|| panic!("{done}"))
-        .to_owned();
+    let undo = undo_id(&done);
 
     let out = env.path().join("archived.jsonlz4");
     let r = ok_json(

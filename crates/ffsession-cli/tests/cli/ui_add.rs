@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{ok_json, ok_stdout, TestEnv};
+use crate::common::{ok_json, ok_stdout, undo_id, TestEnv};
 use crate::ui::{with_tabs, Page};
 
 /// The open tabs' URLs of the session file `file`.
@@ -108,11 +108,7 @@ fn an_archived_tab_is_added_at_next_start() {
         env.store_cmd(&profile)
             .args(["tidy", "--archive-older-than", "30d"]),
     );
-    let undo = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .unwrap_or_else(|| panic!("{done}"))
-        .to_owned();
+    let undo = undo_id(&done);
     let session = profile.join("sessionstore.jsonlz4");
     assert!(!urls(&env, &session).contains("https://old.example/"));
     let page = Page::serve(env, profile, &[]);

@@ -226,12 +226,8 @@ fn a_zen_profile_is_backed_up_read_searched_and_restored_as_one_moment() {
 
     // Undone as it says, by restoring the session that was current (never
     // Zen's file, collected after it): moment B, both files.
-    let undo = done
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{done}"));
-    ok_output(env.cmd().args(["restore", undo]));
+    let undo = undo_id(&done);
+    ok_output(env.cmd().args(["restore", &undo]));
     assert_eq!(
         json_of(&profile.join("sessionstore.jsonlz4")),
         b.sessionstore

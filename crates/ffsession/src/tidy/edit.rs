@@ -43,6 +43,24 @@ pub struct EditResult {
     pub tabs: usize,
 }
 
+/// Write the session of `session`'s top-level members with `windows` (each
+/// with its tabs' edits) as `opts` says, and read it back.
+pub(super) fn render_session(
+    session: &Editable<'_>,
+    windows: &[(&RawWindow<'_>, &[TabEdit])],
+    opts: RenderOptions,
+) -> Result<EditResult, TidyError> {
+    let mut out = Counting {
+        inner: Vec::new(),
+        count: 0,
+    };
+    raw::render(&mut out, &session.doc.top, windows, opts).map_err(|e| TidyError::NotEditable {
+        path: session.path().to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    finish(out.inner, session)
+}
+
 pub(super) fn finish(json: Vec<u8>, session: &Editable<'_>) -> Result<EditResult, TidyError> {
     let parsed = Session::from_json(&json).map_err(|e| TidyError::NotEditable {
         path: session.path().to_path_buf(),
@@ -287,21 +305,13 @@ pub fn extract(session: &Editable<'_>, selection: &Selection<'_>) -> Result<Edit
         .and_then(|s| chosen.iter().position(|(wi, _, _)| *wi == s));
     let windows: Vec<(&RawWindow<'_>, &[TabEdit])> =
         chosen.iter().map(|(_, w, e)| (*w, *e)).collect();
-    let mut out = Counting {
-        inner: Vec::new(),
-        count: 0,
-    };
     let opts = RenderOptions {
         drop_closed_tabs: !whole_windows,
         drop_closed_windows: true,
         selected_window,
         last_update: None,
     };
-    raw::render(&mut out, &doc.top, &windows, opts).map_err(|e| TidyError::NotEditable {
-        path: session.path().to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    finish(out.inner, session)
+    render_session(session, &windows, opts)
 }
 
 /// All windows of `sessions`, in order, in one session; the other top-level
@@ -341,19 +351,11 @@ pub fn merge(
         .zip(&edits)
         .map(|(w, e)| (w, e.as_slice()))
         .collect();
-    let mut out = Counting {
-        inner: Vec::new(),
-        count: 0,
-    };
     let opts = RenderOptions {
         drop_closed_tabs: false,
         drop_closed_windows: false,
         selected_window: first.doc.selected_window(),
         last_update,
     };
-    raw::render(&mut out, &first.doc.top, &list, opts).map_err(|e| TidyError::NotEditable {
-        path: first.path().to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    finish(out.inner, first)
+    render_session(first, &list, opts)
 }

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use serde_json::value::RawValue;
 
-use super::edit::{archived_matches, finish, EditResult};
-use super::raw::{self, Counting, RawObject, RawWindow, RenderOptions, TabEdit};
+use super::edit::{archived_matches, render_session, EditResult};
+use super::raw::{RawObject, RawWindow, RenderOptions, TabEdit};
 use super::{Editable, TidyError};
 use crate::session::Tab;
 use crate::store::ArchivedTab;
@@ -194,19 +194,11 @@ pub(super) fn extract_picked(
     }
     let windows: Vec<(&RawWindow<'_>, &[TabEdit])> =
         made.iter().map(|(w, e)| (w, e.as_slice())).collect();
-    let mut out = Counting {
-        inner: Vec::new(),
-        count: 0,
-    };
     let opts = RenderOptions {
         drop_closed_tabs: true,
         drop_closed_windows: true,
         selected_window,
         last_update: None,
     };
-    raw::render(&mut out, &doc.top, &windows, opts).map_err(|e| TidyError::NotEditable {
-        path: session.path().to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    finish(out.inner, session)
+    render_session(session, &windows, opts)
 }
