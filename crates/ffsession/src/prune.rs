@@ -39,17 +39,19 @@ pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Can
 /// Put each candidate in the group of the machine and profile its snapshot
 /// came from, where the store knows it (a remote's local copy records each
 /// snapshot's origin, [`Store::origins`]); retention then applies to each
-/// machine's sessions on its own, as on that machine. Snapshots of no known
-/// origin (a local store's) stay together.
+/// machine's sessions on its own, as on that machine. A machine is its
+/// identity, never its label: two machines of one host name keep their
+/// newest each (snapshots copied before identities go by their label).
+/// Snapshots of no known origin (a local store's) stay together.
 pub fn group_by_origin(
     candidates: &mut [Candidate],
     snapshots: &[SnapshotInfo],
     origins: &std::collections::BTreeMap<SnapshotId, crate::store::Origin>,
 ) {
-    let mut groups: Vec<(Option<&str>, &str)> = Vec::new();
+    let mut groups: Vec<(Option<crate::machine::MachineKey>, &str)> = Vec::new();
     for (c, s) in candidates.iter_mut().zip(snapshots) {
         let key = match origins.get(&s.id) {
-            Some(o) => (Some(o.host.as_str()), s.profile.as_str()),
+            Some(o) => (Some(o.machine_key()), s.profile.as_str()),
             None => (None, ""),
         };
         let i = groups.iter().position(|g| *g == key).unwrap_or_else(|| {

@@ -48,8 +48,8 @@ use std::path::{Path, PathBuf};
 use ffsession::backup::backup_profile;
 use ffsession::fs_util::{set_test_hook, TestHook};
 use ffsession::remote::{
-    copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams, Location, Remote,
-    RemoteOptions, RemoteSnapshot,
+    copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams, Location,
+    PruneOptions, Remote, RemoteOptions,
 };
 use ffsession::retention::RetentionPolicy;
 use ffsession::store::{literal_query, SnapshotStatus, Store, TimeRange};
@@ -79,6 +79,7 @@ struct Life {
     /// the folders ffsession may write.
     scratch: tempfile::TempDir,
     steps: Vec<String>,
+    machine: ffsession::machine::Machine,
 }
 
 fn random_policy(rng: &mut fastrand::Rng) -> RetentionPolicy {
@@ -111,6 +112,7 @@ impl Life {
             copied_at: None,
             scratch: tempfile::tempdir().unwrap(),
             steps: Vec::new(),
+            machine: ffsession::machine::Machine::new("laptop"),
         }
     }
 

@@ -44,9 +44,8 @@ impl Life {
         let report = copy_to_remote(
             &store,
             &self.open_remote(),
-            "laptop",
+            &self.machine,
             &Default::default(),
-            self.now,
             &mut |_| {},
         )
         .unwrap();
@@ -82,9 +81,11 @@ impl Life {
         let names: Vec<String> = plan
             .removed()
             .filter_map(|id| snapshots.iter().find(|s| s.id.0 == id))
-            .map(|s| RemoteSnapshot::of(s, "").name_for(&remote))
+            .map(|s| remote.snapshot_name(s))
             .collect();
-        prune_remote(&remote, &names, "laptop", self.now).unwrap();
+        let mut lock = remote.lock(true, &self.machine).unwrap();
+        prune_remote(&mut lock, &names, PruneOptions { keep_unused_ms: 0 }).unwrap();
+        drop(lock);
         drop(store);
         let seen = self.observe_remote();
         for (why, json) in self.remote.required_after_prune(&policy, &before.contents) {
