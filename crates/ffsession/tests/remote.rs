@@ -117,6 +117,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
         &remote,
         &machine("laptop"),
         &HashSet::new(),
+        NOW,
         &mut |_| {},
     )
     .unwrap();
@@ -127,6 +128,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
         &remote,
         &machine("laptop"),
         &HashSet::new(),
+        NOW,
         &mut |_| {},
     )
     .unwrap();
@@ -144,6 +146,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
         &remote,
         &machine("laptop"),
         &HashSet::new(),
+        NOW,
         &mut |_| {},
     )
     .unwrap();
@@ -205,6 +208,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
         &remote2,
         &machine("desktop"),
         &HashSet::new(),
+        NOW,
         &mut |_| {},
     )
     .unwrap();
@@ -221,7 +225,15 @@ fn a_wrong_password_is_one_error_and_writes_nothing() {
     add(&mut local, &session(3, 100_000), NOW);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "right");
-    copy_to_remote(&local, &remote, &machine("h"), &HashSet::new(), &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let before: Vec<_> = files(&remote_dir)
         .into_iter()
         .map(|f| (f.clone(), fs::read(&f).unwrap()))
@@ -266,7 +278,15 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
     add(&mut local, &session(5, 300_000), NOW + 1);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    copy_to_remote(&local, &remote, &machine("h"), &HashSet::new(), &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let chunks: Vec<PathBuf> = files(&remote_dir.join("chunks"));
     assert!(chunks.len() > 20);
 
@@ -304,7 +324,7 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
         .iter()
         .map(|o| o.name.clone())
         .collect();
-    let c = copy_to_remote(&local, &remote, &machine("h"), &heal, &mut |_| {}).unwrap();
+    let c = copy_to_remote(&local, &remote, &machine("h"), &heal, NOW, &mut |_| {}).unwrap();
     assert_eq!(c.healed, 2, "{c:?}");
     assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
     let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
@@ -339,6 +359,7 @@ fn two_machines_copy_into_one_remote_at_once() {
                     &r,
                     &machine(["a", "b"][i]),
                     &HashSet::new(),
+                    NOW,
                     &mut |_| {},
                 )
                 .unwrap();
@@ -380,15 +401,23 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
     add(&mut local, &session(10, 300_000), NOW + 1);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    copy_to_remote(&local, &remote, &machine("h"), &HashSet::new(), &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let before = files(&remote_dir.join("chunks")).len();
     let pruner = machine("pruner");
 
     // A copy holds its lock: prune refuses, whatever the clocks say (the
     // lock's own time is this machine's; staleness is the server's).
-    let held = remote.lock(false, &machine("other")).unwrap();
+    let held = remote.lock(false, &machine("other"), NOW).unwrap();
     assert!(matches!(
-        remote.lock(true, &pruner),
+        remote.lock(true, &pruner, NOW),
         Err(RemoteError::Locked { .. })
     ));
     // The server wrote it 2 stale periods ago: stale, ignored.
@@ -409,7 +438,7 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
         .path();
     let leftover = fan.join(".tmp-0123456789abcdef-leftover");
     fs::write(&leftover, b"torn").unwrap();
-    let mut lock = remote.lock(true, &pruner).unwrap();
+    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
     let r = prune_remote(&mut lock, &[oldest], PruneOptions::default()).unwrap();
     drop(lock);
     drop(held);
@@ -428,7 +457,7 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
     assert_eq!(files(&remote_dir.join("unused")).len(), 1);
     // A prune the next moment removes nothing more: the margin has not
     // passed on the server's clock.
-    let mut lock = remote.lock(true, &pruner).unwrap();
+    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
     let again = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
     drop(lock);
     assert_eq!(
@@ -440,7 +469,7 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
 
     // A day and a half later by the server's clock: gone.
     age_files(&remote_dir, DAY + DAY / 2);
-    let mut lock = remote.lock(true, &pruner).unwrap();
+    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
     let later = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
     drop(lock);
     assert_eq!(
@@ -479,21 +508,21 @@ fn an_unused_object_a_snapshot_names_again_is_kept_and_its_time_starts_again() {
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
     let laptop = machine("laptop");
-    copy_to_remote(&local, &remote, &laptop, &HashSet::new(), &mut |_| {}).unwrap();
+    copy_to_remote(&local, &remote, &laptop, &HashSet::new(), NOW, &mut |_| {}).unwrap();
     let name = remote.snapshot_name(&local.snapshots().unwrap()[0]);
     // Pruned: its objects are noted unused.
-    let mut lock = remote.lock(true, &laptop).unwrap();
+    let mut lock = remote.lock(true, &laptop, NOW).unwrap();
     let r = prune_remote(&mut lock, &[name], PruneOptions::default()).unwrap();
     drop(lock);
     assert!(r.unused_found > 0);
     // A copy sends the snapshot again: its record is new, its chunks and
     // content record were there (not sent again) and are named again.
-    let c = copy_to_remote(&local, &remote, &laptop, &HashSet::new(), &mut |_| {}).unwrap();
+    let c = copy_to_remote(&local, &remote, &laptop, &HashSet::new(), NOW, &mut |_| {}).unwrap();
     assert_eq!((c.snapshots_sent, c.chunks_sent), (1, 0), "{c:?}");
     // Long after, a prune removes nothing the snapshot needs, and drops the
     // finding.
     age_files(&remote_dir, 3 * DAY);
-    let mut lock = remote.lock(true, &laptop).unwrap();
+    let mut lock = remote.lock(true, &laptop, NOW).unwrap();
     let later = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
     drop(lock);
     assert_eq!(
@@ -542,7 +571,15 @@ fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
 
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    let r = copy_to_remote(&local, &remote, &machine("h"), &HashSet::new(), &mut |_| {}).unwrap();
+    let r = copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r.snapshots_sent, 1, "{r:?}");
     assert_eq!(r.skipped.len(), 1, "{r:?}");
     assert_eq!(r.skipped[0].0, victim.id);
@@ -592,6 +629,7 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
         &remote,
         &machine("laptop"),
         &HashSet::new(),
+        NOW,
         &mut |_| {},
     )
     .unwrap();
@@ -602,6 +640,7 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
         &remote,
         &machine("laptop"),
         &HashSet::new(),
+        NOW,
         &mut |_| {},
     )
     .unwrap();
@@ -668,7 +707,7 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
         .snapshot(ffsession::store::SnapshotId(removed[0]))
         .unwrap();
     let name = remote.snapshot_name(&gone);
-    let mut lock = remote.lock(true, &machine("laptop")).unwrap();
+    let mut lock = remote.lock(true, &machine("laptop"), NOW).unwrap();
     let report = prune_remote(&mut lock, &[name], PruneOptions { keep_unused_ms: 0 }).unwrap();
     drop(lock);
     assert_eq!(
@@ -691,10 +730,26 @@ fn a_chunk_that_does_not_read_holds_up_only_its_snapshot_until_it_reads() {
     add(&mut local, &session(21, 200_000), NOW);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    copy_to_remote(&local, &remote, &machine("h"), &HashSet::new(), &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let before: HashSet<PathBuf> = files(&remote_dir.join("chunks")).into_iter().collect();
     add(&mut local, &session(22, 200_000), NOW + 1);
-    copy_to_remote(&local, &remote, &machine("h"), &HashSet::new(), &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let mut only_second: Vec<PathBuf> = files(&remote_dir.join("chunks"))
         .into_iter()
         .filter(|p| !before.contains(p))

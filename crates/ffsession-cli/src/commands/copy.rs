@@ -142,14 +142,21 @@ pub fn copy(
     let bar = remote::bar("sending {bar:40} {pos}/{len} objects {msg}");
     let mut sent_bytes = 0u64;
     let machine = remote::machine(config)?;
-    let report = copy_to_remote(store, &r, &machine, &heal, &mut |p| match p {
-        CopyProgress::Planned { objects } => bar.set_length(objects),
-        CopyProgress::Sent { bytes } => {
-            sent_bytes += bytes;
-            bar.set_message(fmt::size(sent_bytes));
-            bar.inc(1);
-        }
-    });
+    let report = copy_to_remote(
+        store,
+        &r,
+        &machine,
+        &heal,
+        super::now_ms(),
+        &mut |p| match p {
+            CopyProgress::Planned { objects } => bar.set_length(objects),
+            CopyProgress::Sent { bytes } => {
+                sent_bytes += bytes;
+                bar.set_message(fmt::size(sent_bytes));
+                bar.inc(1);
+            }
+        },
+    );
     bar.finish_and_clear();
     let report = report.map_err(remote::remote_error)?;
     if !heal.is_empty() {

@@ -229,7 +229,10 @@ pub fn prune(
     let mut lock = if dry_run {
         None
     } else {
-        Some(r.lock(true, &machine).map_err(remote::remote_error)?)
+        Some(
+            r.lock(true, &machine, super::now_ms())
+                .map_err(remote::remote_error)?,
+        )
     };
     let now = lock
         .as_ref()

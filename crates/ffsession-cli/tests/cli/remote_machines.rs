@@ -155,7 +155,11 @@ fn age_locks(loc: &str, ago: Duration) {
 fn assert_whole_and_restorable(loc: &str, expected: &[String]) {
     let fresh = TestEnv::new();
     let out = run(crate::remote::std_cmd(&fresh).args(["--store", loc, "check"]));
-    assert!(out.status.success(), "check on a new machine: {}", said(&out));
+    assert!(
+        out.status.success(),
+        "check on a new machine: {}",
+        said(&out)
+    );
     crate::remote::assert_remote_restores(loc, expected);
 }
 
@@ -332,7 +336,10 @@ fn two_machines_with_one_host_name_are_two_machines() {
         ]));
         assert!(prune.status.success(), "{kind:?}: {}", said(&prune));
         // Each machine's newest is there, and only that: one each.
-        let newest = [a_jsons.last().unwrap().clone(), b_jsons.last().unwrap().clone()];
+        let newest = [
+            a_jsons.last().unwrap().clone(),
+            b_jsons.last().unwrap().clone(),
+        ];
         assert_whole_and_restorable(&loc, &newest);
         // `list` tells them apart; `restore latest` from each takes its own.
         let fresh = TestEnv::new();
@@ -352,7 +359,10 @@ fn two_machines_with_one_host_name_are_two_machines() {
             assert!(out.status.success(), "{}", said(&out));
             let bytes = std::fs::read(target.join("sessionstore.jsonlz4")).unwrap();
             let got = String::from_utf8(ffsession::format::decompress(&bytes).unwrap()).unwrap();
-            assert!(&got == want, "{kind:?}: restore latest took another machine's session");
+            assert!(
+                &got == want,
+                "{kind:?}: restore latest took another machine's session"
+            );
         }
     }
 }

@@ -75,8 +75,9 @@ pub(super) fn settle_reads(
 }
 
 /// TEST HOOK, for the fault tests only: after this many objects written to
-/// any remote, the process dies at once (as under SIGKILL); and each write
-/// waits this long first. Unset (0), nothing changes.
+/// (or removed from) any remote, the process dies at once (as under
+/// SIGKILL); and each write waits this long first. Unset (0), nothing
+/// changes.
 static KILL_AFTER_WRITES: AtomicU64 = AtomicU64::new(0);
 static WRITE_DELAY_MS: AtomicU64 = AtomicU64::new(0);
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -97,10 +98,14 @@ pub(super) fn before_write() {
     }
 }
 
-/// Called by backends after each object written whole.
+/// Called by backends after each object written whole, or removed.
 pub(super) fn after_write() {
     let limit = KILL_AFTER_WRITES.load(Ordering::SeqCst);
     if limit > 0 && WRITES.fetch_add(1, Ordering::SeqCst) + 2 >= limit {
+        // SIGKILL, as `kill -9` would end it (no core file, no cleanup).
+        #[cfg(unix)]
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
         std::process::abort();
     }
 }

@@ -80,7 +80,8 @@ const BATCH: usize = 256;
 const VERIFY_ROUNDS: usize = 2;
 
 /// Send every snapshot of `store` that `remote` lacks; `machine` is this
-/// machine (its identity and label go into the records); `heal` names
+/// machine (its identity and label go into the records), whose clock says
+/// `now_ms` (only shown in its lock); `heal` names
 /// objects to replace even if listed. Fails, naming them, if objects a
 /// local snapshot needs are still not on the remote at the end.
 pub fn copy_to_remote(
@@ -88,9 +89,10 @@ pub fn copy_to_remote(
     remote: &Remote,
     machine: &Machine,
     heal: &HashSet<String>,
+    now_ms: u64,
     progress: &mut dyn FnMut(CopyProgress),
 ) -> Result<CopyReport, RemoteError> {
-    let mut lock = remote.lock(false, machine)?;
+    let mut lock = remote.lock(false, machine, now_ms)?;
     let mut report = CopyReport::default();
     let mut copy = Copy {
         store,

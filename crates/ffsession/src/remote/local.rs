@@ -192,7 +192,10 @@ impl Backend for LocalBackend {
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = self.root.join(kind.path(name));
         match fs::remove_file(&path) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                super::backend::after_write();
+                Ok(())
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(self.err("remove", &path, e)),
         }

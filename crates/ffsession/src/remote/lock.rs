@@ -118,7 +118,8 @@ impl<'a> RemoteLock<'a> {
     /// its work is done.
     pub fn renew(&mut self) -> Result<(), RemoteError> {
         let mut record = self.record.clone();
-        record.time = crate::store::unix_ms(std::time::SystemTime::now()).unwrap_or(record.time);
+        let since = u64::try_from(self.written.elapsed().as_millis()).unwrap_or(0);
+        record.time = record.time.saturating_add(since);
         let name = random_name();
         let bytes = self
             .remote
@@ -144,7 +145,7 @@ impl<'a> RemoteLock<'a> {
             });
         };
         self.server_ms = ours.modified_ms;
-        let local_now = crate::store::unix_ms(std::time::SystemTime::now()).unwrap_or(0);
+        let local_now = self.record.time;
         for entry in listed.iter().filter(|e| e.name != self.name) {
             let Some(record) = self.read_record(entry)? else {
                 continue;
@@ -223,15 +224,22 @@ fn random_name() -> String {
 
 impl Remote {
     /// Take a lock: shared (`exclusive` false: copies, which only add) or
-    /// exclusive (prune), for `machine`.
-    pub fn lock(&self, exclusive: bool, machine: &Machine) -> Result<RemoteLock<'_>, RemoteError> {
+    /// exclusive (prune), for `machine`, whose clock says `now_ms` (written
+    /// into the lock for people to read; never compared with the server's
+    /// or another machine's, but where the server gives no times).
+    pub fn lock(
+        &self,
+        exclusive: bool,
+        machine: &Machine,
+        now_ms: u64,
+    ) -> Result<RemoteLock<'_>, RemoteError> {
         let record = LockRecord {
             format: "ffsession-remote-lock/1".into(),
             host: machine.label.clone(),
             machine: Some(machine.id.clone()),
             pid: std::process::id(),
             exclusive,
-            time: crate::store::unix_ms(std::time::SystemTime::now()).unwrap_or(0),
+            time: now_ms,
         };
         let name = random_name();
         let bytes = self.seal(&serde_json::to_vec(&record).unwrap_or_default())?;

@@ -411,7 +411,10 @@ impl Backend for OpendalBackend {
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = kind.path(name);
         match self.rt.block_on(self.op.delete(&path)) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                super::backend::after_write();
+                Ok(())
+            }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(Self::err(&self.location, "remove", &path, e)),
         }

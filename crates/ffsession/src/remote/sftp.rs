@@ -417,7 +417,11 @@ impl Backend for SftpBackend {
             let c = self.conn().await?;
             let rel = kind.path(name);
             match timed(c.sftp.fs().remove_file(self.full_path(&rel))).await {
-                Ok(()) | Err(Fail::NotFound) => Ok(()),
+                Ok(()) => {
+                    super::backend::after_write();
+                    Ok(())
+                }
+                Err(Fail::NotFound) => Ok(()),
                 Err(f) => Err(self.failed(&c, "remove", &rel, f)),
             }
         })
