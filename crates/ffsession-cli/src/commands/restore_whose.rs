@@ -96,10 +96,31 @@ pub fn chosen(
     // The machines asked for: this one (its identity, and the snapshots of
     // its label copied before identities), or those `--from-machine` names.
     let wanted: Vec<&Known> = match from_machine {
-        None => machines
-            .iter()
-            .filter(|m| m.key == this.key() || m.key == MachineKey::Label(this.label.clone()))
-            .collect(),
+        None => {
+            let mine: Vec<&Known> = machines
+                .iter()
+                .filter(|m| m.key == this.key() || m.key == MachineKey::Label(this.label.clone()))
+                .collect();
+            if mine.is_empty() {
+                // A new machine (a new identity) with the name of one that
+                // copied here: most often that machine's replacement. Its
+                // newest is taken, and said so; two of that name are
+                // refused below.
+                let named: Vec<&Known> =
+                    machines.iter().filter(|m| m.label == this.label).collect();
+                if let [only] = named[..] {
+                    crate::ui::note(format_args!(
+                        "this machine ({} {}) has no snapshot here; taking the newest of {}, the one machine of its name (--from-machine chooses another)",
+                        fmt::escape(&this.label),
+                        this.short_id(),
+                        only.name()
+                    ));
+                }
+                named
+            } else {
+                mine
+            }
+        }
         Some(asked) => {
             let by_id: Vec<&Known> = machines
                 .iter()

@@ -22,6 +22,7 @@ mod remote;
 mod remote_errors;
 mod remote_faults;
 mod remote_keys;
+#[cfg(unix)]
 mod remote_machines;
 mod remote_prune;
 mod remote_unreadable;

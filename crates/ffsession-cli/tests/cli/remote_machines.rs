@@ -8,7 +8,8 @@
 //! any prune.
 //!
 //! A machine's clock is moved with `faketime` (libfaketime: the process's
-//! clock only; the server's file times stay the server's).
+//! clock only; the server's file times stay the server's). Unix only:
+//! SIGSTOP, SIGKILL, faketime, and SFTP.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
@@ -83,10 +84,9 @@ fn said(out: &std::process::Output) -> String {
 /// Where the remote at `loc` keeps its objects on this machine's disk.
 fn on_disk(loc: &str) -> PathBuf {
     if loc.starts_with("sftp://") {
-        sftp_dir(loc)
-    } else {
-        PathBuf::from(loc)
+        return sftp_dir(loc);
     }
+    PathBuf::from(loc)
 }
 
 fn count_files(dir: &Path) -> usize {
@@ -179,18 +179,13 @@ fn have_faketime() -> bool {
 }
 
 fn kinds() -> Vec<Kind> {
-    let mut kinds = vec![Kind::Folder];
-    if cfg!(unix) {
-        kinds.push(Kind::Sftp);
-    }
-    kinds
+    vec![Kind::Folder, Kind::Sftp]
 }
 
 /// Laptop A copies; laptop B, whose clock runs two hours ahead, prunes
 /// the remote meanwhile. B must not take A's lock for a dead one (time is
 /// the server's), and A's "copied" must be true for a third machine.
 #[test]
-#[cfg(unix)]
 fn a_prune_from_a_clock_two_hours_ahead_during_a_copy_loses_nothing_the_copy_sent() {
     let Some(_) = servers() else { return };
     if !have_faketime() {
@@ -232,7 +227,6 @@ fn a_prune_from_a_clock_two_hours_ahead_during_a_copy_loses_nothing_the_copy_sen
 /// prune removed the chunks the copy had sent but not yet named. The copy,
 /// on waking, finds them gone and sends them again before it says copied.
 #[test]
-#[cfg(unix)]
 fn a_copy_that_slept_past_its_lock_sends_again_what_a_prune_removed_meanwhile() {
     let Some(_) = servers() else { return };
     if !have_faketime() {
@@ -288,7 +282,6 @@ fn a_copy_that_slept_past_its_lock_sends_again_what_a_prune_removed_meanwhile() 
 /// that pid; and a prune keeps each one's newest session, each restorable
 /// by its identity.
 #[test]
-#[cfg(unix)]
 fn two_machines_with_one_host_name_are_two_machines() {
     let Some(_) = servers() else { return };
     let _serial = crate::remote::SERVERS
@@ -298,13 +291,11 @@ fn two_machines_with_one_host_name_are_two_machines() {
         let (a, a_jsons) = machine("laptop", 0, 4);
         let (b, b_jsons) = machine("laptop", 20, 4);
         let loc = location(kind, &a.env);
-        for m in [&b] {
-            let out = run(ffs(m, None)
-                .arg("--store")
-                .arg(m.env.store_dir())
-                .args(["copy", "--to", &loc]));
-            assert!(out.status.success(), "{}", said(&out));
-        }
+        let out = run(ffs(&b, None)
+            .arg("--store")
+            .arg(b.env.store_dir())
+            .args(["copy", "--to", &loc]));
+        assert!(out.status.success(), "{}", said(&out));
         // A's copy dies mid-way (SIGKILL): its lock stays, of a pid that is
         // not running. B, of the same name, must not remove it as dead.
         let mut copy = start_paused_copy(&a, &loc, 3);

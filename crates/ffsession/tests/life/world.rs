@@ -29,7 +29,7 @@ impl World {
         // three; half the lives of several machines give them one host
         // name (any six seeds in a row live every kind).
         let n: u64 = 1 + seed % 3;
-        let same_label = n > 1 && (seed / 3) % 2 == 1;
+        let same_label = n > 1 && !(seed / 3).is_multiple_of(2);
         let remote_root = tmp().unwrap();
         let remote_dir = remote_root.path().join("remote");
         let mut counts = Counts::default();
@@ -54,7 +54,7 @@ impl World {
                 0
             } else {
                 let off = rng.i64(HOUR as i64..6 * HOUR as i64);
-                if (seed + i) % 2 == 0 {
+                if (seed + i).is_multiple_of(2) {
                     counts.life("a clock hours ahead");
                     off
                 } else {
