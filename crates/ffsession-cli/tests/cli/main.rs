@@ -13,6 +13,8 @@ mod family;
 mod heal_durability;
 mod help;
 mod hints;
+#[cfg(target_os = "linux")]
+mod notify;
 mod outside;
 mod platforms;
 mod profiles;
