@@ -32,6 +32,8 @@ mod safety;
 mod search;
 mod standalone;
 mod stats;
+#[cfg(target_os = "linux")]
+mod status;
 mod stderr;
 mod store;
 mod tidy;
