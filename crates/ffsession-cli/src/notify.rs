@@ -20,7 +20,10 @@ pub struct Notice {
     pub body: String,
     /// Loss of data: shown until dismissed where the desktop can.
     pub critical: bool,
-    /// What clicking it runs, where the desktop supports actions.
+    /// What clicking it runs, where the desktop supports actions (the
+    /// freedesktop service; a toast or `osascript` notification names the
+    /// command in its body instead).
+    #[cfg_attr(any(windows, target_os = "macos"), allow(dead_code))]
     pub action: Option<Action>,
 }
 
