@@ -123,7 +123,7 @@ impl Alarms {
             }
             (None, None) => return,
         };
-        let (body, action, snapshot) = match way_back {
+        let (body, action, snapshot, back) = match way_back {
             Some(s) => {
                 let id = s.id.to_string();
                 let tabs = s.counts.map_or(0, |c| c.tabs);
@@ -138,7 +138,11 @@ impl Alarms {
                     program,
                     args: self.args(&["ui", "--snapshot", &id]),
                 });
-                (body, action, Some(s.id.0))
+                let back = format!(
+                    "snapshot {id} ({}) brings it back (`ffsession restore {id}`)",
+                    crate::fmt::count(tabs as usize, "tab", "tabs")
+                );
+                (body, action, Some(s.id.0), back)
             }
             None => (
                 format!(
@@ -147,9 +151,10 @@ impl Alarms {
                 ),
                 None,
                 None,
+                "no good copy is stored".to_owned(),
             ),
         };
-        let message = format!("{summary}; {body}");
+        let message = format!("{summary}; {back}");
         let notice = Notice {
             summary,
             body,

@@ -227,8 +227,14 @@ mod platform {
     const SCRIPT: &str = r#"display notification (system attribute "FFSESSION_BODY") with title "ffsession" subtitle (system attribute "FFSESSION_SUMMARY")"#;
 
     pub fn send(notice: &Notice) -> Result<(), String> {
+        // A loss is said with the system's alert sound too.
+        let script = if notice.critical {
+            format!("{SCRIPT} sound name \"Basso\"")
+        } else {
+            SCRIPT.to_owned()
+        };
         let status = Command::new("osascript")
-            .args(["-e", SCRIPT])
+            .args(["-e", &script])
             .env("FFSESSION_SUMMARY", &notice.summary)
             .env("FFSESSION_BODY", &notice.body)
             .stdin(Stdio::null())

@@ -406,11 +406,15 @@ impl Watch {
             }
         }
         self.skip_warnings = warnings;
-        if let Some(alarm) = alarm {
-            crate::ui::warning(fmt::escape(&alarm.to_string()));
-        }
+        // One line per alarm: a loss a read saw says it with its way back
+        // (the backup's own alarm of the same loss would say it again).
         if let Some(loss) = &loss {
             crate::ui::warning(fmt::escape(&loss_line(loss, way_back.as_ref())));
+        }
+        match alarm {
+            Some(a @ Alarm::Unreadable { .. }) => crate::ui::warning(fmt::escape(&a.to_string())),
+            Some(a) if loss.is_none() => crate::ui::warning(fmt::escape(&a.to_string())),
+            _ => {}
         }
         alarms.session(loss.as_ref(), alarm, way_back.as_ref(), now_ms);
         out.flush().map_err(write)?;
@@ -448,7 +452,7 @@ fn loss_line(loss: &Loss, way_back: Option<&ffsession::store::SnapshotInfo>) -> 
     };
     match way_back {
         Some(s) => format!(
-            "{what}; stored at once: snapshot {} ({}) brings it back (`ffsession restore {}`)",
+            "{what}; snapshot {} ({}) brings it back (`ffsession restore {}`)",
             s.id,
             fmt::count(s.counts.map_or(0, |c| c.tabs) as usize, "tab", "tabs"),
             s.id

@@ -195,10 +195,9 @@ fn snapshots(env: &TestEnv, profile: &Path) -> Vec<(i64, String, u64)> {
 
 /// `watch --interval 1h` on the test bus, with `bin` first on PATH.
 fn watch(env: &TestEnv, profile: &Path, desktop: &Desktop, bin: &Path) -> Child {
-    let path = std::env::join_paths(
-        std::iter::once(bin.to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
     .unwrap();
     env.std_store_cmd_at(profile, &env.store_dir())
         .args(["watch", "--interval", "1h"])

@@ -24,10 +24,9 @@ fn fake_systemctl(env: &TestEnv, answer: &str) -> PathBuf {
 /// `status` (`--json` when `json`) with `bin` first on PATH: (exit code,
 /// stdout).
 fn status(env: &TestEnv, profile: &Path, bin: &Path, json: bool) -> (i32, String) {
-    let path = std::env::join_paths(
-        std::iter::once(bin.to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
     .unwrap();
     let mut cmd = env.store_cmd(profile);
     cmd.arg("status").env("PATH", path);
@@ -99,7 +98,10 @@ fn status_says_what_needs_you_and_exits_6_until_all_is_well() {
     let (code, out) = status(&env, &profile, &inactive, false);
     assert_eq!(code, 6, "{out}");
     assert!(out.contains("  service:        STOPPED"), "{out}");
-    assert!(out.contains("needs you:\n  - the service is not running"), "{out}");
+    assert!(
+        out.contains("needs you:\n  - the service is not running"),
+        "{out}"
+    );
 
     // The newest session lost most of its tabs: the way back is named.
     let profile = env.profile_with_recovery(&packed(3, 1_790_000_060_000));
@@ -147,10 +149,9 @@ fn status_shows_failing_backups_and_copies_watch_remembered() {
         .or_default()
         .failed(now - 2 * day, "no route to host".into());
     w.save(&state.join("watch.json")).unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(active)
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
+    let path = std::env::join_paths(std::iter::once(active).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .unwrap();
     let out = env
         .store_cmd(&profile)
@@ -162,9 +163,18 @@ fn status_shows_failing_backups_and_copies_watch_remembered() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(6), "{text}");
-    assert!(text.contains("  backups:        FAILING since 2 days ago"), "{text}");
-    assert!(text.contains("remote nas (/nowhere/nas), copied by watch"), "{text}");
-    assert!(text.contains("  copies:         FAILING since 2 days ago"), "{text}");
+    assert!(
+        text.contains("  backups:        FAILING since 2 days ago"),
+        "{text}"
+    );
+    assert!(
+        text.contains("remote nas (/nowhere/nas), copied by watch"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  copies:         FAILING since 2 days ago"),
+        "{text}"
+    );
     assert!(
         text.contains("copies to nas have failed since") && text.contains("no route to host"),
         "{text}"
