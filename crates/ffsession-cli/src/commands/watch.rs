@@ -119,10 +119,17 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let tz = TimeZone::system();
     // Create (or check) the store now, so a bad --store fails at start; it is
     // locked again only while each snapshot is taken.
-    let first_reference = {
-        let store = super::create_store_waiting(global, &store_dir)?;
-        newest_good_tabs(&store, &profile.name)?
-    };
+    // A store that cannot be opened ends watch (the service starts it again
+    // 30 s later), remembered first: a day of it is an alarm.
+    let notify = config.watch.notify.unwrap_or(true);
+    let mut alarms = Alarms::new(global, &store_dir, notify, super::now_ms());
+    let first_reference = super::create_store_waiting(global, &store_dir)
+        .and_then(|store| Ok(newest_good_tabs(&store, &profile.name)?))
+        .inspect_err(|e| {
+            if e.downcast_ref::<UserError>().is_none() {
+                alarms.backup_failed(&format!("{e:#}"), super::now_ms());
+            }
+        })?;
 
     let (tx, rx) = mpsc::channel::<Message>();
     let stop = tx.clone();
@@ -170,8 +177,6 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
         fmt::path(&store_dir)
     )?;
     out.flush()?;
-    let notify = config.watch.notify.unwrap_or(true);
-    let mut alarms = Alarms::new(global, &store_dir, notify, super::now_ms());
     let start = Instant::now();
     let mut debouncer = Debouncer::new(interval);
     debouncer.changed();
