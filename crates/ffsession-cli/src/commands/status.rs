@@ -9,7 +9,7 @@ use ffsession::profile::{lock_state, Profile};
 use ffsession::retention::is_shrunken;
 use ffsession::store::{SnapshotInfo, Store};
 use ffsession::watch::loss::good_copy;
-use ffsession::watch::state::{AlarmRecord, CheckRecord, WatchState};
+use ffsession::watch::state::{AlarmRecord, CheckRecord, WatchState, FAILING_ALARM_AFTER_MS};
 use serde::Serialize;
 
 use super::service::ServiceState;
@@ -25,9 +25,9 @@ use crate::fmt;
 ///
 /// Without --profile, every profile of profiles.ini with a service, a store
 /// or a watch's record (else the default profile). The exit code is 6 when
-/// something needs you (the service stopped or not installed, backups or
-/// copies failing, the newest session lost or damaged, no snapshot yet, the
-/// last check found damage), 0 when all is well: a monitoring script needs
+/// something needs you (the service stopped or not installed, backups
+/// failing, copies to a remote failing for a day, the newest session lost
+/// or damaged, no snapshot yet, the last check found damage), 0 when all is well: a monitoring script needs
 /// only that.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -132,7 +132,12 @@ pub fn run(global: &GlobalArgs, args: StatusArgs) -> Result<()> {
             last_error: copies.and_then(|f| f.last_error.clone()),
             needs_you: Vec::new(),
         };
-        if let Some(since) = r.failing_since_ms {
+        // A remote away for a while (a laptop off its network) is no
+        // alarm; a day of it is, as `watch` says on the desktop.
+        if let Some(since) = r
+            .failing_since_ms
+            .filter(|&since| now.saturating_sub(since) >= FAILING_ALARM_AFTER_MS)
+        {
             r.needs_you.push(format!(
                 "copies to {name} have failed since {} ({}): run `ffsession copy --to {name}` to see why",
                 fmt::local_time_or_unknown(Some(since)),
