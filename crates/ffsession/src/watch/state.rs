@@ -24,7 +24,7 @@ pub const NOTIFY_EVERY_MS: u64 = 60 * 60 * 1000;
 pub const FAILING_ALARM_AFTER_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// How many alarms the state keeps (the newest).
-const ALARMS_KEPT: usize = 50;
+pub const ALARMS_KEPT: usize = 50;
 
 /// What `watch` remembers (`watch.json` in its state folder).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
