@@ -34,7 +34,7 @@ use crate::fmt;
   ffsession status                     every profile watched, and the remotes
   ffsession status --profile work      one profile
   ffsession status --json              the same as JSON, for scripts
-  ffsession status -q || notify-send 'ffsession needs you'   in a cron job")]
+  ffsession status -q >/dev/null || notify-send 'ffsession needs you'   in a cron job")]
 pub struct StatusArgs {
     /// Print the status as JSON (the same fields, times in ms since the Unix
     /// epoch)

@@ -41,7 +41,23 @@ use crate::fmt;
 /// else the config file's [prune] section, else the defaults), with the same
 /// protections. The store is locked only while a snapshot is taken, so
 /// `ffsession backup` can run meanwhile.
+///
+/// Between snapshots it reads every write of Firefox: a write that is
+/// damaged or lost more than half of the tabs makes a snapshot at once,
+/// whatever the interval, which stores the good copy Firefox still has
+/// (recovery.baklz4, previous.jsonlz4). Such an alarm, backups failing for a
+/// day, and copies to a `watch = true` remote failing for a day are said in
+/// the log and as a desktop notification (freedesktop, a Windows toast, a
+/// macOS notification) that names the snapshot and the command that brings
+/// the tabs back, at most one per kind an hour; `notify = false` in the
+/// config file's [watch] section keeps them off the desktop. `ffsession
+/// status` shows them.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  ffsession watch                        the default profile, one snapshot per 5 minutes at most
+  ffsession watch --interval 1m --keep-last 50
+  ffsession service install              run it at every login instead
+  ffsession status                       is it working? its alarms, the last snapshot")]
 pub struct WatchArgs {
     /// Minimum time between two snapshots, like 5m, 90s or 1h
     /// [default: `interval` in the config file's [watch] section, else 5m]
