@@ -135,7 +135,8 @@ impl WatchState {
         load_json(path)
     }
 
-    /// Write the state to `path` (atomically; its folder made if missing).
+    /// Write the state to `path` (atomically; its folder made if missing,
+    /// private to the user on Unix).
     pub fn save(&self, path: &Path) -> Result<(), PathError> {
         save_json(path, self)
     }
@@ -203,8 +204,13 @@ fn load_json<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T,
 }
 
 fn save_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), PathError> {
+    // Private, as the store is: it names the profile's files and folders.
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_path(dir)?;
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(dir).with_path(dir)?;
     }
     let json = serde_json::to_vec_pretty(value).map_err(|e| PathError {
         path: path.to_path_buf(),
