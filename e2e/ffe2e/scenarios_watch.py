@@ -60,6 +60,12 @@ asyncio.run(main())
 '''
 
 
+FIREFOX_INTERVALS = {
+    "browser.sessionstore.interval": 15000,
+    "browser.sessionstore.interval.idle": 3600000,
+}
+
+
 class NotifyingBus:
     """A D-Bus session bus with the recording notification server on it;
     both killed on exit."""
@@ -147,7 +153,10 @@ def s21_watch_loss(ctx):
     log_path = ctx.path("watch.log")
     soft = Soft()
     with NotifyingBus(ctx.dir) as bus:
-        with ctx.firefox() as ff:
+        # Firefox's own write intervals (the suite's 1 s would let Firefox
+        # overwrite recovery.baklz4 within a second; a person's Firefox
+        # waits 15 s); each step below is written at once by a flush.
+        with ctx.firefox(prefs=FIREFOX_INTERVALS) as ff:
             ff.start()
             ff.add_tabs(0, urls[:11], replace_first=True)
             ff.flush_and_save()
