@@ -134,9 +134,9 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
     let policy = args.keep.policy(&config.prune);
     let tz = TimeZone::system();
     // Create (or check) the store now, so a bad --store fails at start; it is
-    // locked again only while each snapshot is taken.
-    // A store that cannot be opened ends watch (the service starts it again
-    // 30 s later), remembered first: a day of it is an alarm.
+    // locked again only while each snapshot is taken. A store that cannot be
+    // opened ends watch (the service starts it again 30 s later), remembered
+    // first: a day of it is an alarm.
     let notify = config.watch.notify.unwrap_or(true);
     let mut alarms = Alarms::new(global, &store_dir, notify, super::now_ms());
     let first_reference = super::create_store_waiting(global, &store_dir)
@@ -252,6 +252,7 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
                     retry_at = Some(start.elapsed() + LOCKED_RETRY);
                     continue;
                 }
+                Err(CycleError::Output(e)) => return Err(e.into()),
                 Err(CycleError::Failed(e)) => {
                     // The store cannot be written, the disk is full: said,
                     // remembered (a day of it is an alarm), tried again.
@@ -319,6 +320,9 @@ enum CycleError {
     /// The store could not be opened or written (said, retried, and an
     /// alarm after a day).
     Failed(anyhow::Error),
+    /// stdout could not be written (its reader is gone): watch ends, as
+    /// every command does.
+    Output(io::Error),
 }
 
 /// What `watch` keeps from one cycle to the next.
@@ -391,7 +395,7 @@ impl Watch {
         alarms.backup_ok(now_ms);
         let when = fmt::local_time_or_unknown(Some(now_ms));
         let stored = &report.backup.snapshots;
-        let write = |e: io::Error| CycleError::Failed(e.into());
+        let write = CycleError::Output;
         if !stored.is_empty() {
             let added: u64 = stored.iter().map(|s| s.stored_size).sum();
             writeln!(
