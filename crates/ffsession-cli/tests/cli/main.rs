@@ -24,6 +24,7 @@ mod remote;
 mod remote_errors;
 mod remote_faults;
 mod remote_keys;
+mod remote_machines;
 mod remote_prune;
 mod remote_unreadable;
 mod rescue;
