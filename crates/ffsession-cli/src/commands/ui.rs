@@ -28,6 +28,7 @@ use crate::cli::GlobalArgs;
 #[command(after_help = "Examples:
   ffsession ui                         serve the page and open it in the default browser
   ffsession ui --no-open --port 8765   print the address instead
+  ffsession ui --snapshot 17           open the page at snapshot 17 (what an alarm's notification opens)
   ffsession --store sftp://host/ffsession ui   a remote store, through its local copy")]
 pub struct UiArgs {
     /// The port on 127.0.0.1 to listen on (0: any free port)
@@ -37,6 +38,11 @@ pub struct UiArgs {
     /// Print the page's address, do not open a browser
     #[arg(long)]
     pub no_open: bool,
+
+    /// Open the page at this snapshot (its windows and tabs, with restore
+    /// and rescue), not at the timeline
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<i64>,
 
     /// The browser program that opens picked tabs ("open now"), with its
     /// remote command line, as `firefox --profile DIR --new-tab URL`
@@ -62,6 +68,7 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
         store_dir,
         port: args.port,
         open: !args.no_open,
+        start: args.snapshot.map(|id| format!("snapshot/{id}")),
         globals: global_options(global),
         browser_bin: browser_bin(global, args.browser_bin),
         profile_dir: global.profile().ok().map(|p| p.path),
@@ -70,7 +77,7 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
 }
 
 /// The global options given, as they would be written again.
-fn global_options(g: &GlobalArgs) -> Vec<OsString> {
+pub fn global_options(g: &GlobalArgs) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut put = |name: &str, value: Option<OsString>| {
         if let Some(v) = value {

@@ -505,7 +505,7 @@ fn create_private_dirs(dir: &Path) -> Result<()> {
 /// copy works.
 pub struct WatchCopies {
     /// (remote name, the last failure said, a copy is owed).
-    remotes: Vec<(String, Option<String>, bool)>,
+    pub remotes: Vec<(String, Option<String>, bool)>,
 }
 
 impl WatchCopies {

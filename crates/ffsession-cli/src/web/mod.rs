@@ -38,6 +38,9 @@ pub struct Options {
     pub port: u16,
     /// Open the page in the default browser.
     pub open: bool,
+    /// The page to open and print, after the secret (`snapshot/17`); the
+    /// timeline when `None`.
+    pub start: Option<String>,
     /// The global options given, repeated on every command line run.
     pub globals: Vec<OsString>,
     /// The browser program "open now" runs.
@@ -196,6 +199,7 @@ pub fn serve(opts: Options) -> Result<()> {
         store_dir,
         port,
         open,
+        start,
         globals,
         browser_bin,
         profile_dir,
@@ -238,7 +242,10 @@ pub fn serve(opts: Options) -> Result<()> {
             work_dir: work_dir.clone(),
             picks: Mutex::new(Vec::new()),
         });
-        let url = format!("http://127.0.0.1:{port}/{secret}/");
+        let url = format!(
+            "http://127.0.0.1:{port}/{secret}/{}",
+            start.as_deref().unwrap_or("")
+        );
         {
             use std::io::Write;
             let mut out = std::io::stdout().lock();

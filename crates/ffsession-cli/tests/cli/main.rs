@@ -13,6 +13,8 @@ mod family;
 mod heal_durability;
 mod help;
 mod hints;
+#[cfg(target_os = "linux")]
+mod notify;
 mod outside;
 mod platforms;
 mod profiles;
@@ -32,6 +34,8 @@ mod safety;
 mod search;
 mod standalone;
 mod stats;
+#[cfg(target_os = "linux")]
+mod status;
 mod stderr;
 mod store;
 mod tidy;
