@@ -637,7 +637,10 @@ fn life_child() {
                 &mut |_| {},
             );
             ffsession::remote::set_test_hook(None, 0);
-            println!("COPY {}", if r.is_ok() { "OK" } else { "FAILED" });
+            match r {
+                Ok(_) => println!("COPY OK"),
+                Err(e) => println!("COPY FAILED: {e:?}"),
+            }
         }
         "prune" => {
             let remote = remote();

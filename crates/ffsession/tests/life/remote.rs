@@ -460,6 +460,14 @@ impl World {
         if stdout.contains("COPY OK") {
             self.dead_locks.remove(&m);
             self.copied(m);
+        } else if stdout.contains("CHILD DONE") {
+            // It ran to its end and failed: only a lock another machine's
+            // killed copy or prune left may refuse it.
+            assert!(
+                stdout.contains("Locked") && self.others_dead_locks(m),
+                "a copy failed: {stdout}"
+            );
+            return Some("refused: a killed prune's lock".into());
         } else {
             assert_killed(&out);
             self.dead_locks.insert(m);
