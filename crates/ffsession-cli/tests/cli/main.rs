@@ -13,6 +13,7 @@ mod family;
 mod heal_durability;
 mod help;
 mod hints;
+mod names;
 mod outside;
 mod platforms;
 mod profiles;
