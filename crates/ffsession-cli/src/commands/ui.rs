@@ -2,12 +2,13 @@
 //! back (the server is in `crate::web`).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::cli::GlobalArgs;
+use crate::config::Config;
 
 /// Serve a local page showing the store's sessions, and open it in the
 /// default browser: a timeline of windows and tabs over time, each
@@ -53,24 +54,45 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
     // on a command line or in the page. (Offline, the copy made before is
     // read with no password, as those commands read it.)
     let store_dir = global.chosen_store_dir(&config)?;
-    let password = global.remote_store(&config).and_then(|value| {
-        let target = crate::remote::target(&value, &config).ok()?;
-        crate::remote::password(global, &target, false, false).ok()
-    });
+    let remote = global
+        .remote_store(&config)
+        .and_then(|value| crate::remote::target(&value, &config).ok());
+    let password = remote
+        .as_ref()
+        .and_then(|target| crate::remote::password(global, target, false, false).ok());
+    // The remote's address, not the folder of its local copy.
+    let store_label = match &remote {
+        Some(t) if t.label == t.location.to_string() => t.label.clone(),
+        Some(t) => format!("{} ({})", t.label, t.location),
+        None => crate::fmt::path(&store_dir).into_owned(),
+    };
     super::open_existing_store(&store_dir, false)?;
+    let profile_dir = global.profile().ok().map(|p| p.path);
     crate::web::serve(crate::web::Options {
         store_dir,
+        store_label,
         port: args.port,
         open: !args.no_open,
-        globals: global_options(global),
+        globals: global_options(global, &config, profile_dir.as_deref())?,
         browser_bin: browser_bin(global, args.browser_bin),
-        profile_dir: global.profile().ok().map(|p| p.path),
+        profile_dir,
         password,
     })
 }
 
-/// The global options given, as they would be written again.
-fn global_options(g: &GlobalArgs) -> Vec<OsString> {
+/// The global options given, as they would be written again for commands
+/// that run in another folder (the page's private one): a path given
+/// relative to this folder made absolute, the profile by its folder.
+fn global_options(
+    g: &GlobalArgs,
+    config: &Config,
+    profile_dir: Option<&Path>,
+) -> Result<Vec<OsString>> {
+    let absolute = |p: &Path| -> Result<OsString> {
+        Ok(std::path::absolute(p)
+            .with_context(|| format!("finding the folder of {}", p.display()))?
+            .into_os_string())
+    };
     let mut out: Vec<OsString> = Vec::new();
     let mut put = |name: &str, value: Option<OsString>| {
         if let Some(v) = value {
@@ -78,13 +100,34 @@ fn global_options(g: &GlobalArgs) -> Vec<OsString> {
             out.push(v);
         }
     };
-    put("--profile", g.profile.clone().map(Into::into));
+    // A profile named here by its name may be a folder of this one
+    // (`--profile work`): its folder is what the commands must use.
+    let profile = match (profile_dir, &g.profile) {
+        (Some(dir), Some(_)) => Some(absolute(dir)?),
+        (None, Some(spec)) if spec.contains(['/', std::path::MAIN_SEPARATOR]) => {
+            Some(absolute(Path::new(spec))?)
+        }
+        (_, spec) => spec.clone().map(Into::into),
+    };
+    put("--profile", profile);
     put("--browser", g.browser.clone().map(Into::into));
-    put("--firefox-dir", g.firefox_dir.clone().map(Into::into));
-    put("--store", g.store.clone().map(Into::into));
-    put("--password-file", g.password_file.clone().map(Into::into));
-    put("--config", g.config.clone().map(Into::into));
-    out
+    put(
+        "--firefox-dir",
+        g.firefox_dir.as_deref().map(absolute).transpose()?,
+    );
+    // A remote (a URL, a config remote's name) as it is; a folder absolute.
+    let store = match &g.store {
+        Some(s) if crate::remote::is_remote(s, config) && !s.is_dir() => Some(s.clone().into()),
+        Some(s) => Some(absolute(s)?),
+        None => None,
+    };
+    put("--store", store);
+    put(
+        "--password-file",
+        g.password_file.as_deref().map(absolute).transpose()?,
+    );
+    put("--config", g.config.as_deref().map(absolute).transpose()?);
+    Ok(out)
 }
 
 /// The browser program: --browser-bin, else the chosen browser's on PATH.

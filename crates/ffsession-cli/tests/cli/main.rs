@@ -36,6 +36,8 @@ mod store;
 mod tidy;
 mod ui;
 mod ui_add;
+mod ui_guard;
+mod ui_meaning;
 mod windows;
 mod writers;
 mod zen;

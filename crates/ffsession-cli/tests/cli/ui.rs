@@ -3,8 +3,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use ffsession_gen::Spec;
@@ -67,6 +67,16 @@ impl Drop for Page {
     }
 }
 
+/// The digest of the plan a plan page's *Do it* carries.
+pub(crate) fn plan_digest(body: &str) -> String {
+    let field = "name=\"plan\" value=\"";
+    let at = body
+        .find(field)
+        .unwrap_or_else(|| panic!("no Do it on the page: {body}"))
+        + field.len();
+    body[at..at + 16].to_owned()
+}
+
 pub(crate) struct Answer {
     pub(crate) status: u16,
     pub(crate) head: String,
@@ -82,19 +92,32 @@ impl Page {
 
     /// `ffsession ui --no-open --port 0` on the store of `profile`.
     pub(crate) fn serve(env: TestEnv, profile: PathBuf, extra: &[&str]) -> Page {
-        let mut child = env
-            .std_store_cmd_at(&profile, &env.store_dir())
-            .args(["ui", "--no-open", "--port", "0"])
-            .args(extra)
-            // The page's private folder in the test's own (the server
-            // is killed, so it cannot remove it).
-            .env("TMPDIR", env.path())
+        let mut cmd = Page::command(&env, &profile);
+        cmd.args(["ui", "--no-open", "--port", "0"]).args(extra);
+        Page::spawn(env, profile, cmd)
+    }
+
+    /// `ffsession --profile PROFILE --store STORE`, in the test's folder,
+    /// whose private folder goes in the test's folder too (it is checked
+    /// there, and a killed server cannot remove it).
+    pub(crate) fn command(env: &TestEnv, profile: &Path) -> Command {
+        let mut cmd = env.std_store_cmd_at(profile, &env.store_dir());
+        Page::temp_here(env, &mut cmd);
+        cmd
+    }
+
+    /// The temporary folder of `cmd`: the test's folder.
+    pub(crate) fn temp_here(env: &TestEnv, cmd: &mut Command) {
+        cmd.env("TMPDIR", env.path())
             .env("TEMP", env.path())
-            .env("TMP", env.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .env("TMP", env.path());
+    }
+
+    /// Start `cmd` (a `ffsession ui`), its stderr in [`Page::stderr`], and
+    /// read the address it prints.
+    pub(crate) fn spawn(env: TestEnv, profile: PathBuf, mut cmd: Command) -> Page {
+        let err = std::fs::File::create(env.path().join("ui.stderr")).unwrap();
+        let mut child = cmd.stdout(Stdio::piped()).stderr(err).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -103,7 +126,10 @@ impl Page {
         let rest = line
             .trim()
             .strip_prefix("http://127.0.0.1:")
-            .unwrap_or_else(|| panic!("no address printed: {line:?}"));
+            .unwrap_or_else(|| {
+                let err = std::fs::read_to_string(env.path().join("ui.stderr"));
+                panic!("no address printed: {line:?}; stderr: {err:?}")
+            });
         let (port, secret) = rest.split_once('/').unwrap();
         Page {
             env,
@@ -114,7 +140,41 @@ impl Page {
         }
     }
 
-    fn host(&self) -> String {
+    /// What the server wrote on stderr so far.
+    pub(crate) fn stderr(&self) -> String {
+        std::fs::read_to_string(self.env.path().join("ui.stderr")).unwrap_or_default()
+    }
+
+    /// The page's private folders in the test's folder.
+    pub(crate) fn private_folders(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(self.env.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("ffsession-ui-"))
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The plan page of `query` (`action=...`), then its *Do it*: the form
+    /// the page shows, posted with the digest of that plan.
+    pub(crate) fn confirm(&self, query: &str) -> Answer {
+        let plan = self.get(&format!("/plan?{query}"));
+        assert_eq!(plan.status, 200, "{}", plan.body);
+        self.do_it(query, &plan)
+    }
+
+    /// *Do it* on the plan page `plan` of `query`.
+    pub(crate) fn do_it(&self, query: &str, plan: &Answer) -> Answer {
+        let digest = plan_digest(&plan.body);
+        let token = self.csrf();
+        self.post("/do", &format!("{query}&plan={digest}&csrf={token}"))
+    }
+
+    pub(crate) fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
@@ -123,7 +183,13 @@ impl Page {
     }
 
     /// One HTTP/1.1 request, answered whole.
-    fn raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    pub(crate) fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Answer {
         self.raw_at("127.0.0.1", method, path, headers, body)
     }
 
@@ -249,9 +315,13 @@ fn search_diff_and_history_read_the_store() {
 
     let d = page.get("/diff?a=1&b=2");
     assert_eq!(d.status, 200, "{}", d.body);
-    assert!(d.body.contains("1 tabs added, 0 removed"), "{}", d.body);
+    assert!(d.body.contains("1 tab added, 0 removed"), "{}", d.body);
     assert!(d.body.contains("Added later"));
-    assert!(d.body.contains(" diff 1 2</code>"), "{}", d.body);
+    assert!(
+        d.body.contains(" diff snapshot:1 snapshot:2</code>"),
+        "{}",
+        d.body
+    );
 
     let h = page.get("/history?url=https%3A%2F%2Fdoc.rust-lang.org%2Fbook%2F");
     assert_eq!(h.status, 200);
@@ -369,13 +439,16 @@ fn a_restore_shows_its_plan_and_command_line_first() {
     let page = Page::start(&[]);
     let plan = page.get("/plan?action=restore&snapshot=1");
     assert_eq!(plan.status, 200, "{}", plan.body);
-    assert!(plan.body.contains(" restore 1\n"), "{}", plan.body);
-    assert!(plan.body.contains("restore 1 --dry-run"), "{}", plan.body);
+    assert!(plan.body.contains(" restore snapshot:1\n"), "{}", plan.body);
+    assert!(
+        plan.body.contains("restore snapshot:1 --dry-run"),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("would write"), "{}", plan.body);
     // The plan changed nothing: one undo point comes only with the restore.
     assert_eq!(page.env.list_snapshots(&page.profile).len(), 2);
-    let token = page.csrf();
-    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    let done = page.do_it("action=restore&snapshot=1", &plan);
     assert_eq!(done.status, 200);
     assert!(
         done.body.contains("done: Firefox reopens snapshot 1"),
@@ -405,13 +478,17 @@ fn picked_windows_are_added_at_next_start() {
     let plan = page.get("/plan?action=add");
     assert_eq!(plan.status, 200, "{}", plan.body);
     assert!(
-        plan.body.contains(" extract 1 --window 1 -o "),
+        plan.body.contains(" extract snapshot:1 --window 1 -o "),
         "{}",
         plan.body
     );
-    assert!(plan.body.contains(" merge current "), "{}", plan.body);
+    assert!(
+        plan.body.contains(" merge profile:current "),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
@@ -444,7 +521,7 @@ fn open_now_runs_the_browser_remote_command() {
     );
     assert!(plan.body.contains("left out (not a web address)"));
     assert!(!log.exists(), "the plan ran nothing");
-    let done = page.post("/do", &format!("action=open&csrf={token}"));
+    let done = page.do_it("action=open", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let mut args = String::new();
     for _ in 0..100 {
@@ -469,9 +546,10 @@ fn open_now_runs_the_browser_remote_command() {
 #[test]
 fn bringing_back_is_refused_while_the_browser_runs() {
     let page = Page::start(&[]);
-    let token = page.csrf();
+    // The browser starts after the plan was shown.
+    let plan = page.get("/plan?action=restore&snapshot=1");
     let firefox = ffsession_gen::FirefoxLockHolder::hold(&page.profile);
-    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    let done = page.do_it("action=restore&snapshot=1", &plan);
     assert_eq!(done.status, 200);
     assert!(done.body.contains("A step failed"), "{}", done.body);
     assert!(done.body.contains("Firefox is running"), "{}", done.body);
@@ -500,11 +578,14 @@ fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
     );
     assert!(snap.body.contains("plan?action=rescue&amp;snapshot=3"));
     let plan = page.get("/plan?action=rescue&snapshot=3");
-    assert!(plan.body.contains(" rescue 3 -o "), "{}", plan.body);
+    assert!(
+        plan.body.contains(" rescue snapshot:3 -o "),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("would write"), "{}", plan.body);
     assert!(!page.profile.join("sessionstore.jsonlz4").exists());
-    let token = page.csrf();
-    let done = page.post("/do", &format!("action=rescue&snapshot=3&csrf={token}"));
+    let done = page.do_it("action=rescue&snapshot=3", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
@@ -521,11 +602,11 @@ fn a_picked_tab_is_added_at_next_start() {
     assert_eq!(page.post("/picks", &body).status, 303);
     let plan = page.get("/plan?action=add");
     assert!(
-        plan.body.contains(" extract 2 --tab 1:3 -o "),
+        plan.body.contains(" extract snapshot:2 --tab 1:3 -o "),
         "{}",
         plan.body
     );
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let urls = page
         .env
