@@ -67,14 +67,12 @@ impl Drop for Page {
     }
 }
 
-/// The digest of the plan a plan page's *Do it* carries.
-pub(crate) fn plan_digest(body: &str) -> String {
+/// The digest of the plan a plan page's *Do it* carries (none on a page
+/// with no *Do it*, or from a server that carries none).
+pub(crate) fn plan_digest(body: &str) -> Option<String> {
     let field = "name=\"plan\" value=\"";
-    let at = body
-        .find(field)
-        .unwrap_or_else(|| panic!("no Do it on the page: {body}"))
-        + field.len();
-    body[at..at + 16].to_owned()
+    let at = body.find(field)? + field.len();
+    Some(body[at..at + 16].to_owned())
 }
 
 pub(crate) struct Answer {
@@ -167,11 +165,13 @@ impl Page {
         self.do_it(query, &plan)
     }
 
-    /// *Do it* on the plan page `plan` of `query`.
+    /// *Do it* on the plan page `plan` of `query`: the form it holds.
     pub(crate) fn do_it(&self, query: &str, plan: &Answer) -> Answer {
-        let digest = plan_digest(&plan.body);
+        let digest = plan_digest(&plan.body)
+            .map(|d| format!("&plan={d}"))
+            .unwrap_or_default();
         let token = self.csrf();
-        self.post("/do", &format!("{query}&plan={digest}&csrf={token}"))
+        self.post("/do", &format!("{query}{digest}&csrf={token}"))
     }
 
     pub(crate) fn host(&self) -> String {
