@@ -24,11 +24,10 @@ pub mod security;
 mod serve;
 
 use std::ffi::OsString;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use std::future::Future;
 
 use anyhow::{Context, Result};
 use axum::http::StatusCode;

@@ -38,6 +38,7 @@ mod ui;
 mod ui_add;
 mod ui_guard;
 mod ui_meaning;
+mod ui_page;
 mod windows;
 mod writers;
 mod zen;

@@ -5,7 +5,7 @@
 //! is.
 
 use crate::common::{ok_stdout, output, stderr, TestEnv};
-use crate::ui::with_tabs;
+use crate::ui_page::with_tabs;
 
 /// A store of two snapshots of `profile/`, and in the working folder the
 /// files `1`, `latest` and `current`, each a session of its own.

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::common::{ok_json, ok_stdout, undo_id, TestEnv};
-use crate::ui::{with_tabs, Page};
+use crate::ui_page::{with_tabs, Page};
 
 /// The open tabs' URLs of the session file `file`.
 fn urls(env: &TestEnv, file: &Path) -> String {
@@ -156,7 +156,7 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
         eprintln!("skipped: no `script` (util-linux) to give ffsession a terminal");
         return;
     }
-    let (env, profile) = crate::ui::two_snapshots();
+    let (env, profile) = crate::ui_page::two_snapshots();
     let remote = env.path().join("remote");
     ok_stdout(
         env.store_cmd(&profile)

@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::ui::{two_snapshots, Page};
+use crate::ui_page::{two_snapshots, Page};
 
 /// The timeouts of the server under test, shortened (the defaults are
 /// 10 s for headers and 30 s for a stalled answer).

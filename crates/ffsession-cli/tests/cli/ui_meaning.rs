@@ -12,7 +12,7 @@ use ffsession_gen::Spec;
 use serde_json::Value;
 
 use crate::common::{ok_json, ok_stdout, session, TestEnv};
-use crate::ui::{two_snapshots, with_tabs, Page};
+use crate::ui_page::{two_snapshots, with_tabs, Page};
 
 /// The open tabs' URLs of the session file `file`.
 fn urls(env: &TestEnv, file: &Path) -> String {
