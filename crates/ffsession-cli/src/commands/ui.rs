@@ -21,10 +21,12 @@ use crate::config::Config;
 /// changes things only by running those commands (`restore`, `extract`,
 /// `merge`, `rescue`): before each action it shows what will happen and the
 /// command line that does the same. The server listens on 127.0.0.1 only,
-/// and answers only the address it prints, which holds a random secret.
-/// A remote store's password is asked once, at the start, and given to the
-/// commands the page runs in their environment (FFSESSION_PASSWORD), never
-/// on their command line. Ctrl-C stops it.
+/// and answers only the address it prints, which holds a random secret;
+/// the browser is given a file in the page's private folder that leads
+/// there, so the secret is on no command line. A remote store's password
+/// is asked once, at the start, and given to the commands the page runs in
+/// their environment (FFSESSION_PASSWORD), never on their command line.
+/// Ctrl-C stops it (SIGTERM and SIGHUP too), removing the private folder.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession ui                         serve the page and open it in the default browser
