@@ -5,9 +5,11 @@
 # one kept-alive loopback connection, the median and slowest of RUNS requests
 # of: the snapshot page of the newest snapshot (4,000 tabs), a search as the
 # page's script sends it while typing (`part=1`: the results only; the page
-# finds words by their start, so a word and its first three letters), a
-# search that matches nothing, and the floor: the page's small stylesheet
-# (what any request through the guard costs on this machine in this run).
+# finds words by their start, so a word, its first three letters and its
+# first letter, the first key typed, and `h`, which starts a word of every
+# tab's URL), a search that matches nothing, and the floor: the page's small
+# stylesheet (what any request through the guard costs on this machine in
+# this run).
 # Usage: bash scripts/bench-ui.sh [RUNS]   (default 50)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +66,8 @@ cases = [
     ("snapshot page, 4,000 tabs", "/snapshot/%s" % newest),
     ("search as you type (%s)" % word, "/search?q=%s&part=1" % urllib.parse.quote(word)),
     ("search, a word's start (%s)" % start, "/search?q=%s&part=1" % urllib.parse.quote(start)),
+    ("search, one letter (%s)" % word[0], "/search?q=%s&part=1" % urllib.parse.quote(word[0])),
+    ("search, h (every URL's https)", "/search?q=h&part=1"),
     ("search, no match", "/search?q=zzqqxxnomatch&part=1"),
     ("floor: the stylesheet", "/app.css"),
 ]
