@@ -1,8 +1,6 @@
 //! `ffsession ui`: the local page, asked over HTTP on 127.0.0.1 as a
 //! browser would, against a store built in the test's folder.
 
-use std::time::Duration;
-
 use ffsession_gen::Spec;
 
 use crate::common::session;
@@ -257,6 +255,7 @@ fn picked_windows_are_added_at_next_start() {
 #[test]
 fn open_now_runs_the_browser_remote_command() {
     use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("args");
     let bin = dir.path().join("fake-firefox");
