@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Install Firefox ESR (Debian package), python-lz4, Xvfb and D-Bus for the ffsession end-to-end suite.
+# Install Firefox ESR (Debian package), python-lz4, dbus-next, Xvfb and D-Bus for the ffsession end-to-end suite.
 # Idempotent: installs only what is missing.
 set -euo pipefail
 # python-lz4: the harness reads and writes session files without ffsession.
 if ! python3 -c "import lz4.block" 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "lz4>=4,<5"
+fi
+# dbus-next: scenario 21's notification server on a D-Bus session bus.
+if ! python3 -c "import dbus_next" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "dbus-next>=0.2,<0.3"
 fi
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi

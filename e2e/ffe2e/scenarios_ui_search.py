@@ -1,4 +1,4 @@
-"""Scenario 21: search as you type on the local page of `ffsession ui`, in a
+"""Scenario 22: search as you type on the local page of `ffsession ui`, in a
 real Firefox, by the start of a word: typing `Ünïc` (real key events, one
 at a time, as a user types) finds the tab titled `... Ünïcødé ...`, and only
 that one (issue 45: the page matched whole words only, so the start of a
@@ -23,8 +23,8 @@ return {links: [...r.querySelectorAll("a.url")].map(a => a.href), text: r.innerT
 """
 
 
-@scenario(21, "ui: the start of a word typed in the local page's search box finds the tab as you type")
-def s21_ui_search_prefix(ctx):
+@scenario(22, "ui: the start of a word typed in the local page's search box finds the tab as you type")
+def s22_ui_search_prefix(ctx):
     """A session of four tabs is backed up; exactly one is titled with the
     word `Ünïcødé`. `ffsession ui --no-open` serves the store; in Firefox,
     on the page's search, `Ünïc` is typed into the box with real key events:

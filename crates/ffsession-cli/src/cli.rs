@@ -47,7 +47,8 @@ Exit status:
   3  `backup`: the newest session file is damaged, or lost more than half of its
      tabs (the snapshot is kept and marked)
   4  `rescue`: nothing could be recovered
-  5  `check`: the store is damaged")]
+  5  `check`: the store is damaged
+  6  `status`: something needs you (each said with what to do)")]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -154,6 +155,10 @@ pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
                 "Store every session file of the profile, verified",
             ),
             ("watch", "Back up whenever Firefox writes its session"),
+            (
+                "status",
+                "Is it working? The service, last snapshot, alarms, checks, copies",
+            ),
             (
                 "service",
                 "Run `watch` in the background at login (systemd, launchd, Task Scheduler)",
@@ -377,6 +382,7 @@ pub enum Command {
     Prune(Lazy<commands::prune::PruneArgs>),
     Restore(Lazy<commands::restore::RestoreArgs>),
     Watch(Lazy<commands::watch::WatchArgs>),
+    Status(Lazy<commands::status::StatusArgs>),
     Service(Lazy<commands::service::ServiceArgs>),
     Info(Lazy<commands::info::InfoArgs>),
     Tabs(Lazy<commands::tabs::TabsArgs>),

@@ -17,6 +17,7 @@
 //!
 //! [watch]
 //! interval = "5m"    # at most one snapshot per interval while Firefox runs
+//! notify = true      # desktop notifications of alarms (false: the log only)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,9 @@ pub struct Config {
 pub struct WatchConfig {
     /// Minimum time between two snapshots, e.g. "5m", "90s", "1h".
     pub interval: Option<String>,
+    /// Desktop notifications of alarms (default: on); `false` leaves them
+    /// to the log (stderr) and `ffsession status`.
+    pub notify: Option<bool>,
 }
 
 impl Config {

@@ -18,6 +18,22 @@ pub const EXIT_NOTHING_RESCUED: u8 = 4;
 /// Exit code of `check` when the store is damaged.
 pub const EXIT_STORE_DAMAGED: u8 = 5;
 
+/// Exit code of `status` when something needs the person.
+pub const EXIT_NEEDS_YOU: u8 = 6;
+
+/// `status` found something that needs the person (said on stdout): exit
+/// code 6, with a note on stderr.
+#[derive(Debug)]
+pub struct NeedsYou(pub String);
+
+impl std::fmt::Display for NeedsYou {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NeedsYou {}
+
 /// `check` found damage in the store.
 #[derive(Debug)]
 pub struct StoreDamaged(pub String);
@@ -172,6 +188,10 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     if let Some(none) = err.downcast_ref::<NoMatch>() {
         crate::ui::note(none);
         return ExitCode::from(EXIT_ERROR);
+    }
+    if let Some(needs) = err.downcast_ref::<NeedsYou>() {
+        crate::ui::note(needs);
+        return ExitCode::from(EXIT_NEEDS_YOU);
     }
     if let Some(alarm) = err.downcast_ref::<AlarmRaised>() {
         crate::ui::warning(format_args!(

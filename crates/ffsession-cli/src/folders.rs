@@ -41,6 +41,31 @@ pub fn folders() -> Option<Folders> {
     Some(folders)
 }
 
+/// The folder where `watch` and `check` keep what they remember of the
+/// store `store_dir` (`watch.json`, `check.json`: alarms, failures, the last
+/// check), for `ffsession status`: outside the store, so that a store that
+/// cannot be written still has its failure remembered. Under
+/// `$XDG_STATE_HOME/ffsession` on Linux (`~/.local/state/ffsession`), the
+/// data folder's `ffsession/state` on Windows and macOS; one folder per
+/// store, `<store folder name>-<8 hex digits of its path>`.
+pub fn state_dir(store_dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let root = match directories::BaseDirs::new()?.state_dir() {
+        Some(state) if cfg!(target_os = "linux") => state.join("ffsession"),
+        // Beside `data` and `config` on Windows; a dot folder among the
+        // stores on macOS, which no profile's store is named.
+        _ => folders()?
+            .data_local
+            .join("ffsession")
+            .join(if cfg!(windows) { "state" } else { ".state" }),
+    };
+    let name = store_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "store".to_owned());
+    let key = ffsession::store::owner::folder_key(store_dir);
+    Some(root.join(format!("{name}-{key}")))
+}
+
 #[cfg(test)]
 mod tests {
     use ffsession::platform::Platform;

@@ -27,6 +27,10 @@ const SHARED: &[(&str, &str, &[&str])] = &[
     ),
     ("restore.rs", "--undo-store", &["restore"]),
     ("remote/mod.rs", "--read-data", &["check"]),
+    // The commands `watch`'s alarms name (alarms.rs).
+    ("alarms.rs", "--snapshot", &["ui"]),
+    ("alarms.rs", "--to", &["copy"]),
+    ("watch/state.rs", "--read-data", &["check"]),
     // The command lines `ffsession ui` runs (web/actions.rs).
     ("web/actions.rs", "--dry-run", &["restore"]),
     ("web/actions.rs", "--window", &["extract"]),

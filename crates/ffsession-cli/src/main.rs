@@ -3,6 +3,7 @@
 //! A thin layer over the `ffsession` library: parse arguments, call the library,
 //! print. `main` only maps the result to an exit code.
 
+mod alarms;
 mod cli;
 mod commands;
 mod config;
@@ -12,6 +13,7 @@ mod folders;
 #[cfg(test)]
 mod hint_flags;
 mod lock_wait;
+mod notify;
 mod remote;
 mod ui;
 mod web;

@@ -32,6 +32,7 @@ pub mod export;
 pub mod format;
 pub mod fs_util;
 mod legacy;
+pub mod machine;
 pub mod platform;
 pub mod profile;
 pub mod prune;

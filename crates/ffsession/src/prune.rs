@@ -39,17 +39,19 @@ pub fn candidates(snapshots: &[SnapshotInfo], archive: &[SnapshotId]) -> Vec<Can
 /// Put each candidate in the group of the machine and profile its snapshot
 /// came from, where the store knows it (a remote's local copy records each
 /// snapshot's origin, [`Store::origins`]); retention then applies to each
-/// machine's sessions on its own, as on that machine. Snapshots of no known
-/// origin (a local store's) stay together.
+/// machine's sessions on its own, as on that machine. A machine is its
+/// identity, never its label: two machines of one host name keep their
+/// newest each (snapshots copied before identities go by their label).
+/// Snapshots of no known origin (a local store's) stay together.
 pub fn group_by_origin(
     candidates: &mut [Candidate],
     snapshots: &[SnapshotInfo],
     origins: &std::collections::BTreeMap<SnapshotId, crate::store::Origin>,
 ) {
-    let mut groups: Vec<(Option<&str>, &str)> = Vec::new();
+    let mut groups: Vec<(Option<crate::machine::MachineKey>, &str)> = Vec::new();
     for (c, s) in candidates.iter_mut().zip(snapshots) {
         let key = match origins.get(&s.id) {
-            Some(o) => (Some(o.host.as_str()), s.profile.as_str()),
+            Some(o) => (Some(o.machine_key()), s.profile.as_str()),
             None => (None, ""),
         };
         let i = groups.iter().position(|g| *g == key).unwrap_or_else(|| {
@@ -61,10 +63,31 @@ pub fn group_by_origin(
 }
 
 /// Mark the candidates that belong to an undo point still inside its
-/// promised time at `now_ms` ([`UndoPoint::kept_until_ms`]).
-pub fn mark_undo_points(candidates: &mut [Candidate], points: &[UndoPoint], now_ms: u64) {
+/// promised time at `now_ms` ([`UndoPoint::kept_until_ms`]). In a remote's
+/// copy (`origins` known), each machine's undo points count among its own
+/// only: another machine's newer undo point (of a profile of the same
+/// name) never shortens this machine's promise.
+pub fn mark_undo_points(
+    candidates: &mut [Candidate],
+    points: &[UndoPoint],
+    origins: &std::collections::BTreeMap<SnapshotId, crate::store::Origin>,
+    now_ms: u64,
+) {
+    let machine_of = |p: &UndoPoint| {
+        p.snapshots
+            .iter()
+            .chain(p.restored.iter())
+            .find_map(|id| origins.get(id))
+            .map(crate::store::Origin::machine_key)
+    };
     for p in points {
-        let until = match p.kept_until_ms(points) {
+        let mine = machine_of(p);
+        let same: Vec<UndoPoint> = points
+            .iter()
+            .filter(|q| machine_of(q) == mine)
+            .cloned()
+            .collect();
+        let until = match p.kept_until_ms(&same) {
             None => i64::MAX,
             Some(t) if t > now_ms => i64::try_from(t).unwrap_or(i64::MAX),
             Some(_) => continue,
@@ -100,8 +123,9 @@ pub fn plan_store(
     let archive = store.archive_snapshots()?;
     let marks = store.damage_marks()?;
     let mut candidates = candidates(&snapshots, &archive);
-    group_by_origin(&mut candidates, &snapshots, &store.origins()?);
-    mark_undo_points(&mut candidates, &store.undo_points()?, now_ms);
+    let origins = store.origins()?;
+    group_by_origin(&mut candidates, &snapshots, &origins);
+    mark_undo_points(&mut candidates, &store.undo_points()?, &origins, now_ms);
     for c in &mut candidates {
         c.damaged = marks.contains_key(&SnapshotId(c.id));
     }

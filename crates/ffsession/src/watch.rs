@@ -12,6 +12,11 @@
 //! stored, apply the retention policy ([`crate::prune`]), so a store that
 //! `watch` feeds for years stays bounded by the policy. [`UnchangedNotices`]
 //! turns the unchanged files of each cycle into notices said once per change.
+//!
+//! Between snapshots, `watch` reads every change ([`loss`]): a write that is
+//! damaged or lost more than half of the tabs makes the next cycle due at
+//! once, which stores the good copy Firefox still has. What it remembers
+//! across restarts (its alarms, failing backups and copies) is [`state`].
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,6 +30,9 @@ use crate::backup::{
 use crate::prune::{self, PruneOutcome};
 use crate::retention::RetentionPolicy;
 use crate::store::{SnapshotId, Store};
+
+pub mod loss;
+pub mod state;
 
 /// The default minimum time between two snapshots.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5 * 60);
@@ -52,6 +60,12 @@ impl Debouncer {
     /// A session file changed.
     pub fn changed(&mut self) {
         self.pending = true;
+    }
+
+    /// A read found a loss ([`loss::LossWatch`]): snapshot now, whatever
+    /// the interval, while Firefox still has the good copy.
+    pub fn loss(&mut self) {
+        self.firefox_exited();
     }
 
     /// Firefox exited: snapshot now, whatever the interval.

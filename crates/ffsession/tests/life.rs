@@ -1,19 +1,24 @@
-//! A year of use, simulated (issue 36): a seeded random walk over a fake
-//! clock (minutes to weeks between steps) drives a Firefox profile, written
-//! as Firefox writes it (`life/firefox.rs`: recovery rotation, a clean quit,
+//! A year of use, simulated (issues 36 and 44): a seeded random walk over
+//! fake clocks (minutes to weeks between steps) drives one to three
+//! machines sharing one remote, each with its Firefox profile, written as
+//! Firefox writes it (`life/firefox.rs`: recovery rotation, a clean quit,
 //! `previous.jsonlz4` at the next start, upgrade copies, crashes that cut a
-//! file or overwrite its header, tabs that come and go, history cleared), and
-//! ffsession's library: `backup` (with `--prune` under random policies),
+//! file or overwrite its header, tabs that come and go, history cleared),
+//! its store and its own clock (hours ahead or behind, jumping back), and
+//! some lives give every machine the same host name. ffsession's library
+//! does what people do: `backup` (with `--prune` under random policies),
 //! `watch` cycles, `prune`, `restore latest` and by id, `tidy`, bringing
-//! archived tabs back (`extract`, `merge`, `restore FILE`), `copy --to` a
-//! folder remote and a prune of the remote, `check`; with faults: a full
-//! disk during a backup, a backup killed (SIGKILL, in a child process)
-//! after a random write, a flipped bit in a stored chunk. After every step
-//! it checks the promises against a model that shares no code with
-//! ffsession (`life/model.rs`):
+//! archived tabs back, `copy --to` the shared folder remote, its prune,
+//! `check`, a new machine's restore from it; one machine's copy is paused
+//! mid-way while another prunes, checks or restores (and, as a laptop that
+//! slept past its lock's time, while another prunes with no margin). Faults:
+//! a full disk during a backup, a backup, restore, copy or remote prune
+//! killed (SIGKILL, in a child process) after a random write, a flipped bit
+//! in a stored chunk. After every step it checks the promises against a
+//! model that shares no code with ffsession (`life/model.rs`):
 //!
 //! 1. every period a prune's policy promises keeps its newest session, on
-//!    the store and on the remote;
+//!    the store and on the remote, for each machine on its own;
 //! 2. `restore latest` gives the newest whole session (a restore counts as
 //!    a session of its time), and names a newer damaged file;
 //! 3. every undo point inside its promised time is restorable, locally and
@@ -22,11 +27,16 @@
 //!    restorable, locally and on the remote;
 //! 5. nothing is written outside the store, the profile and the remote;
 //! 6. nothing reported stored is lost (a full disk or a kill stores all or
-//!    nothing of a backup), and `check` names a flipped bit.
+//!    nothing of a backup), and `check` names a flipped bit;
+//! 7. a copy that returned success left every snapshot it sent restorable
+//!    by a machine that never saw the remote, whatever ran meanwhile; a new
+//!    machine's `check` of the remote finds no damage.
 //!
-//! A failure prints its seed and its last steps; `FFSESSION_LIFE_SEED=N`
-//! replays one life (`FFSESSION_LIFE_STEPS` steps). CI runs the fixed seeds
-//! of `lives_of_fixed_seeds`; `cargo test -p ffsession --test life --
+//! Every kind of step is counted (`life/picker.rs`); a run prints the
+//! table and fails if a kind never ran. A failure prints its seed and its
+//! last steps; `FFSESSION_LIFE_SEED=N` replays one life
+//! (`FFSESSION_LIFE_STEPS` steps). CI runs the fixed seeds of
+//! `lives_of_fixed_seeds`; `cargo test -p ffsession --test life --
 //! --ignored` runs many more (`FFSESSION_LIFE_FIRST`, `FFSESSION_LIFE_LIVES`,
 //! `FFSESSION_LIFE_STEPS`): see docs/testing.md.
 
@@ -38,8 +48,12 @@ mod faults;
 mod firefox;
 #[path = "life/model.rs"]
 mod model;
+#[path = "life/picker.rs"]
+mod picker;
 #[path = "life/remote.rs"]
 mod remote;
+#[path = "life/world.rs"]
+mod world;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -47,9 +61,10 @@ use std::path::{Path, PathBuf};
 
 use ffsession::backup::backup_profile;
 use ffsession::fs_util::{set_test_hook, TestHook};
+use ffsession::machine::Machine;
 use ffsession::remote::{
-    copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams, Location, Remote,
-    RemoteOptions, RemoteSnapshot,
+    copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams, Location,
+    PruneOptions, Remote, RemoteOptions,
 };
 use ffsession::retention::RetentionPolicy;
 use ffsession::store::{literal_query, SnapshotStatus, Store, TimeRange};
@@ -64,41 +79,40 @@ use model::{Archived, Entry, Model, Observed, Undo, DAY, HOUR};
 const START: u64 = 1_767_225_600_000;
 const PROFILE: &str = "default";
 
+/// One machine's life: its Firefox, its store, its clock, and what the
+/// model knows it stored (locally, and on the shared remote).
 struct Life {
     rng: fastrand::Rng,
     root: tempfile::TempDir,
     ff: Firefox,
     store_dir: PathBuf,
+    /// This machine's clock: the world's time plus `offset` (set by the
+    /// world before each step).
     now: u64,
+    offset: i64,
     model: Model,
-    /// What the remote must hold: the entries copied to it (reconciled
-    /// after its prunes), and when the last copy was made.
+    /// What the remote must hold of this machine's: the entries it copied
+    /// (reconciled after prunes), and when its last copy was made.
     remote: Model,
     copied_at: Option<u64>,
     /// The simulator's own files (a merged session to restore), outside
     /// the folders ffsession may write.
     scratch: tempfile::TempDir,
-    steps: Vec<String>,
-}
-
-fn random_policy(rng: &mut fastrand::Rng) -> RetentionPolicy {
-    if rng.bool() {
-        return RetentionPolicy::DEFAULT;
-    }
-    RetentionPolicy {
-        keep_last: rng.u32(0..6),
-        keep_hourly: rng.u32(0..8),
-        keep_daily: rng.u32(0..6),
-        keep_weekly: rng.u32(0..4),
-        keep_monthly: rng.u32(0..4),
-        keep_yearly: rng.u32(0..3),
-    }
+    machine: Machine,
+    /// The shared remote (a folder).
+    remote_dir: PathBuf,
+    /// Every session any file of the profile ever held (Firefox's writes,
+    /// and what ffsession wrote there): what a restore may give.
+    ever: BTreeSet<Vec<u8>>,
+    /// Every entry the store ever held after a step (what a copy may have
+    /// sent), never reconciled away.
+    ever_stored: Vec<Entry>,
 }
 
 impl Life {
-    fn new(seed: u64) -> Life {
-        let root = tempfile::tempdir().unwrap();
-        let ff = Firefox::new(&root.path().join("profile"));
+    fn new(seed: u64, machine: Machine, remote_dir: PathBuf, first_tab: u64, offset: i64) -> Life {
+        let root = tmp().unwrap();
+        let ff = Firefox::new(&root.path().join("profile"), first_tab);
         let store_dir = root.path().join("store");
         Life {
             rng: fastrand::Rng::with_seed(seed),
@@ -106,26 +120,20 @@ impl Life {
             ff,
             store_dir,
             now: START,
+            offset,
             model: Model::default(),
             remote: Model::default(),
             copied_at: None,
-            scratch: tempfile::tempdir().unwrap(),
-            steps: Vec::new(),
+            scratch: tmp().unwrap(),
+            machine,
+            remote_dir,
+            ever: BTreeSet::new(),
+            ever_stored: Vec::new(),
         }
     }
 
     fn store(&self) -> Store {
         Store::create_or_open(&self.store_dir).unwrap()
-    }
-
-    /// Minutes to months between steps.
-    fn advance(&mut self) {
-        let r = self.rng.u32(0..110);
-        self.now += match r {
-            0..60 => self.rng.u64(60_000..2 * HOUR),
-            60..90 => self.rng.u64(2 * HOUR..2 * DAY),
-            _ => self.rng.u64(2 * DAY..40 * DAY),
-        };
     }
 
     /// The model's entries for the snapshots a backup reported, from what
@@ -219,9 +227,9 @@ impl Life {
     }
 
     /// `restore latest` (promise 2), or a random snapshot.
-    fn restore(&mut self, latest: bool) {
+    fn restore(&mut self, latest: bool) -> bool {
         if self.ff.running || !self.store_dir.exists() {
-            return;
+            return false;
         }
         let mut store = self.store();
         let seen = self.observe();
@@ -231,7 +239,7 @@ impl Life {
                     self.model.expected_latest(&seen.contents).is_none(),
                     "promise 2: restore latest found nothing"
                 );
-                return;
+                return true;
             };
             let got = store.read_json(chosen.id).unwrap();
             let (time, want) = self.model.expected_latest(&seen.contents).unwrap();
@@ -272,7 +280,7 @@ impl Life {
                 .filter(|s| s.is_ok())
                 .collect();
             if ok.is_empty() {
-                return;
+                return false;
             }
             ok[self.rng.usize(0..ok.len())].id
         };
@@ -287,15 +295,31 @@ impl Life {
             written.as_ref() == Some(&want),
             "the restored file is not the snapshot's session"
         );
+        if std::env::var_os("LIFE_DEBUG").is_some() {
+            eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
+        }
         self.model.undo.push(Undo {
             made_at: self.now,
             contents,
             restored: Some(want),
         });
+        true
     }
 
     /// Promises that hold after every step.
     fn check_always(&mut self) {
+        for w in self.ff.files.values() {
+            if let Written::Session { json, .. } = w {
+                self.ever.insert(json.clone());
+            }
+        }
+        for e in &self.model.entries {
+            let have = self.ever_stored.iter().filter(|x| *x == e).count();
+            let now = self.model.entries.iter().filter(|x| *x == e).count();
+            if have < now {
+                self.ever_stored.push(e.clone());
+            }
+        }
         let seen = self.observe();
         let missing = self.model.missing(&seen);
         assert!(
@@ -365,7 +389,7 @@ impl Life {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         top.sort();
-        top.retain(|n| n != "store" && n != "remote");
+        top.retain(|n| n != "store");
         assert_eq!(
             top,
             ["profile"],
@@ -384,143 +408,20 @@ impl Life {
             assert!(known, "promise 5: ffsession left {name} in the profile");
         }
     }
+}
 
-    fn step(&mut self) {
-        self.advance();
-        let r = self.rng.u32(0..100);
-        let what = match r {
-            0..8 if !self.ff.running => {
-                let upgrade = self.rng.u32(0..8) == 0;
-                self.ff.start(upgrade, self.now);
-                format!("start{}", if upgrade { " (upgrade)" } else { "" })
-            }
-            0..35 if self.ff.running => {
-                // Tabs come and go; now and then most of them at once.
-                let n = self.ff.tabs.len();
-                if self.rng.u32(0..20) == 0 && n > 2 {
-                    self.ff.tabs.truncate(n / 4 + 1);
-                } else if self.rng.bool() && n > 1 {
-                    let at = self.rng.usize(0..n);
-                    self.ff.tabs.remove(at);
-                } else {
-                    let k = self.rng.usize(1..4);
-                    self.ff.open_tabs(k, self.now);
-                }
-                let n = self.ff.tabs.len();
-                let seen = self.rng.usize(0..n);
-                self.ff.visit(seen, self.now);
-                self.ff.write(self.now);
-                format!("write ({} tabs)", self.ff.tabs.len())
-            }
-            35..42 if self.ff.running => {
-                self.ff.quit(self.now);
-                "quit".into()
-            }
-            42..44 if self.ff.running => {
-                let cut = self.rng.bool();
-                self.ff.crash_writing(self.now, cut);
-                format!("crash writing ({})", if cut { "cut" } else { "header" })
-            }
-            44..46 if self.ff.running => {
-                self.ff.crash();
-                "crash".into()
-            }
-            46 if !self.ff.running => {
-                self.ff.clear_history();
-                "clear history".into()
-            }
-            47..60 => {
-                let prune = self.rng.bool().then(|| random_policy(&mut self.rng));
-                let what = format!(
-                    "backup{}",
-                    prune.map(|p| format!(" --prune {p:?}")).unwrap_or_default()
-                );
-                self.steps.push(what.clone());
-                self.backup(prune);
-                return self.after_step();
-            }
-            60..78 => {
-                let policy = random_policy(&mut self.rng);
-                self.steps.push(format!("watch cycle {policy:?}"));
-                self.watch_cycle(policy);
-                return self.after_step();
-            }
-            78..82 if self.store_dir.exists() => {
-                let policy = random_policy(&mut self.rng);
-                self.steps.push(format!("prune {policy:?}"));
-                let before = self.observe().contents;
-                let mut store = self.store();
-                prune::apply(&mut store, &policy, &TimeZone::UTC, self.now).unwrap();
-                drop(store);
-                self.check_prune(&policy, &before);
-                return self.after_step();
-            }
-            82..87 => {
-                self.steps.push("restore latest".into());
-                self.restore(true);
-                return self.after_step();
-            }
-            87..90 => {
-                self.steps.push("restore a snapshot".into());
-                self.restore(false);
-                return self.after_step();
-            }
-            90..93 if self.store_dir.exists() => {
-                self.steps.push("flip a bit, check".into());
-                self.flip_and_check();
-                return self.after_step();
-            }
-            93..96 => {
-                let budget = self.rng.u64(0..40_000);
-                self.steps
-                    .push(format!("backup on a full disk ({budget} bytes)"));
-                self.backup_on_full_disk(budget);
-                return self.after_step();
-            }
-            96 => {
-                self.steps.push("tidy".into());
-                self.tidy();
-                return self.after_step();
-            }
-            97 => {
-                self.steps.push("copy to the remote".into());
-                self.copy();
-                self.check_remote();
-                return self.after_step();
-            }
-            98 => {
-                let policy = random_policy(&mut self.rng);
-                self.steps.push(format!("prune the remote {policy:?}"));
-                self.remote_prune(policy);
-                self.check_remote();
-                return self.after_step();
-            }
-            99..102 => {
-                self.steps
-                    .push("bring archived tabs back (extract, merge, restore FILE)".into());
-                self.bring_back_archived();
-                return self.after_step();
-            }
-            102..105 if self.store_dir.exists() => {
-                let k = self.rng.u64(1..12);
-                self.steps.push(format!("backup killed after {k} writes"));
-                self.backup_killed(k);
-                return self.after_step();
-            }
-            105..108 => {
-                self.steps.push("check".into());
-                self.check();
-                return self.after_step();
-            }
-            _ => "nothing".into(),
-        };
-        self.steps.push(what);
-        self.after_step();
+/// A temporary folder, in memory where the system has a tmpfs
+/// (`/dev/shm`): the simulator's stores fsync at every write, and a disk's
+/// fsyncs would be most of its time. (The order of writes and fsyncs is the
+/// CLI's fsync-order test's.)
+fn tmp() -> std::io::Result<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    if cfg!(target_os = "linux") && shm.is_dir() {
+        if let Ok(dir) = tempfile::Builder::new().prefix("ffs-life-").tempdir_in(shm) {
+            return Ok(dir);
+        }
     }
-
-    fn after_step(&mut self) {
-        self.check_always();
-    }
+    tempfile::tempdir()
 }
 
 /// Read a whole store back through ffsession: each whole snapshot's JSON
@@ -568,51 +469,77 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Live `steps` steps from `seed`; on a failure, print the seed and the
-/// steps and fail.
-fn live(seed: u64, steps: usize) {
+/// steps and fail. Returns how often each kind of step ran.
+fn live(seed: u64, steps: usize) -> picker::Counts {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut life = Life::new(seed);
+    let mut world = world::World::new(seed);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         for _ in 0..steps {
-            life.step();
+            world.step();
         }
     }));
     set_test_hook(None);
     if let Err(e) = outcome {
-        let days = (life.now - START) / DAY;
+        let days = world.now.saturating_sub(START) / DAY;
         eprintln!(
-            "life of seed {seed} failed at step {} (day {days}); replay with FFSESSION_LIFE_SEED={seed}\nsteps:",
-            life.steps.len()
+            "life of seed {seed} failed at step {} (day {days}); replay with FFSESSION_LIFE_SEED={seed}\n{}\nsteps:",
+            world.steps.len(),
+            world.describe()
         );
-        for (i, s) in life
-            .steps
-            .iter()
-            .enumerate()
-            .skip(life.steps.len().saturating_sub(40))
+        for (i, s) in
+            world
+                .steps
+                .iter()
+                .enumerate()
+                .skip(if std::env::var_os("LIFE_DEBUG").is_some() {
+                    0
+                } else {
+                    world.steps.len().saturating_sub(40)
+                })
         {
             eprintln!("  {i}: {s}");
         }
         std::panic::resume_unwind(e);
     }
+    world.counts
 }
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
+/// Print the table of what ran, and fail if a kind of step or of life
+/// never did.
+fn report(counts: &picker::Counts, what: &str) {
+    eprintln!("{what}: what ran\n{}", counts.table());
+    let zeros = counts.zeros();
+    assert!(
+        zeros.is_empty(),
+        "{what}: these kinds never ran: {zeros:?}\n{}",
+        counts.table()
+    );
+}
+
 #[test]
 fn lives_of_fixed_seeds() {
     if let Some(seed) = env_u64("FFSESSION_LIFE_SEED") {
-        return live(
+        let counts = live(
             seed,
             env_u64("FFSESSION_LIFE_STEPS").unwrap_or(400) as usize,
         );
+        eprintln!("seed {seed}: what ran\n{}", counts.table());
+        return;
     }
-    // A shorter life under Wine, where every step is slower: the logic is
-    // the same on every platform.
-    let (seeds, steps) = if cfg!(windows) { (1, 150) } else { (5, 300) };
+    // Fewer steps under Wine, where every step is slower: the logic is the
+    // same on every platform (and the kills, in child processes, are Unix
+    // only).
+    let (seeds, steps) = if cfg!(windows) { (2, 120) } else { (6, 260) };
+    let mut counts = picker::Counts::default();
     for seed in 1..=seeds {
-        live(seed, steps);
+        counts.add(&live(seed, steps));
+    }
+    if cfg!(unix) {
+        report(&counts, &format!("{seeds} lives of {steps} steps"));
     }
 }
 
@@ -622,40 +549,117 @@ fn lives_of_many_seeds() {
     let lives = env_u64("FFSESSION_LIFE_LIVES").unwrap_or(250);
     let steps = env_u64("FFSESSION_LIFE_STEPS").unwrap_or(400) as usize;
     let first = env_u64("FFSESSION_LIFE_FIRST").unwrap_or(1000);
+    let mut counts = picker::Counts::default();
     for seed in first..first + lives {
-        live(seed, steps);
+        counts.add(&live(seed, steps));
     }
-    eprintln!(
-        "{} lives of {steps} steps: {} steps",
-        lives,
-        lives * steps as u64
+    report(
+        &counts,
+        &format!(
+            "seeds {first}..{}: {lives} lives of {steps} steps, {} steps",
+            first + lives - 1,
+            lives * steps as u64
+        ),
     );
 }
 
 /// One operation in a child process, for a kill at an exact point
-/// (`FFSESSION_LIFE_CHILD`; run by `Life::backup_killed`, nothing otherwise).
+/// (`FFSESSION_LIFE_CHILD`: `backup`, `restore`, `copy` or `prune`; run by
+/// the kill steps of `life/faults.rs` and `life/remote.rs`, nothing
+/// otherwise). Store writes (commits) count for backup and restore, remote
+/// writes and removals for copy and prune.
 #[test]
 fn life_child() {
-    if std::env::var("FFSESSION_LIFE_CHILD").as_deref() != Ok("backup") {
+    let Ok(what) = std::env::var("FFSESSION_LIFE_CHILD") else {
         return;
-    }
+    };
     let var = |n: &str| std::env::var(n).unwrap();
-    let mut store = Store::create_or_open(var("FFSESSION_LIFE_STORE")).unwrap();
-    set_test_hook(Some(TestHook {
-        kill_after_commits: Some(var("FFSESSION_LIFE_KILL_AFTER").parse().unwrap()),
-        ..TestHook::default()
-    }));
-    let now: u64 = var("FFSESSION_LIFE_NOW").parse().unwrap();
-    let report = backup_profile(
-        &mut store,
-        PROFILE,
-        Path::new(&var("FFSESSION_LIFE_PROFILE")),
-        now,
-    )
-    .unwrap();
-    set_test_hook(None);
-    for s in report.snapshots {
-        println!("STORED {}", s.id);
+    let num = |n: &str| -> u64 { var(n).parse().unwrap() };
+    let now = num("FFSESSION_LIFE_NOW");
+    let kill_after = num("FFSESSION_LIFE_KILL_AFTER");
+    let store_dir = PathBuf::from(var("FFSESSION_LIFE_STORE"));
+    let remote = || {
+        let backend = open_backend(
+            &Location::Folder(var("FFSESSION_LIFE_REMOTE").into()),
+            &RemoteOptions::default(),
+        )
+        .unwrap();
+        Remote::open(backend, remote::PASSWORD).unwrap()
+    };
+    let machine = || Machine {
+        id: var("FFSESSION_LIFE_MACHINE_ID"),
+        label: var("FFSESSION_LIFE_MACHINE_LABEL"),
+    };
+    let store_hook = || {
+        set_test_hook(Some(TestHook {
+            kill_after_commits: Some(kill_after),
+            ..TestHook::default()
+        }))
+    };
+    match what.as_str() {
+        "backup" => {
+            let mut store = Store::create_or_open(&store_dir).unwrap();
+            store_hook();
+            let report = backup_profile(
+                &mut store,
+                PROFILE,
+                Path::new(&var("FFSESSION_LIFE_PROFILE")),
+                now,
+            )
+            .unwrap();
+            set_test_hook(None);
+            for s in report.snapshots {
+                println!("STORED {}", s.id);
+            }
+        }
+        "restore" => {
+            let mut store = Store::create_or_open(&store_dir).unwrap();
+            let id = ffsession::store::SnapshotId(num("FFSESSION_LIFE_SNAPSHOT") as i64);
+            let profile = PathBuf::from(var("FFSESSION_LIFE_PROFILE"));
+            let plan = restore::plan(&store, id, &profile).unwrap();
+            store_hook();
+            let report = restore::execute(&plan, &mut store, None, PROFILE, now).unwrap();
+            set_test_hook(None);
+            for s in report.undo {
+                println!("STORED {}", s.id);
+            }
+        }
+        "copy" => {
+            let store = Store::open_read_only(&store_dir).unwrap();
+            let remote = remote();
+            ffsession::remote::set_test_hook(Some(kill_after), 0);
+            let r = copy_to_remote(
+                &store,
+                &remote,
+                &machine(),
+                &Default::default(),
+                now,
+                &mut |_| {},
+            );
+            ffsession::remote::set_test_hook(None, 0);
+            println!("COPY {}", if r.is_ok() { "OK" } else { "FAILED" });
+        }
+        "prune" => {
+            let remote = remote();
+            let names: Vec<String> = fs::read_to_string(var("FFSESSION_LIFE_NAMES"))
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            let options = PruneOptions {
+                keep_unused_ms: num("FFSESSION_LIFE_KEEP_UNUSED"),
+            };
+            let Ok(mut lock) = remote.lock(true, &machine(), now) else {
+                println!("LOCKED");
+                println!("CHILD DONE");
+                return;
+            };
+            ffsession::remote::set_test_hook(Some(kill_after), 0);
+            prune_remote(&mut lock, &names, options).unwrap();
+            drop(lock);
+            ffsession::remote::set_test_hook(None, 0);
+        }
+        other => panic!("no such child: {other}"),
     }
     println!("CHILD DONE");
 }

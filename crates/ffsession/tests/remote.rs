@@ -9,9 +9,10 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use ffsession::machine::Machine;
 use ffsession::remote::{
     check_remote, copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams,
-    Location, Remote, RemoteError, RemoteOptions,
+    Location, PruneOptions, Remote, RemoteError, RemoteOptions,
 };
 use ffsession::sources::SourceKind;
 use ffsession::store::{SnapshotSource, Store};
@@ -41,6 +42,30 @@ fn add(store: &mut Store, json: &str, at: u64) {
             at,
         )
         .unwrap();
+}
+
+/// A machine whose identity follows from its label: the same label is the
+/// same machine, in every test.
+fn machine(label: &str) -> Machine {
+    let hex: String = label.bytes().map(|b| format!("{b:02x}")).collect();
+    Machine {
+        id: format!("{hex:0<32}")[..32].to_owned(),
+        label: label.to_owned(),
+    }
+}
+
+/// Set the server's time of every lock to `ago_ms` before now (the folder
+/// backend's server clock is the file system's).
+fn age_locks(remote_dir: &Path, ago_ms: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_millis(ago_ms);
+    for f in files(&remote_dir.join("locks")) {
+        fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
 }
 
 fn open(dir: &Path, password: &str) -> Result<Remote, RemoteError> {
@@ -87,12 +112,26 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
 
-    let first =
-        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let first = copy_to_remote(
+        &local,
+        &remote,
+        &machine("laptop"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(first.snapshots_sent, 2);
     assert!(first.chunks_sent > 10);
-    let again =
-        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let again = copy_to_remote(
+        &local,
+        &remote,
+        &machine("laptop"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(
         (again.snapshots_sent, again.chunks_sent, again.bytes_sent),
         (0, 0, 0)
@@ -102,8 +141,15 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     // One new snapshot that changes a little: a few chunks travel.
     let edited = base.replacen("https://", "https://changed.", 1);
     add(&mut local, &edited, NOW + 2);
-    let third =
-        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let third = copy_to_remote(
+        &local,
+        &remote,
+        &machine("laptop"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(third.snapshots_sent, 1);
     assert!(third.chunks_sent <= 4, "{third:?}");
     assert!(
@@ -160,7 +206,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     let back = copy_to_remote(
         &fresh,
         &remote2,
-        "desktop",
+        &machine("desktop"),
         &HashSet::new(),
         NOW,
         &mut |_| {},
@@ -179,7 +225,15 @@ fn a_wrong_password_is_one_error_and_writes_nothing() {
     add(&mut local, &session(3, 100_000), NOW);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "right");
-    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let before: Vec<_> = files(&remote_dir)
         .into_iter()
         .map(|f| (f.clone(), fs::read(&f).unwrap()))
@@ -224,7 +278,15 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
     add(&mut local, &session(5, 300_000), NOW + 1);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let chunks: Vec<PathBuf> = files(&remote_dir.join("chunks"));
     assert!(chunks.len() > 20);
 
@@ -262,7 +324,7 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
         .iter()
         .map(|o| o.name.clone())
         .collect();
-    let c = copy_to_remote(&local, &remote, "h", &heal, NOW, &mut |_| {}).unwrap();
+    let c = copy_to_remote(&local, &remote, &machine("h"), &heal, NOW, &mut |_| {}).unwrap();
     assert_eq!(c.healed, 2, "{c:?}");
     assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
     let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
@@ -292,7 +354,15 @@ fn two_machines_copy_into_one_remote_at_once() {
                 let backend =
                     open_backend(&Location::Folder(dir), &RemoteOptions::default()).unwrap();
                 let (r, _) = Remote::open_or_create(backend, "pw", FAST, "t").unwrap();
-                copy_to_remote(&s, &r, ["a", "b"][i], &HashSet::new(), NOW, &mut |_| {}).unwrap();
+                copy_to_remote(
+                    &s,
+                    &r,
+                    &machine(["a", "b"][i]),
+                    &HashSet::new(),
+                    NOW,
+                    &mut |_| {},
+                )
+                .unwrap();
             });
         }
     });
@@ -309,40 +379,56 @@ fn two_machines_copy_into_one_remote_at_once() {
     assert_eq!(contents(&fresh), all);
 }
 
+/// Set the server's time of every file under `dir` to `ago_ms` before now.
+fn age_files(dir: &Path, ago_ms: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_millis(ago_ms);
+    for f in files(dir) {
+        fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+}
+
 #[test]
-fn prune_removes_what_no_record_names_and_waits_for_writers() {
+fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_servers_clock() {
+    const DAY: u64 = 24 * 3_600_000;
     let tmp = tempfile::tempdir().unwrap();
     let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
     add(&mut local, &session(9, 300_000), NOW);
     add(&mut local, &session(10, 300_000), NOW + 1);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let before = files(&remote_dir.join("chunks")).len();
+    let pruner = machine("pruner");
 
-    // A copy holds its lock: prune refuses.
-    let held = remote.lock(false, "other", NOW).unwrap();
+    // A copy holds its lock: prune refuses, whatever the clocks say (the
+    // lock's own time is this machine's; staleness is the server's).
+    let held = remote.lock(false, &machine("other"), NOW).unwrap();
     assert!(matches!(
-        prune_remote(&remote, &[], "h", NOW),
+        remote.lock(true, &pruner, NOW),
         Err(RemoteError::Locked { .. })
     ));
-    drop(held);
-    // A stale lock is ignored.
-    let stale = remote
-        .lock(false, "dead", NOW - 2 * ffsession::remote::LOCK_STALE_MS)
-        .unwrap();
-    let first = remote
-        .backend()
-        .list(ffsession::remote::Kind::Snapshots)
-        .unwrap();
+    // The server wrote it 2 stale periods ago: stale, ignored.
+    age_locks(&remote_dir, 2 * ffsession::remote::LOCK_STALE_MS);
     let mut cache = Store::create_or_open(tmp.path().join("c")).unwrap();
     sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
     let oldest = {
         let infos = cache.snapshots().unwrap();
         let o = infos.iter().min_by_key(|s| s.taken_at_ms).unwrap();
-        ffsession::remote::RemoteSnapshot::of(o, "").name_for(&remote)
+        remote.snapshot_name(o)
     };
-    assert!(first.iter().any(|e| e.name == oldest));
     // What an interrupted copy left: a temporary file, never listed.
     let fan = fs::read_dir(remote_dir.join("chunks"))
         .unwrap()
@@ -352,13 +438,53 @@ fn prune_removes_what_no_record_names_and_waits_for_writers() {
         .path();
     let leftover = fan.join(".tmp-0123456789abcdef-leftover");
     fs::write(&leftover, b"torn").unwrap();
-    let r = prune_remote(&remote, &[oldest], "h", NOW).unwrap();
-    assert_eq!(r.temporary_removed, 1);
-    assert!(!leftover.exists());
-    drop(stale);
+    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
+    let r = prune_remote(&mut lock, &[oldest], PruneOptions::default()).unwrap();
+    drop(lock);
+    drop(held);
+    // The snapshot goes at once; what it alone used is only noted, and the
+    // temporary file (the server wrote it just now) stays: a copy may still
+    // be writing it.
     assert_eq!(r.snapshots_removed, 1);
-    assert!(r.chunks_removed > 5, "{r:?}");
+    assert_eq!((r.chunks_removed, r.contents_removed), (0, 0), "{r:?}");
+    assert!(
+        r.unused_found > 5 && r.unused_kept == r.unused_found,
+        "{r:?}"
+    );
+    assert_eq!(r.temporary_removed, 0);
+    assert!(leftover.exists());
+    assert_eq!(files(&remote_dir.join("chunks")).len(), before + 1);
+    assert_eq!(files(&remote_dir.join("unused")).len(), 1);
+    // A prune the next moment removes nothing more: the margin has not
+    // passed on the server's clock.
+    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
+    let again = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
+    drop(lock);
+    assert_eq!(
+        (again.chunks_removed, again.unused_found),
+        (0, 0),
+        "{again:?}"
+    );
+    assert_eq!(again.unused_kept, r.unused_kept);
+
+    // A day and a half later by the server's clock: gone.
+    age_files(&remote_dir, DAY + DAY / 2);
+    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
+    let later = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
+    drop(lock);
+    assert_eq!(
+        later.chunks_removed,
+        r.unused_kept - later.contents_removed - later.marks_removed
+    );
+    assert!(later.chunks_removed > 5, "{later:?}");
+    assert_eq!(
+        (later.unused_kept, later.temporary_removed),
+        (0, 1),
+        "{later:?}"
+    );
+    assert!(!leftover.exists());
     assert!(files(&remote_dir.join("chunks")).len() < before);
+    assert!(files(&remote_dir.join("unused")).is_empty());
     assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
     let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
     assert_eq!(
@@ -371,6 +497,45 @@ fn prune_removes_what_no_record_names_and_waits_for_writers() {
     let r = sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
     assert_eq!((r.snapshots_gone, r.snapshots_known), (1, 1), "{r:?}");
     assert_eq!(contents(&cache), contents(&fresh));
+}
+
+#[test]
+fn an_unused_object_a_snapshot_names_again_is_kept_and_its_time_starts_again() {
+    const DAY: u64 = 24 * 3_600_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    add(&mut local, &session(21, 200_000), NOW);
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, "pw");
+    let laptop = machine("laptop");
+    copy_to_remote(&local, &remote, &laptop, &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let name = remote.snapshot_name(&local.snapshots().unwrap()[0]);
+    // Pruned: its objects are noted unused.
+    let mut lock = remote.lock(true, &laptop, NOW).unwrap();
+    let r = prune_remote(&mut lock, &[name], PruneOptions::default()).unwrap();
+    drop(lock);
+    assert!(r.unused_found > 0);
+    // A copy sends the snapshot again: its record is new, its chunks and
+    // content record were there (not sent again) and are named again.
+    let c = copy_to_remote(&local, &remote, &laptop, &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    assert_eq!((c.snapshots_sent, c.chunks_sent), (1, 0), "{c:?}");
+    // Long after, a prune removes nothing the snapshot needs, and drops the
+    // finding.
+    age_files(&remote_dir, 3 * DAY);
+    let mut lock = remote.lock(true, &laptop, NOW).unwrap();
+    let later = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
+    drop(lock);
+    assert_eq!(
+        (later.chunks_removed, later.contents_removed),
+        (0, 0),
+        "{later:?}"
+    );
+    assert!(files(&remote_dir.join("unused")).is_empty());
+    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    let mut fresh = Store::create_or_open(tmp.path().join("fresh")).unwrap();
+    let s = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert_eq!(s.snapshots_new, 1);
+    assert_eq!(contents(&fresh), contents(&local));
 }
 
 #[test]
@@ -406,7 +571,15 @@ fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
 
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    let r = copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let r = copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r.snapshots_sent, 1, "{r:?}");
     assert_eq!(r.skipped.len(), 1, "{r:?}");
     assert_eq!(r.skipped[0].0, victim.id);
@@ -451,12 +624,26 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
         .unwrap();
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    let first =
-        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let first = copy_to_remote(
+        &local,
+        &remote,
+        &machine("laptop"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     // The archive, the undo point, and where each of the 4 snapshots was taken.
     assert_eq!(first.marks_sent, 2 + 4, "{first:?}");
-    let again =
-        copy_to_remote(&local, &remote, "laptop", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let again = copy_to_remote(
+        &local,
+        &remote,
+        &machine("laptop"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!((again.marks_sent, again.bytes_sent), (0, 0), "{again:?}");
 
     // A new machine's copy knows them, under its own ids, once.
@@ -488,6 +675,10 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
     for id in &ids {
         let there = origins.get(&same(*id)).unwrap();
         assert_eq!((there.host.as_str(), there.id), ("laptop", Some(*id)));
+        assert_eq!(
+            there.machine.as_deref(),
+            Some(machine("laptop").id.as_str())
+        );
     }
     let undo = cache.undo_points().unwrap();
     assert_eq!(undo.len(), 1, "{undo:?}");
@@ -515,8 +706,10 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
     let gone = cache
         .snapshot(ffsession::store::SnapshotId(removed[0]))
         .unwrap();
-    let name = ffsession::remote::RemoteSnapshot::of(&gone, "").name_for(&remote);
-    let report = prune_remote(&remote, &[name], "laptop", NOW).unwrap();
+    let name = remote.snapshot_name(&gone);
+    let mut lock = remote.lock(true, &machine("laptop"), NOW).unwrap();
+    let report = prune_remote(&mut lock, &[name], PruneOptions { keep_unused_ms: 0 }).unwrap();
+    drop(lock);
     assert_eq!(
         (report.snapshots_removed, report.marks_removed),
         (1, 1),
@@ -537,10 +730,26 @@ fn a_chunk_that_does_not_read_holds_up_only_its_snapshot_until_it_reads() {
     add(&mut local, &session(21, 200_000), NOW);
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
-    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let before: HashSet<PathBuf> = files(&remote_dir.join("chunks")).into_iter().collect();
     add(&mut local, &session(22, 200_000), NOW + 1);
-    copy_to_remote(&local, &remote, "h", &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    copy_to_remote(
+        &local,
+        &remote,
+        &machine("h"),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap();
     let mut only_second: Vec<PathBuf> = files(&remote_dir.join("chunks"))
         .into_iter()
         .filter(|p| !before.contains(p))

@@ -80,6 +80,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let report = report?;
+    remember(&dir, &report);
     if args.json {
         super::print_json(&report)?;
     } else {
@@ -99,6 +100,41 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// Remember the outcome for `ffsession status`, in the store's state
+/// folder (never in the store: check only reads it). A failure to write it
+/// costs the check nothing.
+fn remember(dir: &std::path::Path, r: &CheckReport) {
+    let Some(state) = crate::folders::state_dir(dir) else {
+        return;
+    };
+    let (outcome, summary) = if !r.is_whole() {
+        ("damaged", format!("damaged: {}", summary(r)))
+    } else if !r.is_complete() {
+        (
+            "unreadable",
+            format!(
+                "{} could not be read",
+                fmt::count(r.unreadable.len(), "file", "files")
+            ),
+        )
+    } else {
+        (
+            "whole",
+            format!(
+                "whole ({} read back)",
+                fmt::count(r.snapshots as usize, "snapshot", "snapshots")
+            ),
+        )
+    };
+    let record = ffsession::watch::state::CheckRecord {
+        at_ms: super::now_ms(),
+        outcome: outcome.into(),
+        summary,
+        read_data: true,
+    };
+    let _ = record.save(&state.join("check.json"));
 }
 
 fn print_text(r: &CheckReport) -> Result<()> {

@@ -31,7 +31,10 @@ use crate::remote;
 /// (FFSESSION_PASSWORD, --password-file, or a prompt): the server sees sizes
 /// and times, never a URL or a title. A location with nothing in it becomes
 /// a new remote store (the password is asked twice). Several machines may
-/// copy into one remote; each snapshot carries its host name and profile.
+/// copy into one remote; each snapshot carries its machine (an identity made
+/// once, kept in the config folder, and the host name) and profile. Before
+/// it says "copied", it checks the remote holds everything the copied
+/// snapshots need, and sends again what a prune elsewhere removed meanwhile.
 /// A chunk the remote lost, or one `check --read-data` found damaged, is sent
 /// again.
 #[derive(Debug, Args)]
@@ -76,6 +79,13 @@ pub fn run(global: &GlobalArgs, args: CopyArgs) -> Result<()> {
             out,
             "sent again {} the remote had lost or held damaged",
             fmt::count(report.healed as usize, "object", "objects")
+        )?;
+    }
+    if report.resent > 0 {
+        writeln!(
+            out,
+            "sent again {} removed from the remote while this copy ran (a prune elsewhere); every snapshot copied is there now",
+            fmt::count(report.resent as usize, "object", "objects")
         )?;
     }
     for (id, why) in &report.skipped {
@@ -131,10 +141,11 @@ pub fn copy(
     heal.extend(noted.iter().map(|(_, name)| name.clone()));
     let bar = remote::bar("sending {bar:40} {pos}/{len} objects {msg}");
     let mut sent_bytes = 0u64;
+    let machine = remote::machine(config)?;
     let report = copy_to_remote(
         store,
         &r,
-        &remote::host_name(config),
+        &machine,
         &heal,
         super::now_ms(),
         &mut |p| match p {

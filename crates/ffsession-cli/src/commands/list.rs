@@ -80,6 +80,15 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
             )?,
         }
     }
+    // Two machines of one label are told apart by their identities.
+    let mut keys_of_label: std::collections::BTreeMap<&str, std::collections::BTreeSet<_>> =
+        std::collections::BTreeMap::new();
+    for o in origins.values() {
+        keys_of_label
+            .entry(o.host.as_str())
+            .or_default()
+            .insert(o.machine_key());
+    }
     for s in &snapshots {
         let mut line = if args.long {
             fmt::snapshot_line(s)
@@ -92,6 +101,11 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
                 fmt::escape(&s.profile),
                 fmt::escape(&o.host)
             ));
+            if let Some(id) = &o.machine {
+                if keys_of_label.get(o.host.as_str()).map_or(0, |k| k.len()) > 1 {
+                    line.push_str(&format!(" ({})", ffsession::machine::short(id)));
+                }
+            }
             if let Some(id) = o.id {
                 line.push_str(&format!(" #{id}"));
             }

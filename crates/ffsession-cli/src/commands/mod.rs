@@ -27,6 +27,7 @@ mod restore_whose;
 pub mod search;
 pub mod service;
 pub mod stats;
+pub mod status;
 pub mod stores;
 pub mod tabs;
 pub mod tidy;
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Prune(Lazy(args)) => prune::run(g, args),
         Command::Restore(Lazy(args)) => restore::run(g, args),
         Command::Watch(Lazy(args)) => watch::run(g, args),
+        Command::Status(Lazy(args)) => status::run(g, args),
         Command::Service(Lazy(args)) => service::run(g, args),
         Command::Info(Lazy(args)) => info::run(g, args),
         Command::Tabs(Lazy(args)) => tabs::run(g, args),

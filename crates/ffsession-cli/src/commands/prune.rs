@@ -22,7 +22,8 @@ use crate::fmt;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession prune --dry-run                 show what the policy would remove
-  ffsession prune --keep-last 5 --keep-daily 14")]
+  ffsession prune --keep-last 5 --keep-daily 14
+  ffsession --store nas prune               the remote [remotes.nas]: each machine's sessions kept on their own")]
 pub struct PruneArgs {
     #[command(flatten)]
     pub keep: KeepArgs,
@@ -34,6 +35,22 @@ pub struct PruneArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+
+    /// On a remote store (--store LOCATION): how long an object no snapshot
+    /// names any more is kept before a later prune removes it, counted on the
+    /// server's clock, so that a copy another machine is sending at that
+    /// moment never loses what it counts on; 0 removes them now (only when no
+    /// other machine copies to the remote) [default: 1d]
+    #[arg(long, value_name = "DURATION", value_parser = keep_unused_arg)]
+    pub keep_unused: Option<u64>,
+}
+
+/// `--keep-unused`: a duration as `tidy` reads them (`0`, `90m`, `12h`, `1d`).
+fn keep_unused_arg(text: &str) -> Result<u64, String> {
+    if text == "0" {
+        return Ok(0);
+    }
+    ffsession::tidy::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// The retention options; unset ones come from the config file.
@@ -77,7 +94,26 @@ pub fn run(global: &GlobalArgs, args: PruneArgs) -> Result<()> {
     let config = global.config()?;
     if let Some(value) = global.remote_store(&config) {
         let policy = args.keep.policy(&config.prune);
-        return super::remote_ops::prune(global, &config, &value, &policy, args.dry_run, args.json);
+        let options = ffsession::remote::PruneOptions {
+            keep_unused_ms: args
+                .keep_unused
+                .unwrap_or(ffsession::remote::KEEP_UNUSED_MS),
+        };
+        return super::remote_ops::prune(
+            global,
+            &config,
+            &value,
+            &policy,
+            args.dry_run,
+            args.json,
+            options,
+        );
+    }
+    if args.keep_unused.is_some() {
+        return Err(crate::error::UserError::usage(
+            "--keep-unused applies to a remote store only",
+            "a local store removes what no snapshot uses at once, under its lock; give --store LOCATION to prune a remote",
+        ));
     }
     let dir = global.chosen_store_dir(&config)?;
     let policy = args.keep.policy(&config.prune);

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 
 use anyhow::Result;
-use ffsession::remote::{check_remote, prune_remote, RemoteCheckProgress, RemoteSnapshot};
+use ffsession::remote::{check_remote, prune_remote, PruneOptions, RemoteCheckProgress};
 use ffsession::retention::RetentionPolicy;
 
 use crate::cli::GlobalArgs;
@@ -206,9 +206,11 @@ pub fn check(
     }
 }
 
-/// `prune --store LOCATION`: the policy planned over the remote's snapshots
-/// (read through the local copy), then those records removed from the
-/// remote under its exclusive lock, then what no record names.
+/// `prune --store LOCATION`: under the remote's exclusive lock, the
+/// policy planned over the remote's snapshots (read through the local
+/// copy, brought up to date under the lock), its periods and promises
+/// counted at the server's time; then those records removed, then what no
+/// record names, in two passes `keep_unused` apart on the server's clock.
 pub fn prune(
     global: &GlobalArgs,
     config: &Config,
@@ -216,13 +218,30 @@ pub fn prune(
     policy: &RetentionPolicy,
     dry_run: bool,
     json: bool,
+    keep_unused: PruneOptions,
 ) -> Result<()> {
-    let dir = remote::synced_cache(global, config, value)?;
     let t = remote::target(value, config)?;
     let (r, _) = remote::open(global, &t, false, true)?;
+    let machine = remote::machine(config)?;
+    // The lock first: what is planned is what the remote holds while no
+    // copy runs, and "now" is the server's (this machine's clock may be
+    // hours off). A dry run writes nothing: it plans at this machine's time.
+    let mut lock = if dry_run {
+        None
+    } else {
+        Some(
+            r.lock(true, &machine, super::now_ms())
+                .map_err(remote::remote_error)?,
+        )
+    };
+    let now = lock
+        .as_ref()
+        .and_then(|l| l.server_now_ms())
+        .unwrap_or_else(super::now_ms);
+    let dir = remote::sync_cache(global, &t, &r)?;
     let mut store = super::open_existing_store_waiting(global, &dir)?;
     let (snapshots, plan) =
-        ffsession::prune::plan_store(&store, policy, &crate::fmt::local_zone(), super::now_ms())?;
+        ffsession::prune::plan_store(&store, policy, &crate::fmt::local_zone(), now)?;
     let removed: Vec<&ffsession::store::SnapshotInfo> = plan
         .removed()
         .filter_map(|id| snapshots.iter().find(|s| s.id.0 == id))
@@ -244,15 +263,11 @@ pub fn prune(
             t.location
         )?;
     }
-    if dry_run {
+    let Some(lock) = lock.as_mut() else {
         return Ok(());
-    }
-    let names: Vec<String> = removed
-        .iter()
-        .map(|s| RemoteSnapshot::of(s, "").name_for(&r))
-        .collect();
-    let report = prune_remote(&r, &names, &remote::host_name(config), super::now_ms())
-        .map_err(remote::remote_error)?;
+    };
+    let names: Vec<String> = removed.iter().map(|s| r.snapshot_name(s)).collect();
+    let report = prune_remote(lock, &names, keep_unused).map_err(remote::remote_error)?;
     ffsession::prune::carry_out(&mut store, &plan)?;
     if json {
         return super::print_json(&report);
@@ -260,13 +275,24 @@ pub fn prune(
     let mut err = io::stderr().lock();
     writeln!(
         err,
-        "ffsession: removed {} snapshot records, {} content records and {} chunks ({}) from {}",
+        "ffsession: removed {} snapshot records, {} content records, {} chunks and {} marks ({}) from {}",
         report.snapshots_removed,
         report.contents_removed,
         report.chunks_removed,
+        report.marks_removed,
         fmt::size(report.bytes_freed),
         t.location
     )?;
+    if report.unused_kept > 0 {
+        writeln!(
+            err,
+            "ffsession: kept {} ({}) that no snapshot names for now: a prune removes them once they have been unused for {} by the server's clock, so a copy still sending from another machine never loses them ({} found now)",
+            fmt::count(report.unused_kept as usize, "object", "objects"),
+            fmt::size(report.unused_kept_bytes),
+            fmt::duration(std::time::Duration::from_millis(report.keep_unused_ms)),
+            report.unused_found
+        )?;
+    }
     if report.temporary_removed > 0 {
         writeln!(
             err,

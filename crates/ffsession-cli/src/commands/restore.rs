@@ -64,9 +64,10 @@ pub struct RestoreArgs {
     pub undo_store: Option<PathBuf>,
 
     /// With `latest` from a remote store shared by several machines: the
-    /// newest session of this machine (its host name, as `list` shows it)
-    /// [default: this machine]
-    #[arg(long, value_name = "HOST", conflicts_with = "any_machine")]
+    /// newest session of that machine: its host name, or the identity `list`
+    /// shows in brackets (its first digits are enough) when two machines share
+    /// a host name [default: this machine]
+    #[arg(long, value_name = "NAME", conflicts_with = "any_machine")]
     pub from_machine: Option<String>,
 
     /// With `latest` from a remote store shared by several machines: the

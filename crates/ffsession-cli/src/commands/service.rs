@@ -210,6 +210,107 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
     Ok(())
 }
 
+/// What `status` says of a profile's service.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", content = "detail", rename_all = "kebab-case")]
+pub enum ServiceState {
+    /// The service manager says it runs.
+    Running(String),
+    /// Installed, and the service manager says it does not run.
+    Stopped(String),
+    /// No service file for the profile.
+    NotInstalled(String),
+    /// The service manager cannot tell (`systemctl --user` without a user
+    /// session).
+    Unknown(String),
+}
+
+/// The state of `profile`'s service (a quiet question to the service
+/// manager: `systemctl --user is-active`, `launchctl list`, `schtasks
+/// /query`). On Linux, without a unit of its own, the Debian package's
+/// `ffsession.service` (which watches the default profile) is asked.
+pub fn state(global: &GlobalArgs, profile: &Profile) -> ServiceState {
+    let key = ffsession::store::owner::folder_key(&profile.path);
+    let store_apart = global.data_store_dir(profile).is_ok_and(|d| {
+        d.file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(&format!("-{key}")))
+    });
+    let name = if store_apart {
+        format!("{}-{key}", profile.name)
+    } else {
+        profile.name.clone()
+    };
+    let spec = ServiceSpec {
+        profile_name: name,
+        program: String::new(),
+        args: Vec::new(),
+    };
+    let Some(folders) = crate::folders::folders() else {
+        return ServiceState::Unknown("cannot find the home directory".into());
+    };
+    let path = Platform::CURRENT.service_file(&folders, &spec);
+    let mut unit = format!("{}.service", spec.unit_name());
+    if !path.exists() {
+        let packaged = std::path::Path::new("/usr/lib/systemd/user/ffsession.service");
+        if Platform::CURRENT == Platform::Linux && packaged.exists() {
+            unit = "ffsession.service".into();
+        } else {
+            return ServiceState::NotInstalled(format!("no {}", path.display()));
+        }
+    }
+    let ask = |program: &str, args: &[&str]| Command::new(program).args(args).output();
+    match Platform::CURRENT {
+        Platform::Linux => match ask("systemctl", &["--user", "is-active", &unit]) {
+            Ok(o) => {
+                let said = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+                match (o.status.code(), said.as_str()) {
+                    (Some(0), _) => ServiceState::Running(format!("{unit}: {said}")),
+                    (Some(3), "inactive" | "failed" | "deactivating")
+                        if unit == "ffsession.service" =>
+                    {
+                        ServiceState::NotInstalled(format!("no {}", path.display()))
+                    }
+                    (Some(3), _) => ServiceState::Stopped(format!("{unit}: {said}")),
+                    _ => ServiceState::Unknown(format!(
+                        "`systemctl --user is-active {unit}` failed: {}",
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    )),
+                }
+            }
+            Err(e) => ServiceState::Unknown(format!("cannot run systemctl: {e}")),
+        },
+        Platform::MacOs => match ask("launchctl", &["list", &spec.launchd_label()]) {
+            Ok(o) if o.status.success() => {
+                if String::from_utf8_lossy(&o.stdout).contains("\"PID\"") {
+                    ServiceState::Running(spec.launchd_label())
+                } else {
+                    ServiceState::Stopped(format!("{}: loaded, not running", spec.launchd_label()))
+                }
+            }
+            Ok(_) => ServiceState::Stopped(format!("{}: not loaded", spec.launchd_label())),
+            Err(e) => ServiceState::Unknown(format!("cannot run launchctl: {e}")),
+        },
+        Platform::Windows => {
+            let task = spec.unit_name();
+            match ask("schtasks", &["/query", "/tn", &task, "/fo", "csv", "/nh"]) {
+                Ok(o) if o.status.success() => {
+                    let said = String::from_utf8_lossy(&o.stdout);
+                    if said.contains("Running") {
+                        ServiceState::Running(task)
+                    } else {
+                        ServiceState::Stopped(format!("{task}: {}", said.trim()))
+                    }
+                }
+                Ok(o) => ServiceState::Unknown(format!(
+                    "`schtasks /query` failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
+                Err(e) => ServiceState::Unknown(format!("cannot run schtasks: {e}")),
+            }
+        }
+    }
+}
+
 /// The unit name of a profile's service, `ffsession-watch-<name>`.
 fn unit_name(name: &str) -> String {
     ServiceSpec {

@@ -31,6 +31,7 @@ use crate::config::Config;
 #[command(after_help = "Examples:
   ffsession ui                         serve the page and open it in the default browser
   ffsession ui --no-open --port 8765   print the address instead
+  ffsession ui --snapshot 17           open the page at snapshot 17 (what an alarm's notification opens)
   ffsession --store sftp://host/ffsession ui   a remote store, through its local copy")]
 pub struct UiArgs {
     /// The port on 127.0.0.1 to listen on (0: any free port)
@@ -40,6 +41,11 @@ pub struct UiArgs {
     /// Print the page's address, do not open a browser
     #[arg(long)]
     pub no_open: bool,
+
+    /// Open the page at this snapshot (its windows and tabs, with restore
+    /// and rescue), not at the timeline
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<i64>,
 
     /// The browser program that opens picked tabs ("open now"), with its
     /// remote command line, as `firefox --profile DIR --new-tab URL`
@@ -75,17 +81,36 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
         store_label,
         port: args.port,
         open: !args.no_open,
-        globals: global_options(global, &config, profile_dir.as_deref())?,
+        start: args.snapshot.map(|id| format!("snapshot/{id}")),
+        globals: page_globals(global, &config, profile_dir.as_deref())?,
         browser_bin: browser_bin(global, args.browser_bin),
         profile_dir,
         password,
     })
 }
 
-/// The global options given, as they would be written again for commands
-/// that run in another folder (the page's private one): a path given
-/// relative to this folder made absolute, the profile by its folder.
-fn global_options(
+/// The global options given, as they would be written again.
+pub fn global_options(g: &GlobalArgs) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::new();
+    let mut put = |name: &str, value: Option<OsString>| {
+        if let Some(v) = value {
+            out.push(name.into());
+            out.push(v);
+        }
+    };
+    put("--profile", g.profile.clone().map(Into::into));
+    put("--browser", g.browser.clone().map(Into::into));
+    put("--firefox-dir", g.firefox_dir.clone().map(Into::into));
+    put("--store", g.store.clone().map(Into::into));
+    put("--password-file", g.password_file.clone().map(Into::into));
+    put("--config", g.config.clone().map(Into::into));
+    out
+}
+
+/// The global options given, as they would be written again for the
+/// commands the page runs in another folder (its private one): a path
+/// given relative to this folder made absolute, the profile by its folder.
+fn page_globals(
     g: &GlobalArgs,
     config: &Config,
     profile_dir: Option<&Path>,

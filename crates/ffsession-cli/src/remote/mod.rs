@@ -23,6 +23,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use ffsession::machine::Machine;
 use ffsession::remote::{
     open_backend, sync_from_remote, Location, Remote, RemoteError, SyncProgress,
 };
@@ -216,6 +217,28 @@ fn keep_spare_key(remote: &Remote, location: &Location) {
     }
 }
 
+/// The file that keeps this machine's identity, in ffsession's config
+/// folder.
+pub const MACHINE_ID_FILE: &str = "machine-id";
+
+/// This machine: its identity, kept in `machine-id` in ffsession's config
+/// folder (made the first time a remote needs it), and its label, the
+/// config's `host` or the host name. Two machines of one label are told
+/// apart by it; copying the config folder to another machine copies the
+/// identity too (remove `machine-id` there to make a new one).
+pub fn machine(config: &Config) -> Result<Machine> {
+    let folders = crate::folders::folders().ok_or_else(|| {
+        UserError::with_hint(
+            "cannot find ffsession's config folder, where this machine's identity is kept",
+            "set HOME (or XDG_CONFIG_HOME)",
+        )
+    })?;
+    let path = ffsession::platform::Platform::CURRENT
+        .config_dir(&folders)
+        .join(MACHINE_ID_FILE);
+    Ok(Machine::load_or_create(&path, host_name(config))?)
+}
+
 /// This machine's name, as snapshot records carry it: the config's `host`,
 /// else the system's host name.
 pub fn host_name(config: &Config) -> String {
@@ -345,13 +368,20 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
             open_existing(backend, &pw, &t.location)?
         }
     };
+    sync_cache(global, &t, &remote)
+}
+
+/// Bring the local copy of the open remote `remote` (at `t`) up to date,
+/// as [`synced_cache`] does; returns its folder.
+pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<PathBuf> {
+    let dir = cache_dir(&t.location)?.join("store");
     if let Some(parent) = dir.parent() {
         create_private_dirs(parent)?;
     }
     let wait = global.lock_wait;
     let mut store = crate::lock_wait::with_lock_wait(&dir, wait, || Store::create_or_open(&dir))?;
     let bar = bar("fetching {bar:40} {pos}/{len} objects");
-    let report = sync_from_remote(&remote, &mut store, &mut |p| match p {
+    let report = sync_from_remote(remote, &mut store, &mut |p| match p {
         SyncProgress::Planned { objects } => bar.inc_length(objects),
         SyncProgress::Fetched { .. } => {
             if bar.position() >= bar.length().unwrap_or(0) {
@@ -475,7 +505,7 @@ fn create_private_dirs(dir: &Path) -> Result<()> {
 /// copy works.
 pub struct WatchCopies {
     /// (remote name, the last failure said, a copy is owed).
-    remotes: Vec<(String, Option<String>, bool)>,
+    pub remotes: Vec<(String, Option<String>, bool)>,
 }
 
 impl WatchCopies {

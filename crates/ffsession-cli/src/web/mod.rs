@@ -46,6 +46,9 @@ pub struct Options {
     pub port: u16,
     /// Open the page in the default browser.
     pub open: bool,
+    /// The page to open and print, after the secret (`snapshot/17`); the
+    /// timeline when `None`.
+    pub start: Option<String>,
     /// The global options given, repeated on every command line run.
     pub globals: Vec<OsString>,
     /// The browser program "open now" runs.
@@ -207,6 +210,7 @@ pub fn serve(opts: Options) -> Result<()> {
         store_label,
         port,
         open,
+        start,
         globals,
         browser_bin,
         profile_dir,
@@ -238,7 +242,10 @@ pub fn serve(opts: Options) -> Result<()> {
         if let Ok(v6) = tokio::net::TcpListener::bind(("::1", port)).await {
             listeners.push(v6);
         }
-        let url = format!("http://127.0.0.1:{port}/{secret}/");
+        let url = format!(
+            "http://127.0.0.1:{port}/{secret}/{}",
+            start.as_deref().unwrap_or("")
+        );
         let app = Arc::new(App {
             store_dir,
             store_label,

@@ -14,6 +14,8 @@ mod heal_durability;
 mod help;
 mod hints;
 mod names;
+#[cfg(target_os = "linux")]
+mod notify;
 mod outside;
 mod platforms;
 mod profiles;
@@ -23,6 +25,8 @@ mod remote;
 mod remote_errors;
 mod remote_faults;
 mod remote_keys;
+#[cfg(unix)]
+mod remote_machines;
 mod remote_prune;
 mod remote_unreadable;
 mod rescue;
@@ -31,6 +35,8 @@ mod safety;
 mod search;
 mod standalone;
 mod stats;
+#[cfg(target_os = "linux")]
+mod status;
 mod stderr;
 mod store;
 mod tidy;

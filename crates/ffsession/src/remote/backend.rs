@@ -75,8 +75,9 @@ pub(super) fn settle_reads(
 }
 
 /// TEST HOOK, for the fault tests only: after this many objects written to
-/// any remote, the process dies at once (as under SIGKILL); and each write
-/// waits this long first. Unset (0), nothing changes.
+/// (or removed from) any remote, the process dies at once (as under
+/// SIGKILL); and each write waits this long first. Unset (0), nothing
+/// changes.
 static KILL_AFTER_WRITES: AtomicU64 = AtomicU64::new(0);
 static WRITE_DELAY_MS: AtomicU64 = AtomicU64::new(0);
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -97,10 +98,14 @@ pub(super) fn before_write() {
     }
 }
 
-/// Called by backends after each object written whole.
+/// Called by backends after each object written whole, or removed.
 pub(super) fn after_write() {
     let limit = KILL_AFTER_WRITES.load(Ordering::SeqCst);
     if limit > 0 && WRITES.fetch_add(1, Ordering::SeqCst) + 2 >= limit {
+        // SIGKILL, as `kill -9` would end it (no core file, no cleanup).
+        #[cfg(unix)]
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
         std::process::abort();
     }
 }
@@ -129,9 +134,36 @@ pub enum Kind {
     /// `damaged/<name>`: one per object a check found damaged or missing,
     /// for any machine's next copy to send again (`damage.rs`).
     Damaged,
+    /// `unused/<name>`: the objects a prune found no snapshot names, kept
+    /// until a later prune finds them still unused and old enough
+    /// (`prune.rs`).
+    Unused,
+}
+
+/// When a temporary file may go: written before `before` (`None`: any).
+pub(super) fn temporary_due(before: Option<u64>, modified_ms: Option<u64>) -> bool {
+    match (before, modified_ms) {
+        (None, _) => true,
+        (Some(b), Some(m)) => m < b,
+        (Some(_), None) => false,
+    }
 }
 
 impl Kind {
+    /// Every kind, in the order of the layout.
+    pub const ALL: [Kind; 10] = [
+        Kind::Marker,
+        Kind::Keys,
+        Kind::Locks,
+        Kind::Snapshots,
+        Kind::Contents,
+        Kind::Chunks,
+        Kind::Marks,
+        Kind::Pruned,
+        Kind::Damaged,
+        Kind::Unused,
+    ];
+
     /// The folder of this kind of object.
     pub fn dir(self) -> &'static str {
         match self {
@@ -144,6 +176,7 @@ impl Kind {
             Kind::Marks => "marks",
             Kind::Pruned => "pruned",
             Kind::Damaged => "damaged",
+            Kind::Unused => "unused",
         }
     }
 
@@ -179,6 +212,12 @@ pub struct Entry {
     pub name: String,
     /// Its size in bytes.
     pub size: u64,
+    /// When the server last wrote it (ms since the epoch, on the server's
+    /// own clock: the file system's for a folder), where the service says.
+    /// Every decision that weighs time on a shared remote (a lock gone
+    /// stale, an unused object old enough to remove) compares two of
+    /// these, never a machine's clock with the server's.
+    pub modified_ms: Option<u64>,
 }
 
 /// A place objects are kept.
@@ -210,10 +249,12 @@ pub trait Backend: Send + Sync {
         Ok(true)
     }
 
-    /// Remove every temporary file an interrupted write left (only safe
-    /// when no writer runs: `prune`, under its exclusive lock); returns how
-    /// many.
-    fn remove_temporary(&self) -> Result<u64, RemoteError>;
+    /// Remove the temporary files interrupted writes left that the server
+    /// wrote before `written_before_ms` (its own clock; `None`: every one),
+    /// so that a writer still at work never loses the file it is writing
+    /// (`prune`, under its exclusive lock, passes its safety margin);
+    /// returns how many.
+    fn remove_temporary(&self, written_before_ms: Option<u64>) -> Result<u64, RemoteError>;
 
     /// True if [`Backend::write_new`] is atomic on this service (a folder,
     /// SFTP): two writers of one name cannot both succeed.

@@ -10,6 +10,13 @@
 //! there already. Every chunk is read back from the local store and
 //! verified before it is sent: a damaged local chunk skips the snapshots
 //! that use it, never reaches the remote.
+//!
+//! "Copied" means readable by any machine: before it says so, a copy
+//! writes its lock again (which fails if a prune started meanwhile: a
+//! laptop that slept past its lock's time) and lists the remote once more;
+//! whatever a local snapshot needs and the remote does not hold (a prune
+//! elsewhere removed an unused chunk this copy counted on) is sent again,
+//! and what still is not there after that fails the copy, by name.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -17,8 +24,10 @@ use serde::Serialize;
 
 use super::backend::{Entry, Kind};
 use super::crypto::Keys;
+use super::lock::RemoteLock;
 use super::objects::{chunk_name, RemoteContent, RemoteSnapshot};
 use super::{Remote, RemoteError};
+use crate::machine::Machine;
 use crate::store::{Digest, SnapshotId, Store};
 
 /// What a copy did.
@@ -42,12 +51,16 @@ pub struct CopyReport {
     pub skipped: Vec<(SnapshotId, String)>,
     /// Marks sent (the tabs one `tidy` archived, an undo point).
     pub marks_sent: u64,
+    /// Objects found gone when the copy listed the remote again at its
+    /// end (removed meanwhile by a prune elsewhere), and sent again.
+    pub resent: u64,
 }
 
 /// Progress of a copy, for a bar.
 #[derive(Debug, Clone, Copy)]
 pub enum CopyProgress {
-    /// The plan: this many objects to send.
+    /// The plan: this many objects to send in all, so far (said again when
+    /// marks or objects sent again add to it).
     Planned {
         /// Objects to send.
         objects: u64,
@@ -62,176 +75,320 @@ pub enum CopyProgress {
 /// How many objects are read, encrypted and sent per batch (bounded memory).
 const BATCH: usize = 256;
 
-/// Send every snapshot of `store` that `remote` lacks; `host` names this
-/// machine in the records; `heal` names objects to replace even if listed.
+/// How many times the copy lists the remote again to find what went
+/// missing meanwhile and sends it.
+const VERIFY_ROUNDS: usize = 2;
+
+/// Send every snapshot of `store` that `remote` lacks; `machine` is this
+/// machine (its identity and label go into the records), whose clock says
+/// `now_ms` (only shown in its lock); `heal` names
+/// objects to replace even if listed. Fails, naming them, if objects a
+/// local snapshot needs are still not on the remote at the end.
 pub fn copy_to_remote(
     store: &Store,
     remote: &Remote,
-    host: &str,
+    machine: &Machine,
     heal: &HashSet<String>,
     now_ms: u64,
     progress: &mut dyn FnMut(CopyProgress),
 ) -> Result<CopyReport, RemoteError> {
-    let mut lock = remote.lock(false, host, now_ms)?;
+    let mut lock = remote.lock(false, machine, now_ms)?;
     let mut report = CopyReport::default();
-    let have_snapshots = listed(remote, Kind::Snapshots)?;
-    let have_contents = listed(remote, Kind::Contents)?;
-    let have_chunks = listed(remote, Kind::Chunks)?;
-    // Objects to send: missing, named in `heal`, or cut short.
-    let mut cut_short: HashSet<String> = HashSet::new();
-    let mut needed = |name: &str, have: &HashMap<String, u64>, least: u64, most: Option<u64>| {
-        if heal.contains(name) {
-            return true;
-        }
-        match have.get(name) {
-            None => true,
-            Some(&size) if size < least || most.is_some_and(|m| size > m) => {
-                cut_short.insert(name.to_owned());
-                true
-            }
-            Some(_) => false,
-        }
+    let mut copy = Copy {
+        store,
+        remote,
+        machine,
+        unusable: HashMap::new(),
+        planned: 0,
     };
-
-    // Every content a local snapshot holds, and the snapshots to send.
-    let mut contents: BTreeMap<Digest, Vec<SnapshotId>> = BTreeMap::new();
-    let mut to_send: Vec<(SnapshotId, Digest, String, RemoteSnapshot)> = Vec::new();
-    for info in store.snapshots()? {
-        let record = RemoteSnapshot::of(&info, host);
-        let name = record.name(&remote.keys);
-        contents.entry(info.content_hash).or_default().push(info.id);
-        // The same snapshot sent from another machine names another host:
-        // only the least size is known.
-        let (least, _) = sealed_range(&RemoteSnapshot::of(&info, ""));
-        if needed(&name, &have_snapshots, least, None) {
-            to_send.push((info.id, info.content_hash, name, record));
-        } else {
-            report.snapshots_present += 1;
-        }
-    }
-
-    // The chunks and content records the remote lacks.
-    let mut chunk_plan: Vec<(Digest, usize, SnapshotId, Digest)> = Vec::new();
-    let mut content_plan: Vec<(Digest, Vec<(Digest, usize)>)> = Vec::new();
-    let mut planned_chunks = HashSet::new();
-    let mut unusable: HashMap<Digest, String> = HashMap::new();
-    for (digest, ids) in &contents {
-        let list = match store.snapshot_chunks(ids[0]) {
-            Ok(l) => l,
-            Err(e) => {
-                unusable.insert(*digest, e.to_string());
-                continue;
-            }
-        };
-        for (d, n) in &list {
-            let name = chunk_name(&remote.keys, d);
-            // A chunk's sealed size follows from its stored frame's.
-            let (least, most) = store.chunk_frame_len(d).map_or((0, None), |len| {
-                let (l, m) = Keys::sealed_size_range(len);
-                (l, Some(m))
-            });
-            if planned_chunks.contains(d) || !needed(&name, &have_chunks, least, most) {
-                continue;
-            }
-            planned_chunks.insert(*d);
-            chunk_plan.push((*d, *n, ids[0], *digest));
-        }
-        let (least, most) = sealed_range(&RemoteContent::new(digest, &list));
-        if needed(
-            &RemoteContent::name_of(&remote.keys, digest),
-            &have_contents,
-            least,
-            Some(most),
-        ) {
-            content_plan.push((*digest, list));
-        }
-    }
+    let plan = copy.plan(&Listing::of(remote)?, heal, &mut report)?;
+    copy.planned = plan.len();
     progress(CopyProgress::Planned {
-        objects: (chunk_plan.len() + content_plan.len() + to_send.len()) as u64,
+        objects: copy.planned,
     });
-
-    // Chunks, each read back from the local store first.
-    let mut sent = |bytes: u64| {
-        progress(CopyProgress::Sent { bytes });
-    };
-    for batch in chunk_plan.chunks(BATCH) {
-        let mut items = Vec::with_capacity(batch.len());
-        for (d, n, of, content) in batch {
-            if unusable.contains_key(content) {
-                continue;
-            }
-            let frame = match store.read_chunk_frame(d, *n, *of) {
-                Ok(f) => f,
-                Err(e) => {
-                    unusable.insert(*content, e.to_string());
-                    continue;
-                }
-            };
-            let name = chunk_name(&remote.keys, d);
-            if heal.contains(&name) || cut_short.contains(&name) {
-                remote.backend.remove(Kind::Chunks, &name)?;
-                report.healed += 1;
-                report.healed_names.push(name.clone());
-            } else if have_contents.contains_key(&RemoteContent::name_of(&remote.keys, content)) {
-                // The remote had this content and lost one of its chunks.
-                report.healed += 1;
-            }
-            items.push((Kind::Chunks, name, remote.seal(&frame)?));
-        }
-        report.chunks_sent += items.len() as u64;
-        report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
-        remote.backend.write_many(items, &mut sent)?;
-        lock.refresh(crate::store::unix_ms(std::time::SystemTime::now()).unwrap_or(now_ms))?;
-    }
-
-    // Content records.
-    let mut items = Vec::new();
-    for (digest, list) in &content_plan {
-        if unusable.contains_key(digest) {
-            continue;
-        }
-        let name = RemoteContent::name_of(&remote.keys, digest);
-        if heal.contains(&name) || cut_short.contains(&name) {
-            remote.backend.remove(Kind::Contents, &name)?;
-            report.healed += 1;
-            report.healed_names.push(name.clone());
-        }
-        let plain = serde_json::to_vec(&RemoteContent::new(digest, list)).unwrap_or_default();
-        items.push((Kind::Contents, name, remote.seal(&plain)?));
-    }
-    report.contents_sent += items.len() as u64;
-    report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
-    remote.backend.write_many(items, &mut sent)?;
-
-    // Snapshot records, last.
-    let mut items = Vec::new();
-    for (id, content, name, record) in &to_send {
-        if let Some(why) = unusable.get(content) {
-            report.skipped.push((
-                *id,
-                format!("not sent: its content cannot be read here: {why}"),
-            ));
-            continue;
-        }
-        if heal.contains(name) || cut_short.contains(name) {
-            remote.backend.remove(Kind::Snapshots, name)?;
-            report.healed += 1;
-            report.healed_names.push(name.clone());
-        }
-        let plain = serde_json::to_vec(record).unwrap_or_default();
-        items.push((Kind::Snapshots, name.clone(), remote.seal(&plain)?));
-    }
-    report.snapshots_sent += items.len() as u64;
-    report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
-    remote.backend.write_many(items, &mut sent)?;
+    copy.send(&plan, &mut lock, &mut report, progress)?;
 
     // Marks (archived tabs, undo points), after every snapshot they name.
     let on_remote: HashSet<String> = listed(remote, Kind::Snapshots)?.into_keys().collect();
-    let (marks, bytes) = super::marks::send_marks(store, remote, host, &on_remote, &mut sent)?;
-    report.marks_sent += marks;
-    report.bytes_sent += bytes;
+    let marks = super::marks::marks_to_send(store, remote, &machine.label, &on_remote)?;
+    if !marks.is_empty() {
+        copy.planned += marks.len() as u64;
+        progress(CopyProgress::Planned {
+            objects: copy.planned,
+        });
+    }
+    report.marks_sent += marks.len() as u64;
+    report.bytes_sent += marks.iter().map(|i| i.2.len() as u64).sum::<u64>();
+    remote
+        .backend
+        .write_many(marks, &mut |bytes| progress(CopyProgress::Sent { bytes }))?;
+
+    // Readable by any machine: no prune ran meanwhile, and everything is
+    // there.
+    for round in 0..=VERIFY_ROUNDS {
+        lock.renew()?;
+        let mut scratch = CopyReport::default();
+        let missing = copy.plan(&Listing::of(remote)?, &HashSet::new(), &mut scratch)?;
+        if missing.is_empty() {
+            break;
+        }
+        if round == VERIFY_ROUNDS {
+            return Err(RemoteError::Incomplete {
+                location: remote.location(),
+                missing: missing.paths(&remote.keys),
+            });
+        }
+        report.resent += missing.len();
+        copy.planned += missing.len();
+        progress(CopyProgress::Planned {
+            objects: copy.planned,
+        });
+        let mut again = CopyReport::default();
+        copy.send(&missing, &mut lock, &mut again, progress)?;
+        report.bytes_sent += again.bytes_sent;
+        report.chunks_sent += again.chunks_sent;
+        report.contents_sent += again.contents_sent;
+    }
     drop(lock);
     Ok(report)
+}
+
+/// One listing of what a copy compares with: objects by name, with sizes.
+struct Listing {
+    snapshots: HashMap<String, u64>,
+    contents: HashMap<String, u64>,
+    chunks: HashMap<String, u64>,
+}
+
+impl Listing {
+    fn of(remote: &Remote) -> Result<Listing, RemoteError> {
+        Ok(Listing {
+            snapshots: listed(remote, Kind::Snapshots)?,
+            contents: listed(remote, Kind::Contents)?,
+            chunks: listed(remote, Kind::Chunks)?,
+        })
+    }
+}
+
+/// What to send: chunks (digest, raw size, a snapshot that has it, its
+/// content), content records, snapshot records; and the objects to remove
+/// first (damaged or cut short).
+#[derive(Default)]
+struct Plan {
+    chunks: Vec<(Digest, usize, SnapshotId, Digest)>,
+    contents: Vec<(Digest, Vec<(Digest, usize)>)>,
+    snapshots: Vec<(SnapshotId, Digest, String, RemoteSnapshot)>,
+    replace: HashSet<String>,
+    /// Contents the remote had and lost one of the chunks of.
+    lost_chunks_of: HashSet<Digest>,
+}
+
+impl Plan {
+    fn len(&self) -> u64 {
+        (self.chunks.len() + self.contents.len() + self.snapshots.len()) as u64
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The remote paths of everything planned.
+    fn paths(&self, keys: &Keys) -> Vec<String> {
+        let chunks = self
+            .chunks
+            .iter()
+            .map(|(d, ..)| Kind::Chunks.path(&chunk_name(keys, d)));
+        let contents = self
+            .contents
+            .iter()
+            .map(|(d, _)| Kind::Contents.path(&RemoteContent::name_of(keys, d)));
+        let snapshots = self
+            .snapshots
+            .iter()
+            .map(|(_, _, n, _)| Kind::Snapshots.path(n));
+        chunks.chain(contents).chain(snapshots).collect()
+    }
+}
+
+struct Copy<'a> {
+    store: &'a Store,
+    remote: &'a Remote,
+    machine: &'a Machine,
+    /// Contents that cannot be read here (a damaged local chunk): their
+    /// snapshots are skipped, never planned again.
+    unusable: HashMap<Digest, String>,
+    /// Objects planned so far, for progress.
+    planned: u64,
+}
+
+impl Copy<'_> {
+    /// What the remote (as `have` lists it) lacks of the local snapshots:
+    /// missing, named in `heal`, or cut short.
+    fn plan(
+        &mut self,
+        have: &Listing,
+        heal: &HashSet<String>,
+        report: &mut CopyReport,
+    ) -> Result<Plan, RemoteError> {
+        let keys = &self.remote.keys;
+        let mut plan = Plan::default();
+        let mut needed =
+            |name: &str, listed: &HashMap<String, u64>, least: u64, most: Option<u64>| {
+                if heal.contains(name) {
+                    plan.replace.insert(name.to_owned());
+                    return true;
+                }
+                match listed.get(name) {
+                    None => true,
+                    Some(&size) if size < least || most.is_some_and(|m| size > m) => {
+                        plan.replace.insert(name.to_owned());
+                        true
+                    }
+                    Some(_) => false,
+                }
+            };
+        // Every content a local snapshot holds, and the snapshots to send.
+        let mut contents: BTreeMap<Digest, Vec<SnapshotId>> = BTreeMap::new();
+        let mut snapshots = Vec::new();
+        for info in self.store.snapshots()? {
+            if self.unusable.contains_key(&info.content_hash) {
+                continue;
+            }
+            let record = RemoteSnapshot::of(&info, self.machine);
+            let name = record.name(keys);
+            contents.entry(info.content_hash).or_default().push(info.id);
+            // The same snapshot sent from another machine names another
+            // machine: only the least size is known.
+            let (least, _) = sealed_range(&RemoteSnapshot::bare(&info));
+            if needed(&name, &have.snapshots, least, None) {
+                snapshots.push((info.id, info.content_hash, name, record));
+            } else {
+                report.snapshots_present += 1;
+            }
+        }
+        let mut planned_chunks = HashSet::new();
+        for (digest, ids) in &contents {
+            let list = match self.store.snapshot_chunks(ids[0]) {
+                Ok(l) => l,
+                Err(e) => {
+                    self.unusable.insert(*digest, e.to_string());
+                    continue;
+                }
+            };
+            let content_there = have
+                .contents
+                .contains_key(&RemoteContent::name_of(keys, digest));
+            for (d, n) in &list {
+                let name = chunk_name(keys, d);
+                // A chunk's sealed size follows from its stored frame's.
+                let (least, most) = self.store.chunk_frame_len(d).map_or((0, None), |len| {
+                    let (l, m) = Keys::sealed_size_range(len);
+                    (l, Some(m))
+                });
+                if planned_chunks.contains(d) || !needed(&name, &have.chunks, least, most) {
+                    continue;
+                }
+                planned_chunks.insert(*d);
+                if content_there {
+                    plan.lost_chunks_of.insert(*digest);
+                }
+                plan.chunks.push((*d, *n, ids[0], *digest));
+            }
+            let (least, most) = sealed_range(&RemoteContent::new(digest, &list));
+            if needed(
+                &RemoteContent::name_of(keys, digest),
+                &have.contents,
+                least,
+                Some(most),
+            ) {
+                plan.contents.push((*digest, list));
+            }
+        }
+        plan.snapshots = snapshots;
+        Ok(plan)
+    }
+
+    /// Send `plan`: chunks (each read back from the local store first),
+    /// then content records, then snapshot records.
+    fn send(
+        &mut self,
+        plan: &Plan,
+        lock: &mut RemoteLock<'_>,
+        report: &mut CopyReport,
+        progress: &mut dyn FnMut(CopyProgress),
+    ) -> Result<(), RemoteError> {
+        let remote = self.remote;
+        let keys = &remote.keys;
+        let mut sent = |bytes: u64| progress(CopyProgress::Sent { bytes });
+        let replace = |kind: Kind, name: &str, report: &mut CopyReport| {
+            if plan.replace.contains(name) {
+                remote.backend.remove(kind, name)?;
+                report.healed += 1;
+                report.healed_names.push(name.to_owned());
+            }
+            Ok::<(), RemoteError>(())
+        };
+        for batch in plan.chunks.chunks(BATCH) {
+            let mut items = Vec::with_capacity(batch.len());
+            for (d, n, of, content) in batch {
+                if self.unusable.contains_key(content) {
+                    continue;
+                }
+                let frame = match self.store.read_chunk_frame(d, *n, *of) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.unusable.insert(*content, e.to_string());
+                        continue;
+                    }
+                };
+                let name = chunk_name(keys, d);
+                if !plan.replace.contains(&name) && plan.lost_chunks_of.contains(content) {
+                    // The remote had this content and lost one of its chunks.
+                    report.healed += 1;
+                }
+                replace(Kind::Chunks, &name, report)?;
+                items.push((Kind::Chunks, name, remote.seal(&frame)?));
+            }
+            report.chunks_sent += items.len() as u64;
+            report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
+            remote.backend.write_many(items, &mut sent)?;
+            lock.refresh()?;
+        }
+
+        let mut items = Vec::new();
+        for (digest, list) in &plan.contents {
+            if self.unusable.contains_key(digest) {
+                continue;
+            }
+            let name = RemoteContent::name_of(keys, digest);
+            replace(Kind::Contents, &name, report)?;
+            let plain = serde_json::to_vec(&RemoteContent::new(digest, list)).unwrap_or_default();
+            items.push((Kind::Contents, name, remote.seal(&plain)?));
+        }
+        report.contents_sent += items.len() as u64;
+        report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
+        remote.backend.write_many(items, &mut sent)?;
+        lock.refresh()?;
+
+        // Snapshot records, last.
+        let mut items = Vec::new();
+        for (id, content, name, record) in &plan.snapshots {
+            if let Some(why) = self.unusable.get(content) {
+                report.skipped.push((
+                    *id,
+                    format!("not sent: its content cannot be read here: {why}"),
+                ));
+                continue;
+            }
+            replace(Kind::Snapshots, name, report)?;
+            let plain = serde_json::to_vec(record).unwrap_or_default();
+            items.push((Kind::Snapshots, name.clone(), remote.seal(&plain)?));
+        }
+        report.snapshots_sent += items.len() as u64;
+        report.bytes_sent += items.iter().map(|i| i.2.len() as u64).sum::<u64>();
+        remote.backend.write_many(items, &mut sent)?;
+        lock.refresh()
+    }
 }
 
 /// The objects of `kind` on the remote, by name, with their sizes.
@@ -240,7 +397,7 @@ fn listed(remote: &Remote, kind: Kind) -> Result<HashMap<String, u64>, RemoteErr
         .backend
         .list(kind)?
         .into_iter()
-        .map(|Entry { name, size }| (name, size))
+        .map(|Entry { name, size, .. }| (name, size))
         .collect())
 }
 

@@ -92,6 +92,15 @@ pub enum RemoteError {
         /// Who holds it (host, pid, since when).
         holder: String,
     },
+    /// A copy ended with objects its snapshots need still not on the
+    /// remote (removed as fast as they were sent): it is not done.
+    #[error("{location}: the copy is not whole: {} {} still not on the remote after sending again ({}{})", missing.len(), if missing.len() == 1 { "object its snapshots need is" } else { "objects its snapshots need are" }, missing.iter().take(3).cloned().collect::<Vec<_>>().join(", "), if missing.len() > 3 { ", ..." } else { "" })]
+    Incomplete {
+        /// The location.
+        location: String,
+        /// The paths of the objects missing.
+        missing: Vec<String>,
+    },
     /// The local store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -157,8 +166,11 @@ impl RemoteError {
             RemoteError::Damaged { .. } => Some(
                 "run `ffsession check --read-data --store LOCATION`, then `ffsession copy --to LOCATION` from a machine that has these snapshots to send them again",
             ),
+            RemoteError::Incomplete { .. } => Some(
+                "another machine is removing what this copy sends (a prune with no margin, or one that took this copy for dead): let it finish, then copy again; nothing sent is counted as copied",
+            ),
             RemoteError::Locked { .. } => Some(
-                "another ffsession is pruning or copying to this remote: try again later; a lock older than 30 minutes is stale and ignored",
+                "another ffsession is pruning or copying to this remote: try again later; a lock the server wrote more than 30 minutes ago is stale and ignored",
             ),
             RemoteError::Store(e) => e.hint(),
         }

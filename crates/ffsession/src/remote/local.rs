@@ -83,13 +83,23 @@ impl Backend for LocalBackend {
             for e in rd {
                 let e = e.map_err(|e| self.err("list", &dir, e))?;
                 let name = e.file_name().to_string_lossy().into_owned();
-                let meta = e
-                    .metadata()
-                    .map_err(|err| self.err("list", &e.path(), err))?;
-                if meta.is_file() && Kind::valid_name(&name) && kind != Kind::Marker {
+                // A temporary file is no object: not even looked at (another
+                // machine's write renames or removes it at any moment).
+                if !Kind::valid_name(&name) || kind == Kind::Marker {
+                    continue;
+                }
+                let meta = match e.metadata() {
+                    Ok(m) => m,
+                    // Removed between the listing and the look (another
+                    // machine's prune, a lock given back): not there.
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                    Err(err) => return Err(self.err("list", &e.path(), err)),
+                };
+                if meta.is_file() {
                     out.push(Entry {
                         name,
                         size: meta.len(),
+                        modified_ms: meta.modified().ok().and_then(crate::store::unix_ms),
                     });
                 }
             }
@@ -140,7 +150,7 @@ impl Backend for LocalBackend {
         }
     }
 
-    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+    fn remove_temporary(&self, written_before_ms: Option<u64>) -> Result<u64, RemoteError> {
         let mut removed = 0;
         let mut dirs = vec![self.root.clone()];
         while let Some(dir) = dirs.pop() {
@@ -156,8 +166,19 @@ impl Backend for LocalBackend {
                 if is_dir {
                     dirs.push(e.path());
                 } else if Kind::is_temporary(&name) {
-                    fs::remove_file(e.path()).map_err(|err| self.err("remove", &e.path(), err))?;
-                    removed += 1;
+                    let modified = e
+                        .metadata()
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(crate::store::unix_ms);
+                    if !super::backend::temporary_due(written_before_ms, modified) {
+                        continue;
+                    }
+                    match fs::remove_file(e.path()) {
+                        Ok(()) => removed += 1,
+                        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                        Err(err) => return Err(self.err("remove", &e.path(), err)),
+                    }
                 }
             }
         }
@@ -171,7 +192,10 @@ impl Backend for LocalBackend {
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = self.root.join(kind.path(name));
         match fs::remove_file(&path) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                super::backend::after_write();
+                Ok(())
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(self.err("remove", &path, e)),
         }

@@ -193,21 +193,21 @@ fn remote_names(store: &Store, keys: &Keys) -> Result<HashMap<SnapshotId, String
     Ok(store
         .snapshots()?
         .iter()
-        .map(|s| (s.id, RemoteSnapshot::of(s, "").name(keys)))
+        .map(|s| (s.id, RemoteSnapshot::bare(s).name(keys)))
         .collect())
 }
 
-/// Send the marks of `store` the remote lacks, each only when every
-/// snapshot it names is on the remote (`on_remote`, listed after the
-/// snapshot records were sent), and the origin (`host`, local id) of every
-/// snapshot of `store` on the remote. Returns (marks sent, bytes).
-pub(super) fn send_marks(
+/// The marks of `store` the remote lacks, sealed, ready to send: each only
+/// when every snapshot it names is on the remote (`on_remote`, listed after
+/// the snapshot records were sent), and the origin (`host`, local id) of
+/// every snapshot of `store` on the remote. A mark listed cut short is
+/// removed, to be sent again.
+pub(super) fn marks_to_send(
     store: &Store,
     remote: &Remote,
     host: &str,
     on_remote: &HashSet<String>,
-    sent: &mut dyn FnMut(u64),
-) -> Result<(u64, u64), RemoteError> {
+) -> Result<Vec<(Kind, String, Vec<u8>)>, RemoteError> {
     let listed: HashMap<String, u64> = remote
         .backend
         .list(Kind::Marks)?
@@ -266,22 +266,19 @@ pub(super) fn send_marks(
         let plain = serde_json::to_vec(&mark).unwrap_or_default();
         items.push((Kind::Marks, name, remote.seal(&plain)?));
     }
-    let count = items.len() as u64;
-    let bytes = items.iter().map(|i| i.2.len() as u64).sum();
-    remote.backend.write_many(items, sent)?;
-    Ok((count, bytes))
+    Ok(items)
 }
 
 /// Bring the remote's marks into `store` (its local copy): each mark whose
 /// snapshots the store holds, archived tabs not recorded yet and undo points
 /// (written again unchanged when known), and the origin of each snapshot
 /// that has none recorded (`hosts`: the machine each snapshot record names,
-/// by remote name, for a snapshot copied without an origin mark). Returns
+/// its label and identity, by remote name). Returns
 /// the marks that did not read (path, why).
 pub(super) fn receive_marks(
     remote: &Remote,
     store: &mut Store,
-    hosts: &HashMap<String, String>,
+    hosts: &HashMap<String, (String, Option<String>)>,
 ) -> Result<Vec<(String, String)>, RemoteError> {
     let listed: HashSet<String> = remote
         .backend
@@ -370,14 +367,15 @@ pub(super) fn receive_marks(
     Ok(damaged)
 }
 
-/// Record the origin of each snapshot of `store` that has none yet: its
-/// origin mark when the remote has one, else the machine its record names.
+/// Record the origin of each snapshot of `store` that has none yet: the
+/// machine its record names (identity and label), and its id in the store
+/// it came from, which its origin mark says when the remote has one.
 fn receive_origins(
     remote: &Remote,
     store: &mut Store,
     ids: &HashMap<String, SnapshotId>,
     listed: &HashSet<String>,
-    hosts: &HashMap<String, String>,
+    hosts: &HashMap<String, (String, Option<String>)>,
 ) -> Result<Vec<(String, String)>, RemoteError> {
     let known = store.origins()?;
     let wanted: Vec<(&String, SnapshotId)> = ids
@@ -428,6 +426,7 @@ fn receive_origins(
                 }) => Some(Origin {
                     host: o.host,
                     id: Some(SnapshotId(o.id)),
+                    machine: hosts.get(snapshot).and_then(|(_, m)| m.clone()),
                 }),
                 Ok(_) => None,
                 Err(why) => {
@@ -438,9 +437,10 @@ fn receive_origins(
             None => None,
         };
         let origin = from_mark.or_else(|| {
-            hosts.get(snapshot).map(|h| Origin {
+            hosts.get(snapshot).map(|(h, m)| Origin {
                 host: h.clone(),
                 id: None,
+                machine: m.clone(),
             })
         });
         if let Some(o) = origin {
@@ -451,42 +451,39 @@ fn receive_origins(
     Ok(damaged)
 }
 
-/// Remove the marks that name no snapshot in `remaining` (the remote's
-/// snapshot records after a prune): the origin of each snapshot gone, and
-/// every archive or undo point none of whose snapshots is left. A mark that
-/// does not read is kept. Returns how many were removed.
-pub(super) fn remove_stale_marks(
+/// The marks that name no snapshot in `remaining` (the remote's snapshot
+/// records after a prune removed some): the origin of each snapshot gone,
+/// and every archive or undo point none of whose snapshots is left. A mark
+/// that does not read is not among them (kept).
+pub(super) fn stale_marks(
     remote: &Remote,
     remaining: &HashSet<String>,
-) -> Result<u64, RemoteError> {
-    let listed: Vec<String> = remote
-        .backend
-        .list(Kind::Marks)?
-        .into_iter()
-        .map(|e| e.name)
-        .collect();
+) -> Result<Vec<super::backend::Entry>, RemoteError> {
+    let listed = remote.backend.list(Kind::Marks)?;
     let live_origins: HashSet<String> = remaining
         .iter()
         .map(|n| origin_name(&remote.keys, n))
         .collect();
-    let others: Vec<String> = listed
+    let others: Vec<super::backend::Entry> = listed
         .into_iter()
-        .filter(|n| !live_origins.contains(n))
+        .filter(|e| !live_origins.contains(&e.name))
         .collect();
     let got = remote.backend.read_many(
-        others.iter().map(|n| (Kind::Marks, n.clone())).collect(),
+        others
+            .iter()
+            .map(|e| (Kind::Marks, e.name.clone()))
+            .collect(),
         &mut |_| {},
     )?;
-    let mut removed = 0;
-    for (name, bytes) in others.iter().zip(got) {
+    let mut stale = Vec::new();
+    for (entry, bytes) in others.into_iter().zip(got) {
         let Ok(Some(bytes)) = bytes else { continue };
-        let Ok(mark) = RemoteMark::open(remote, name, &bytes) else {
+        let Ok(mark) = RemoteMark::open(remote, &entry.name, &bytes) else {
             continue;
         };
         if !mark.needs().any(|n| remaining.contains(n)) {
-            remote.backend.remove(Kind::Marks, name)?;
-            removed += 1;
+            stale.push(entry);
         }
     }
-    Ok(removed)
+    Ok(stale)
 }

@@ -17,8 +17,10 @@
 //! - `copy.rs`: sending the local snapshots a remote lacks.
 //! - `sync.rs`: bringing a remote's snapshots into a local store (a cache).
 //! - `check.rs`: reading a remote back (`--read-data`: every chunk).
-//! - `prune.rs`: removing what no snapshot record names, under the lock.
-//! - `lock.rs`: the lock objects that keep `prune` away from writers.
+//! - `prune.rs`: removing snapshots, then what no snapshot record names,
+//!   in two passes a safety margin apart on the server's clock.
+//! - `lock.rs`: the lock objects that keep `prune` away from writers,
+//!   judged stale on the server's clock.
 //!
 //! Order of writes, so that a crash or a lost connection at any moment
 //! leaves the remote readable and the next run finishes the job: chunks,
@@ -55,9 +57,9 @@ pub use copy::{copy_to_remote, CopyProgress, CopyReport};
 pub use damage::{clear_damage, note_damage, noted_damage};
 pub use error::RemoteError;
 pub use location::Location;
-pub use lock::LOCK_STALE_MS;
+pub use lock::{RemoteLock, LOCK_STALE_MS};
 pub use objects::RemoteSnapshot;
-pub use prune::{prune_remote, RemotePruneReport};
+pub use prune::{prune_remote, PruneOptions, RemotePruneReport, KEEP_UNUSED_MS};
 pub use services::{open_backend, RemoteOptions};
 pub use sync::{missing_on_remote, sync_from_remote, SyncProgress, SyncReport};
 
@@ -90,6 +92,12 @@ impl Remote {
     /// The location, for messages.
     pub fn location(&self) -> String {
         self.backend.location()
+    }
+
+    /// The object name of local snapshot `info` on this remote (whoever
+    /// sent it).
+    pub fn snapshot_name(&self, info: &crate::store::SnapshotInfo) -> String {
+        RemoteSnapshot::bare(info).name(&self.keys)
     }
 
     /// The backend (for tests and tools that look at the raw objects).

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::crypto::Keys;
 use crate::format::Format;
+use crate::machine::{valid_id, Machine, MachineKey};
 use crate::store::snapshot::{kind_from_name, kind_name};
 use crate::store::{Digest, SessionCounts, SnapshotId, SnapshotInfo, SnapshotStatus};
 
@@ -63,8 +64,14 @@ impl Default for Marker {
 pub struct RemoteSnapshot {
     /// `ffsession-remote-snapshot/1`.
     pub format: String,
-    /// The machine it was taken on.
+    /// The label of the machine it was taken on (its host name).
     pub host: String,
+    /// That machine's identity ([`crate::machine::Machine`]); records made
+    /// before identities have none and go by `host`. Not part of the name:
+    /// the same snapshot sent from a store moved to a new machine is one
+    /// object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     /// When it was taken (ms since the epoch).
     pub taken_at: u64,
     /// The profile's name.
@@ -110,15 +117,26 @@ struct Identity<'a> {
 }
 
 impl RemoteSnapshot {
-    /// The record of local snapshot `info`, taken on `host`.
-    pub fn of(info: &SnapshotInfo, host: &str) -> RemoteSnapshot {
+    /// The record of local snapshot `info`, taken on `machine`.
+    pub fn of(info: &SnapshotInfo, machine: &Machine) -> RemoteSnapshot {
+        RemoteSnapshot {
+            host: machine.label.clone(),
+            machine: Some(machine.id.clone()),
+            ..Self::bare(info)
+        }
+    }
+
+    /// The record of `info` without a machine: its name is every
+    /// machine's record's name, and it is the smallest such record.
+    pub(super) fn bare(info: &SnapshotInfo) -> RemoteSnapshot {
         let (status, reason) = match &info.status {
             SnapshotStatus::Ok => ("ok", None),
             SnapshotStatus::Corrupt { reason } => ("corrupt", Some(reason.clone())),
         };
         RemoteSnapshot {
             format: SNAPSHOT_FORMAT.into(),
-            host: host.to_owned(),
+            host: String::new(),
+            machine: None,
             taken_at: info.taken_at_ms,
             profile: info.profile.clone(),
             source_name: info.file_name.clone(),
@@ -196,6 +214,11 @@ impl RemoteSnapshot {
         self.name(&remote.keys)
     }
 
+    /// The key its machine's snapshots are grouped under.
+    pub fn machine_key(&self) -> MachineKey {
+        MachineKey::of(self.machine.as_deref(), &self.host)
+    }
+
     /// Parse a decrypted snapshot object, checking it is the one `name` says.
     pub fn parse(plain: &[u8], keys: &Keys, name: &str) -> Result<RemoteSnapshot, String> {
         let s: RemoteSnapshot =
@@ -206,7 +229,7 @@ impl RemoteSnapshot {
         if s.name(keys) != name {
             return Err("it is not the snapshot its name says".into());
         }
-        if s.info().is_none() {
+        if s.info().is_none() || s.machine.as_deref().is_some_and(|m| !valid_id(m)) {
             return Err("a field holds a value no snapshot can".into());
         }
         Ok(s)

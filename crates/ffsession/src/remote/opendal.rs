@@ -109,6 +109,13 @@ impl OpendalBackend {
 /// words for it
 /// (`status: 404, ... => Not Found`, an S3 error's `message`), as
 /// `HTTP 404 Not Found`.
+/// When the server last wrote an object, as its listing says (S3's
+/// `LastModified`, WebDAV's `getlastmodified`).
+fn modified_ms(meta: &opendal::Metadata) -> Option<u64> {
+    let t: std::time::SystemTime = meta.last_modified()?.into();
+    crate::store::unix_ms(t)
+}
+
 fn http_status(text: &str) -> Option<String> {
     let at = text.find("status: ")? + "status: ".len();
     let code: String = text[at..]
@@ -280,6 +287,7 @@ impl OpendalBackend {
                         .map(|e| Entry {
                             name: e.name().to_owned(),
                             size: e.metadata().content_length(),
+                            modified_ms: modified_ms(e.metadata()),
                         }),
                 );
             }
@@ -317,6 +325,7 @@ impl Backend for OpendalBackend {
             .map(|e| Entry {
                 name: e.name().to_owned(),
                 size: e.metadata().content_length(),
+                modified_ms: modified_ms(e.metadata()),
             })
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -372,7 +381,7 @@ impl Backend for OpendalBackend {
         })
     }
 
-    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+    fn remove_temporary(&self, written_before_ms: Option<u64>) -> Result<u64, RemoteError> {
         if !self.rename {
             return Ok(0);
         }
@@ -384,7 +393,10 @@ impl Backend for OpendalBackend {
             };
             let mut removed = 0;
             for e in entries {
-                if !e.path().ends_with('/') && Kind::is_temporary(e.name()) {
+                if !e.path().ends_with('/')
+                    && Kind::is_temporary(e.name())
+                    && super::backend::temporary_due(written_before_ms, modified_ms(e.metadata()))
+                {
                     self.op
                         .delete(e.path())
                         .await
@@ -399,7 +411,10 @@ impl Backend for OpendalBackend {
     fn remove(&self, kind: Kind, name: &str) -> Result<(), RemoteError> {
         let path = kind.path(name);
         match self.rt.block_on(self.op.delete(&path)) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                super::backend::after_write();
+                Ok(())
+            }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(Self::err(&self.location, "remove", &path, e)),
         }

@@ -45,8 +45,9 @@ pub(super) fn record_pruned(
     remote: &Remote,
     snapshots: &[String],
     host: &str,
-    now_ms: u64,
 ) -> Result<(), RemoteError> {
+    // Shown to people, never compared: this machine's clock.
+    let now_ms = crate::store::unix_ms(std::time::SystemTime::now()).unwrap_or(0);
     let mut items = Vec::new();
     for s in snapshots {
         let record = PrunedRecord {

@@ -234,6 +234,9 @@ impl SftpBackend {
                 out.push(Entry {
                     name: if is_dir { format!("{name}/") } else { name },
                     size: meta.len().unwrap_or(0),
+                    modified_ms: meta
+                        .modified()
+                        .and_then(|t| crate::store::unix_ms(t.as_system_time())),
                 });
             }
             Ok(out)
@@ -370,18 +373,11 @@ impl Backend for SftpBackend {
         true
     }
 
-    fn remove_temporary(&self) -> Result<u64, RemoteError> {
+    fn remove_temporary(&self, written_before_ms: Option<u64>) -> Result<u64, RemoteError> {
         self.rt.block_on(async {
             let c = self.conn().await?;
             let mut dirs = vec![String::new()];
-            for kind in [
-                Kind::Keys,
-                Kind::Locks,
-                Kind::Snapshots,
-                Kind::Contents,
-                Kind::Marks,
-                Kind::Chunks,
-            ] {
+            for kind in Kind::ALL.into_iter().filter(|k| *k != Kind::Marker) {
                 dirs.push(kind.dir().to_owned());
             }
             if let Some(fans) = self.list_dir(&c, "chunks").await? {
@@ -394,7 +390,10 @@ impl Backend for SftpBackend {
             let mut removed = 0;
             for dir in dirs {
                 for e in self.list_dir(&c, &dir).await?.unwrap_or_default() {
-                    if e.name.ends_with('/') || !Kind::is_temporary(&e.name) {
+                    if e.name.ends_with('/')
+                        || !Kind::is_temporary(&e.name)
+                        || !super::backend::temporary_due(written_before_ms, e.modified_ms)
+                    {
                         continue;
                     }
                     let rel = if dir.is_empty() {
@@ -418,7 +417,11 @@ impl Backend for SftpBackend {
             let c = self.conn().await?;
             let rel = kind.path(name);
             match timed(c.sftp.fs().remove_file(self.full_path(&rel))).await {
-                Ok(()) | Err(Fail::NotFound) => Ok(()),
+                Ok(()) => {
+                    super::backend::after_write();
+                    Ok(())
+                }
+                Err(Fail::NotFound) => Ok(()),
                 Err(f) => Err(self.failed(&c, "remove", &rel, f)),
             }
         })

@@ -97,7 +97,7 @@ pub fn missing_on_remote(
         .snapshots()?
         .into_iter()
         .map(|info| {
-            let name = RemoteSnapshot::of(&info, "").name(&remote.keys);
+            let name = remote.snapshot_name(&info);
             (info, name)
         })
         .filter(|(_, n)| !listed.contains(n))
@@ -122,7 +122,7 @@ pub fn sync_from_remote(
     let local: Vec<(SnapshotId, String)> = store
         .snapshots()?
         .iter()
-        .map(|info| (info.id, RemoteSnapshot::of(info, "").name(&remote.keys)))
+        .map(|info| (info.id, remote.snapshot_name(info)))
         .collect();
     let known: HashSet<String> = local.iter().map(|(_, n)| n.clone()).collect();
     let listed = remote.backend.list(Kind::Snapshots)?;
@@ -325,9 +325,9 @@ pub fn sync_from_remote(
         }
     }
     // What the remote knows of its snapshots besides their records.
-    let hosts: std::collections::HashMap<String, String> = records
+    let hosts: std::collections::HashMap<String, (String, Option<String>)> = records
         .iter()
-        .map(|(name, r)| (name.clone(), r.host.clone()))
+        .map(|(name, r)| (name.clone(), (r.host.clone(), r.machine.clone())))
         .collect();
     let damaged_marks = super::marks::receive_marks(remote, store, &hosts)?;
     report.damaged.extend(damaged_marks);

@@ -19,10 +19,21 @@ const ORIGIN_FORMAT: &str = "ffsession-origin/1";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Origin {
-    /// The machine (the copying store's `host`).
+    /// The machine's label (the copying machine's host name).
     pub host: String,
     /// Its id in the store it was copied from, when that store said.
     pub id: Option<SnapshotId>,
+    /// The machine's identity ([`crate::machine::Machine`]); none for a
+    /// snapshot copied before identities, which goes by its label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+}
+
+impl Origin {
+    /// The key this snapshot's machine is grouped under.
+    pub fn machine_key(&self) -> crate::machine::MachineKey {
+        crate::machine::MachineKey::of(self.machine.as_deref(), &self.host)
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]

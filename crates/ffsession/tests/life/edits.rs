@@ -7,12 +7,12 @@ impl Life {
     /// `tidy` (tabs not seen for some days closed): the closed tabs stay
     /// found and restorable (promise 4), the session written is the source
     /// less those tabs, of the tidy's time.
-    pub(crate) fn tidy(&mut self) {
+    pub(crate) fn tidy(&mut self) -> bool {
         if self.ff.running {
-            return;
+            return false;
         }
         let Ok(current) = tidy::load_current(&self.ff.dir) else {
-            return;
+            return false;
         };
         let session = Editable::new(&current.data).unwrap();
         let days = self.rng.u64(1..40);
@@ -21,10 +21,10 @@ impl Life {
             ..TidyRules::default()
         };
         let Ok(plan) = tidy::plan(&session, &rules, self.now, false) else {
-            return;
+            return false;
         };
         if plan.is_noop() {
-            return;
+            return false;
         }
         let source = current
             .source
@@ -72,6 +72,9 @@ impl Life {
                 holder: holder.clone(),
             });
         }
+        if std::env::var_os("LIFE_DEBUG").is_some() {
+            eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
+        }
         self.model.undo.push(Undo {
             made_at: self.now,
             contents,
@@ -100,6 +103,7 @@ impl Life {
             "the tidied session is not its source less the closed tabs"
         );
         assert_eq!(firefox::last_update_of(&written), Some(self.now));
+        true
     }
 
     /// The whole session files of the profile now.
@@ -117,9 +121,9 @@ impl Life {
     /// Bring archived tabs back as a person does: `extract --archived` from
     /// the snapshot holding them, `merge` with the current session, `restore
     /// merged.jsonlz4`. Firefox then reopens the current tabs and them.
-    pub(crate) fn bring_back_archived(&mut self) {
+    pub(crate) fn bring_back_archived(&mut self) -> bool {
         if self.ff.running || self.model.archived.is_empty() {
-            return;
+            return false;
         }
         let a = self.model.archived[self.rng.usize(0..self.model.archived.len())].clone();
         let mut store = self.store();
@@ -136,7 +140,7 @@ impl Life {
         let extracted =
             tidy::extract(&Editable::new(&data).unwrap(), &Selection::Archived(&tabs)).unwrap();
         let Ok(current) = tidy::load_current(&self.ff.dir) else {
-            return;
+            return false;
         };
         let extracted = SessionData::from_bytes("extracted.json", extracted.json).unwrap();
         let merged = tidy::merge(
@@ -175,10 +179,14 @@ impl Life {
             .collect();
         let id: u64 = a.url.rsplit('/').next().unwrap().parse().unwrap();
         assert!(back.contains(&id), "{} is not back", a.url);
+        if std::env::var_os("LIFE_DEBUG").is_some() {
+            eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
+        }
         self.model.undo.push(Undo {
             made_at: self.now,
             contents,
             restored: Some(merged.json),
         });
+        true
     }
 }

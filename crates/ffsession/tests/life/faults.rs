@@ -1,5 +1,6 @@
-//! The simulator's faults: a full disk, a backup killed after a random
-//! write, a flipped bit in a stored chunk; and `check`.
+//! The simulator's faults on one machine: a full disk, a backup or a
+//! restore killed after a random write, a flipped bit in a stored chunk;
+//! and `check`.
 
 use super::*;
 
@@ -31,33 +32,75 @@ impl Life {
     /// A backup killed (SIGKILL) right after its `kill_after`-th file write,
     /// in a child process: whatever it did not report is not stored as far
     /// as the model knows, and nothing stored before is lost (promise 6).
-    pub(crate) fn backup_killed(&mut self, kill_after: u64) {
+    pub(crate) fn backup_killed(&mut self, kill_after: u64) -> bool {
         // The test hook kills with SIGKILL on Unix only.
-        if cfg!(not(unix)) {
-            return;
+        if cfg!(not(unix)) || !self.store_dir.exists() {
+            return false;
         }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["life_child", "--exact", "--nocapture", "--test-threads=1"])
-            .env("FFSESSION_LIFE_CHILD", "backup")
-            .env("FFSESSION_LIFE_STORE", &self.store_dir)
-            .env("FFSESSION_LIFE_PROFILE", &self.ff.dir)
-            .env("FFSESSION_LIFE_NOW", self.now.to_string())
-            .env("FFSESSION_LIFE_KILL_AFTER", kill_after.to_string())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        if !stdout.contains("CHILD DONE") {
-            #[cfg(unix)]
-            assert_eq!(
-                std::os::unix::process::ExitStatusExt::signal(&out.status),
-                Some(9),
-                "the child neither finished nor was killed: {stdout} {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        let before = self.snapshot_ids();
+        let out = remote::child(self, "backup", kill_after, self.now, &[]);
+        if !String::from_utf8_lossy(&out.stdout).contains("CHILD DONE") {
+            remote::assert_killed(&out);
+        }
+        // What it reported is what the simulator wrote; what it committed
+        // without reporting (killed after the commit, or an earlier killed
+        // backup's data taken in) is stored too, and counts for retention:
+        // the model takes it as the store has it.
+        let reported = self.reported(&out);
+        let ids: BTreeSet<i64> = reported.iter().map(|s| s.id.0).collect();
+        self.add_entries(&reported);
+        let unreported: Vec<_> = self
+            .new_snapshots(&before)
+            .into_iter()
+            .filter(|s| !ids.contains(&s.id.0))
+            .collect();
+        self.add_unreported(&unreported);
+        true
+    }
+
+    /// Snapshots the store holds that no operation reported: the model
+    /// takes each as the store reads it.
+    pub(crate) fn add_unreported(&mut self, taken: &[ffsession::store::SnapshotInfo]) {
+        if taken.is_empty() {
             return;
         }
         let store = Store::open_read_only(&self.store_dir).unwrap();
-        let taken: Vec<_> = stdout
+        for s in taken {
+            let json = s.is_ok().then(|| store.read_json(s.id).unwrap());
+            self.model.entries.push(Entry {
+                file: s.file_name.clone(),
+                session_ms: match &json {
+                    Some(j) => firefox::last_update_of(j).unwrap_or(0),
+                    None => s.mtime_ms.unwrap_or(0),
+                },
+                json,
+                role: firefox::role(&s.file_name),
+                stored_at: s.taken_at_ms,
+            });
+        }
+    }
+
+    /// The ids of the store's snapshots now.
+    fn snapshot_ids(&self) -> BTreeSet<i64> {
+        let store = Store::open_read_only(&self.store_dir).unwrap();
+        store.snapshots().unwrap().iter().map(|s| s.id.0).collect()
+    }
+
+    /// The store's snapshots whose ids are not in `before`.
+    fn new_snapshots(&self, before: &BTreeSet<i64>) -> Vec<ffsession::store::SnapshotInfo> {
+        let store = Store::open_read_only(&self.store_dir).unwrap();
+        store
+            .snapshots()
+            .unwrap()
+            .into_iter()
+            .filter(|s| !before.contains(&s.id.0))
+            .collect()
+    }
+
+    /// The snapshots a child reported stored (`STORED <id>` lines).
+    fn reported(&self, out: &std::process::Output) -> Vec<ffsession::store::SnapshotInfo> {
+        let store = Store::open_read_only(&self.store_dir).unwrap();
+        String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| l.strip_prefix("STORED "))
             .map(|id| {
@@ -65,30 +108,102 @@ impl Life {
                     .snapshot(ffsession::store::SnapshotId(id.trim().parse().unwrap()))
                     .unwrap()
             })
+            .collect()
+    }
+
+    /// A restore of a random snapshot killed (SIGKILL) after its
+    /// `kill_after`-th file write, in a child process: each file of the
+    /// profile is as it was or as the restore writes it, what it replaced
+    /// is in the store, and an undo point it recorded is kept.
+    pub(crate) fn restore_killed(&mut self, kill_after: u64) -> bool {
+        if cfg!(not(unix)) || self.ff.running || !self.store_dir.exists() {
+            return false;
+        }
+        let store = Store::open_read_only(&self.store_dir).unwrap();
+        let ok: Vec<_> = store
+            .snapshots()
+            .unwrap()
+            .into_iter()
+            .filter(|s| s.is_ok())
             .collect();
+        if ok.is_empty() {
+            return false;
+        }
+        let id = ok[self.rng.usize(0..ok.len())].id;
+        let want = store.read_json(id).unwrap();
+        let points_before = store.undo_points().unwrap().len();
         drop(store);
-        self.add_entries(&taken);
+        let ids_before = self.snapshot_ids();
+        let contents = self.whole_files();
+        let before: BTreeSet<Vec<u8>> = contents.iter().cloned().collect();
+        let out = remote::child(
+            self,
+            "restore",
+            kill_after,
+            self.now,
+            &[("FFSESSION_LIFE_SNAPSHOT", id.0.to_string())],
+        );
+        let done = String::from_utf8_lossy(&out.stdout).contains("CHILD DONE");
+        if !done {
+            remote::assert_killed(&out);
+        }
+        // What it stored: the undo point's snapshots (before it wrote into
+        // the profile), reported if it finished, else taken as stored.
+        let reported = self.reported(&out);
+        let ids: BTreeSet<i64> = reported.iter().map(|s| s.id.0).collect();
+        self.add_entries(&reported);
+        let unreported: Vec<_> = self
+            .new_snapshots(&ids_before)
+            .into_iter()
+            .filter(|s| !ids.contains(&s.id.0))
+            .collect();
+        self.add_unreported(&unreported);
+        // What the profile holds now: each file as it was, or the restored
+        // session.
+        let written = self.ff.rescan_after_restore();
+        if let Some(w) = &written {
+            assert!(
+                *w == want || before.contains(w),
+                "a killed restore left a session file that is neither the old one nor the restored one"
+            );
+        }
+        // A restore that recorded its undo point is one, as the model knows
+        // restores: what it replaced is kept, what it restored is a session
+        // of its time.
+        let store = Store::open_read_only(&self.store_dir).unwrap();
+        if done || store.undo_points().unwrap().len() > points_before {
+            if std::env::var_os("LIFE_DEBUG").is_some() {
+                eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
+            }
+            self.model.undo.push(Undo {
+                made_at: self.now,
+                contents,
+                restored: Some(want),
+            });
+        }
+        true
     }
 
     /// `check`: with no damage left behind, the store is whole.
-    pub(crate) fn check(&mut self) {
+    pub(crate) fn check(&mut self) -> bool {
         if !self.store_dir.exists() {
-            return;
+            return false;
         }
         let report = ffsession::store::check_store(&self.store_dir, &mut |_, _| {}).unwrap();
         assert!(
             report.is_whole(),
             "check finds damage nobody made: {report:?}"
         );
+        true
     }
 
     /// A flipped byte in a stored chunk: `check` must name it; then the
     /// byte is put back.
-    pub(crate) fn flip_and_check(&mut self) {
+    pub(crate) fn flip_and_check(&mut self) -> bool {
         let mut chunks = Vec::new();
         collect_files(&self.store_dir.join("chunks"), &mut chunks);
         if chunks.is_empty() {
-            return;
+            return false;
         }
         let path = &chunks[self.rng.usize(0..chunks.len())];
         let mut bytes = fs::read(path).unwrap();
@@ -109,5 +224,6 @@ impl Life {
         );
         bytes[at] ^= bit;
         fs::write(path, &bytes).unwrap();
+        true
     }
 }

@@ -52,13 +52,15 @@ pub struct Firefox {
 }
 
 impl Firefox {
-    pub fn new(dir: &Path) -> Firefox {
+    /// A new profile in `dir`, whose tabs are numbered from `first_tab`
+    /// (each machine its own pages).
+    pub fn new(dir: &Path, first_tab: u64) -> Firefox {
         fs::create_dir_all(dir.join("sessionstore-backups")).unwrap();
         Firefox {
             dir: dir.to_path_buf(),
             running: false,
             tabs: Vec::new(),
-            next_tab: 1,
+            next_tab: first_tab,
             build: 1,
             files: BTreeMap::new(),
         }
