@@ -4,9 +4,12 @@
 # changed between snapshots), served by `ffsession ui --no-open`; then, over
 # one kept-alive loopback connection, the median and slowest of RUNS requests
 # of: the snapshot page of the newest snapshot (4,000 tabs), a search as the
-# page's script sends it while typing (`part=1`: the results only), a search
-# that matches nothing, and the floor: the page's small stylesheet (what any
-# request through the guard costs on this machine in this run).
+# page's script sends it while typing (`part=1`: the results only; the page
+# finds words by their start, so a word, its first three letters and its
+# first letter, the first key typed, and `h`, which starts a word of every
+# tab's URL), a search that matches nothing, and the floor: the page's small
+# stylesheet (what any request through the guard costs on this machine in
+# this run).
 # Usage: bash scripts/bench-ui.sh [RUNS]   (default 50)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +52,7 @@ for _ in $(seq 100); do [ -s "$dir/url" ] && break; sleep 0.1; done
 python3 - "$(head -1 "$dir/url")" "$newest" "$word" "$runs" <<'PY'
 import http.client, statistics, sys, time, urllib.parse
 url, newest, word, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+start = word[:3]
 u = urllib.parse.urlsplit(url)
 conn = http.client.HTTPConnection(u.hostname, u.port)
 base = u.path.rstrip("/")
@@ -61,6 +65,9 @@ def get(path):
 cases = [
     ("snapshot page, 4,000 tabs", "/snapshot/%s" % newest),
     ("search as you type (%s)" % word, "/search?q=%s&part=1" % urllib.parse.quote(word)),
+    ("search, a word's start (%s)" % start, "/search?q=%s&part=1" % urllib.parse.quote(start)),
+    ("search, one letter (%s)" % word[0], "/search?q=%s&part=1" % urllib.parse.quote(word[0])),
+    ("search, h (every URL's https)", "/search?q=h&part=1"),
     ("search, no match", "/search?q=zzqqxxnomatch&part=1"),
     ("floor: the stylesheet", "/app.css"),
 ]

@@ -985,3 +985,4 @@ from . import scenarios_home  # noqa: E402,F401
 from . import scenarios_ui  # noqa: E402,F401
 from . import scenarios_ui_open  # noqa: E402,F401
 from . import scenarios_watch  # noqa: E402,F401
+from . import scenarios_ui_search  # noqa: E402,F401

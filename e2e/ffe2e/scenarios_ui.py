@@ -150,9 +150,11 @@ def s19_ui_pick(ctx):
                     f.write(png)
             m.navigate(base + "plan?action=add")
             plan = _wait_text(m, ["Do it", "A step fails"])
-            soft.true("the plan names the command lines", " extract %d --window " % old["id"] in plan
-                      and " extract %d --closed-tab " % old["id"] in plan
-                      and " merge current " in plan and " restore " in plan, plan[:1500], cmd)
+            soft.true("the plan names the command lines",
+                      " extract snapshot:%d --window " % old["id"] in plan
+                      and " extract snapshot:%d --closed-tab " % old["id"] in plan
+                      and " merge profile:current " in plan and " restore " in plan,
+                      plan[:1500], cmd)
             soft.true("the plan shows restore's --dry-run answer", "would write" in plan,
                       plan[:1500], cmd)
             r = m.execute(JS_DO_IT)

@@ -153,9 +153,10 @@ pub fn duration(d: std::time::Duration) -> String {
 /// prints it: unchanged unless it holds a character that would act on the
 /// terminal or hide what follows. Control characters (newline, escape, ...)
 /// are written as Rust writes them (`\n`, `\t`, `\r`, `\u{1b}`), and so are
-/// the bidirectional overrides and isolates that reorder what is shown
-/// (U+202A-U+202E, U+2066-U+2069); a backslash is then doubled, so the
-/// escaped form reads back unambiguously. JSON output is never escaped this
+/// the bidirectional controls that reorder what is shown (Unicode's
+/// Bidi_Control: the embeddings, overrides and isolates U+202A-U+202E and
+/// U+2066-U+2069, the marks U+200E, U+200F and U+061C); a backslash is then
+/// doubled, so the escaped form reads back unambiguously. JSON output is never escaped this
 /// way: it prints names exactly.
 pub fn escape(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_escape) {
@@ -198,8 +199,14 @@ pub fn path(p: &Path) -> Cow<'_, str> {
     }
 }
 
-fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+/// True for a character [`escape`] writes escaped: a control character or
+/// a bidirectional control.
+pub fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}'
+        )
 }
 
 fn push_escaped(out: &mut String, c: char) {
@@ -234,6 +241,7 @@ mod tests {
         assert_eq!(escape("a\nb"), r"a\nb");
         assert_eq!(escape("\u{1b}[2J\u{7}x"), r"\u{1b}[2J\u{7}x");
         assert_eq!(escape("evil\u{202e}txt.exe"), r"evil\u{202e}txt.exe");
+        assert_eq!(escape("a\u{200f}b\u{61c}"), r"a\u{200f}b\u{61c}");
         assert_eq!(escape("a\\n\n"), r"a\\n\n");
         assert_eq!(escape("\u{85}"), r"\u{85}");
     }

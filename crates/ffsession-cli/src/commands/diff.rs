@@ -1,15 +1,14 @@
 //! `ffsession diff`: what changed between two sessions.
 
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
 use ffsession::diff::{self, SessionDiff, TabChange};
 use ffsession::export::one_line;
-use ffsession::store::SnapshotId;
 use ffsession::SessionData;
 
+use super::naming::{self, Named, Takes};
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
 use crate::fmt;
@@ -20,7 +19,9 @@ use crate::fmt;
 /// A and B are each a snapshot id from the backup store (see `ffsession
 /// list`), `latest` for the store's newest session (by the session's own
 /// time, as `restore latest` means it), a session file (mozlz4 or JSON), or
-/// `current` for the profile's newest session file. When A is a newer
+/// `current` for the profile's newest session file; a bare id, `latest` or
+/// `current` that is also a file here is refused (write `snapshot:N`,
+/// `snapshot:latest`, `profile:current` or `./FILE`). When A is a newer
 /// session than B (by `session.lastUpdate`), a note on stderr says so. Only open tabs count; a tab is its current page's URL,
 /// and two tabs on the same page are two tabs. Windows are matched by the
 /// pages they share.
@@ -49,33 +50,14 @@ pub struct DiffArgs {
     pub urls: bool,
 }
 
-/// What an A or B argument names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Side {
-    Snapshot(SnapshotId),
-    Latest,
-    Current,
-    File(PathBuf),
-}
+/// What an A or B argument names ([`naming::parse`]).
+type Side = Named;
 
-impl Side {
-    /// `current`; all digits and no such file: a snapshot id; else a path.
-    fn parse(arg: &str) -> Side {
-        if arg == "current" {
-            return Side::Current;
-        }
-        if arg == "latest" && !Path::new(arg).exists() {
-            return Side::Latest;
-        }
-        let digits = !arg.is_empty() && arg.bytes().all(|b| b.is_ascii_digit());
-        if digits && !Path::new(arg).exists() {
-            if let Ok(id) = arg.parse() {
-                return Side::Snapshot(SnapshotId(id));
-            }
-        }
-        Side::File(PathBuf::from(arg))
-    }
-}
+/// Snapshot ids, `latest`, `current` and files.
+const TAKES: Takes = Takes {
+    latest: true,
+    current: true,
+};
 
 /// A loaded session and how to name it.
 struct Loaded {
@@ -124,7 +106,10 @@ struct Report<'s> {
 }
 
 pub fn run(global: &GlobalArgs, args: DiffArgs) -> Result<()> {
-    let (side_a, side_b) = (Side::parse(&args.a), Side::parse(&args.b));
+    let (side_a, side_b) = (
+        naming::parse(&args.a, TAKES)?,
+        naming::parse(&args.b, TAKES)?,
+    );
     if side_a == Side::Current && side_b == Side::Current {
         return Err(UserError::with_hint(
             "`current` compared with itself",
@@ -294,14 +279,5 @@ mod tests {
              \nmoved (1):\n  window 2 -> 1    https://m.test/\n\
              \nwindows closed (1):\n  window 2: 1 tab  W\n"
         );
-    }
-
-    #[test]
-    fn arguments_are_snapshot_ids_current_or_paths() {
-        assert_eq!(Side::parse("42"), Side::Snapshot(SnapshotId(42)));
-        assert_eq!(Side::parse("current"), Side::Current);
-        assert_eq!(Side::parse("4x"), Side::File("4x".into()));
-        assert_eq!(Side::parse("./42"), Side::File("./42".into()));
-        assert_eq!(Side::parse(""), Side::File("".into()));
     }
 }

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use ffsession::store::{literal_query, ArchivedTab, SnapshotId};
+use ffsession::store::{literal_query, ArchivedTab};
 use ffsession::tidy::{self, EditResult, Editable, Picked, Selection};
 use ffsession::{format, fs_util, Error, SessionData};
 
+use super::naming::{self, Named, Takes};
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
 
@@ -37,7 +38,8 @@ use crate::error::UserError;
   ffsession extract session.jsonlz4 --query github.com -o github.jsonlz4
   ffsession extract session.jsonlz4 --query 'rust OR cargo' --fts -o rust.jsonlz4")]
 pub struct ExtractArgs {
-    /// Session file, snapshot id, or `current`
+    /// Session file, snapshot id, or `current` (`./FILE`, `snapshot:N`,
+    /// `profile:current` where a file has such a name)
     pub source: String,
 
     /// Keep this window (1-based; repeat for more)
@@ -117,22 +119,30 @@ fn parse_number(text: &str) -> Result<usize, String> {
     }
 }
 
-/// Read SOURCE: a file, a snapshot id, or `current`.
+/// Read SOURCE: a file, a snapshot id, or `current` ([`naming::parse`]).
 pub fn load_source(global: &GlobalArgs, source: &str) -> Result<SessionData> {
-    let path = Path::new(source);
-    if source == "current" && !path.exists() {
-        let profile = global.profile()?;
-        return Ok(tidy::load_current(&profile.path)?.data);
-    }
-    if !path.exists() {
-        if let Ok(id) = source.parse::<i64>() {
+    let takes = Takes {
+        latest: false,
+        current: true,
+    };
+    match naming::parse(source, takes)? {
+        Named::Current => {
+            let profile = global.profile()?;
+            Ok(tidy::load_current(&profile.path)?.data)
+        }
+        Named::Snapshot(id) => {
             let config = global.config()?;
             let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
-            let json = store.read_json(SnapshotId(id))?;
-            return Ok(SessionData::from_bytes(format!("snapshot {id}"), json)?);
+            let json = store.read_json(id)?;
+            Ok(SessionData::from_bytes(format!("snapshot {id}"), json)?)
         }
+        Named::File(path) => Ok(SessionData::read(&path)?),
+        // Not taken here (`latest: false`): never read as one.
+        Named::Latest => Err(UserError::usage(
+            format!("{source}: give a snapshot id, a session file or `current`"),
+            "`ffsession list` shows the snapshots",
+        )),
     }
-    Ok(SessionData::read(path)?)
 }
 
 /// Refuse to write over an input; write `result` as mozlz4 to `out`.
@@ -196,8 +206,12 @@ fn archived_of(global: &GlobalArgs, source: &str) -> Result<Vec<ArchivedTab>> {
                 .join(", ")
         ),
     };
-    let id = match source.parse::<i64>() {
-        Ok(id) if !Path::new(source).exists() => SnapshotId(id),
+    let takes = Takes {
+        latest: false,
+        current: true,
+    };
+    let id = match naming::parse(source, takes)? {
+        Named::Snapshot(id) => id,
         _ => {
             return Err(UserError::with_hint(
                 format!("{source}: --archived reads the snapshot `tidy` took before closing the tabs; give its id as SOURCE, not a file or `current`"),

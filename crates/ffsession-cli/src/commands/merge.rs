@@ -21,7 +21,8 @@ use crate::cli::GlobalArgs;
   ffsession merge current 42 -o both.jsonlz4 --dedupe
   ffsession merge laptop.jsonlz4 desktop.jsonlz4 -o all.jsonlz4")]
 pub struct MergeArgs {
-    /// Session files, snapshot ids, or `current`
+    /// Session files, snapshot ids, or `current` (`./FILE`, `snapshot:N`,
+    /// `profile:current` where a file has such a name)
     #[arg(required = true, num_args = 1..)]
     pub sources: Vec<String>,
 

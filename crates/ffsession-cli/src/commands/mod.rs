@@ -15,6 +15,7 @@ pub mod info;
 pub mod list;
 pub mod man;
 pub mod merge;
+pub mod naming;
 mod output;
 pub mod profiles;
 pub mod prune;

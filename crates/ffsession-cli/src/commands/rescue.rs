@@ -11,8 +11,9 @@ use ffsession::store::SnapshotId;
 use ffsession::Summary;
 use serde::Serialize;
 
+use super::naming::{self, Named, Takes};
 use crate::cli::GlobalArgs;
-use crate::error::{NothingRescued, UserError};
+use crate::error::NothingRescued;
 use crate::fmt;
 
 /// Recover every complete tab of a damaged session file.
@@ -41,6 +42,7 @@ use crate::fmt;
   ffsession tabs rescued.jsonlz4 --format urls")]
 pub struct RescueArgs {
     /// The damaged file (mozlz4 or JSON), or a snapshot id from the store
+    /// (`snapshot:N` or `./FILE` where both are named alike)
     #[arg(value_name = "FILE|SNAPSHOT")]
     pub source: String,
 
@@ -114,19 +116,12 @@ pub fn run(global: &GlobalArgs, args: RescueArgs) -> Result<()> {
     Ok(())
 }
 
-/// The snapshot id SOURCE names: all digits and no such file.
+/// The snapshot id SOURCE names, if it names one ([`naming::parse`]).
 fn snapshot_id(source: &str) -> Result<Option<SnapshotId>> {
-    let digits = !source.is_empty() && source.bytes().all(|b| b.is_ascii_digit());
-    if !digits || Path::new(source).exists() {
-        return Ok(None);
-    }
-    let id = source.parse().map_err(|_| {
-        UserError::with_hint(
-            format!("{source}: no such snapshot"),
-            "`ffsession list` shows the snapshots",
-        )
-    })?;
-    Ok(Some(SnapshotId(id)))
+    Ok(match naming::parse(source, Takes::default())? {
+        Named::Snapshot(id) => Some(id),
+        _ => None,
+    })
 }
 
 /// Rescue a snapshot's stored content.

@@ -10,6 +10,7 @@ use ffsession::profile::Profile;
 use ffsession::restore::{self, RESUME_ONCE_PREF};
 use ffsession::store::SnapshotId;
 
+use super::naming::{self, Named, Takes};
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
 use crate::fmt;
@@ -46,7 +47,9 @@ use crate::fmt;
 pub struct RestoreArgs {
     /// Snapshot id (see `ffsession list`), `latest` for the newest session by
     /// its own time that reads back whole, or a session file (stored as a
-    /// snapshot first, so it can be undone too)
+    /// snapshot first, so it can be undone too). A bare id or `latest` that
+    /// is also a file here is refused: write `snapshot:N`,
+    /// `snapshot:latest` or `./FILE`
     #[arg(value_name = "SNAPSHOT|latest|FILE")]
     pub snapshot: String,
 
@@ -80,6 +83,15 @@ enum Source {
 }
 
 pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
+    // Read before anything else: a name that is both a snapshot and a file
+    // here is refused before a store or a profile is looked at.
+    let named = naming::parse(
+        &args.snapshot,
+        Takes {
+            latest: true,
+            current: false,
+        },
+    )?;
     let config = global.config()?;
     let profile = target_profile(global)?;
     // A remote is read through a local copy that mirrors it: the undo
@@ -99,7 +111,7 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     } else {
         global.store_dir(&config, &profile)?
     };
-    let is_file = Path::new(&args.snapshot).is_file();
+    let is_file = matches!(&named, Named::File(path) if path.is_file());
     let own_store = global.store.is_none() && config.store.is_none();
     if !is_file && own_store && !profile.path.exists() && !dir.exists() {
         return Err(UserError::with_hint(
@@ -111,28 +123,35 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
             "pass --store DIR, the store holding the snapshot (`ffsession stores` lists them), or restore a session FILE",
         ));
     }
-    let source = if is_file {
-        Source::File(PathBuf::from(&args.snapshot))
-    } else if args.snapshot == "latest" {
-        let store = super::open_existing_store(&dir, false)?;
-        let whose = super::restore_whose::chosen(
-            &store,
-            &config,
-            &profile,
-            args.from_machine.as_deref(),
-            args.any_machine,
-        )?;
-        let (newest, skipped) = restore::latest_of(&store, &|s| whose.keeps(s))?;
-        for d in &skipped {
-            crate::ui::warning(format_args!(
-                "snapshot {} does not read back whole ({}); skipped",
-                d.id, d.what
-            ));
+    let source = match named {
+        Named::File(path) if is_file => Source::File(path),
+        Named::Snapshot(id) => Source::Snapshot(id),
+        Named::File(_) | Named::Current => {
+            return Err(UserError::with_hint(
+                format!("{:?} is neither a snapshot id nor a file", args.snapshot),
+                "pass a number from `ffsession list`, `latest`, or a session file",
+            ))
         }
-        let mut damaged = restore::newer_damaged_files(&store, &newest)?;
-        damaged.retain(|s| whose.keeps(s));
-        for d in &damaged {
-            crate::ui::warning(format_args!(
+        Named::Latest => {
+            let store = super::open_existing_store(&dir, false)?;
+            let whose = super::restore_whose::chosen(
+                &store,
+                &config,
+                &profile,
+                args.from_machine.as_deref(),
+                args.any_machine,
+            )?;
+            let (newest, skipped) = restore::latest_of(&store, &|s| whose.keeps(s))?;
+            for d in &skipped {
+                crate::ui::warning(format_args!(
+                    "snapshot {} does not read back whole ({}); skipped",
+                    d.id, d.what
+                ));
+            }
+            let mut damaged = restore::newer_damaged_files(&store, &newest)?;
+            damaged.retain(|s| whose.keeps(s));
+            for d in &damaged {
+                crate::ui::warning(format_args!(
                 "snapshot {} ({}, session of {}) is newer, but its file was damaged when it was taken ({}); \
                  `ffsession rescue {} -o rescued.jsonlz4` gets back every complete tab it holds, \
                  then `ffsession restore rescued.jsonlz4`",
@@ -145,23 +164,17 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
                 },
                 d.id
             ));
-        }
-        if !skipped.is_empty() || !damaged.is_empty() {
-            crate::ui::note(format_args!(
+            }
+            if !skipped.is_empty() || !damaged.is_empty() {
+                crate::ui::note(format_args!(
                 "taking snapshot {} ({} tabs, session of {}), the newest session that reads back whole",
                 newest.id,
                 newest.counts.map_or(0, |c| c.tabs),
                 fmt::local_time_or_unknown(Some(newest.session_time_ms()))
             ));
+            }
+            Source::Snapshot(newest.id)
         }
-        Source::Snapshot(newest.id)
-    } else {
-        Source::Snapshot(SnapshotId(args.snapshot.parse().map_err(|_| {
-            UserError::with_hint(
-                format!("{:?} is neither a snapshot id nor a file", args.snapshot),
-                "pass a number from `ffsession list`, `latest`, or a session file",
-            )
-        })?))
     };
     let id = match source {
         Source::Snapshot(id) => id,

@@ -2,12 +2,13 @@
 //! back (the server is in `crate::web`).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::cli::GlobalArgs;
+use crate::config::Config;
 
 /// Serve a local page showing the store's sessions, and open it in the
 /// default browser: a timeline of windows and tabs over time, each
@@ -20,10 +21,12 @@ use crate::cli::GlobalArgs;
 /// changes things only by running those commands (`restore`, `extract`,
 /// `merge`, `rescue`): before each action it shows what will happen and the
 /// command line that does the same. The server listens on 127.0.0.1 only,
-/// and answers only the address it prints, which holds a random secret.
-/// A remote store's password is asked once, at the start, and given to the
-/// commands the page runs in their environment (FFSESSION_PASSWORD), never
-/// on their command line. Ctrl-C stops it.
+/// and answers only the address it prints, which holds a random secret;
+/// the browser is given a file in the page's private folder that leads
+/// there, so the secret is on no command line. A remote store's password
+/// is asked once, at the start, and given to the commands the page runs in
+/// their environment (FFSESSION_PASSWORD), never on their command line.
+/// Ctrl-C stops it (SIGTERM and SIGHUP too), removing the private folder.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   ffsession ui                         serve the page and open it in the default browser
@@ -59,19 +62,29 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
     // on a command line or in the page. (Offline, the copy made before is
     // read with no password, as those commands read it.)
     let store_dir = global.chosen_store_dir(&config)?;
-    let password = global.remote_store(&config).and_then(|value| {
-        let target = crate::remote::target(&value, &config).ok()?;
-        crate::remote::password(global, &target, false, false).ok()
-    });
+    let remote = global
+        .remote_store(&config)
+        .and_then(|value| crate::remote::target(&value, &config).ok());
+    let password = remote
+        .as_ref()
+        .and_then(|target| crate::remote::password(global, target, false, false).ok());
+    // The remote's address, not the folder of its local copy.
+    let store_label = match &remote {
+        Some(t) if t.label == t.location.to_string() => t.label.clone(),
+        Some(t) => format!("{} ({})", t.label, t.location),
+        None => crate::fmt::path(&store_dir).into_owned(),
+    };
     super::open_existing_store(&store_dir, false)?;
+    let profile_dir = global.profile().ok().map(|p| p.path);
     crate::web::serve(crate::web::Options {
         store_dir,
+        store_label,
         port: args.port,
         open: !args.no_open,
         start: args.snapshot.map(|id| format!("snapshot/{id}")),
-        globals: global_options(global),
+        globals: page_globals(global, &config, profile_dir.as_deref())?,
         browser_bin: browser_bin(global, args.browser_bin),
-        profile_dir: global.profile().ok().map(|p| p.path),
+        profile_dir,
         password,
     })
 }
@@ -92,6 +105,56 @@ pub fn global_options(g: &GlobalArgs) -> Vec<OsString> {
     put("--password-file", g.password_file.clone().map(Into::into));
     put("--config", g.config.clone().map(Into::into));
     out
+}
+
+/// The global options given, as they would be written again for the
+/// commands the page runs in another folder (its private one): a path
+/// given relative to this folder made absolute, the profile by its folder.
+fn page_globals(
+    g: &GlobalArgs,
+    config: &Config,
+    profile_dir: Option<&Path>,
+) -> Result<Vec<OsString>> {
+    let absolute = |p: &Path| -> Result<OsString> {
+        Ok(std::path::absolute(p)
+            .with_context(|| format!("finding the folder of {}", p.display()))?
+            .into_os_string())
+    };
+    let mut out: Vec<OsString> = Vec::new();
+    let mut put = |name: &str, value: Option<OsString>| {
+        if let Some(v) = value {
+            out.push(name.into());
+            out.push(v);
+        }
+    };
+    // A profile named here by its name may be a folder of this one
+    // (`--profile work`): its folder is what the commands must use.
+    let profile = match (profile_dir, &g.profile) {
+        (Some(dir), Some(_)) => Some(absolute(dir)?),
+        (None, Some(spec)) if spec.contains(['/', std::path::MAIN_SEPARATOR]) => {
+            Some(absolute(Path::new(spec))?)
+        }
+        (_, spec) => spec.clone().map(Into::into),
+    };
+    put("--profile", profile);
+    put("--browser", g.browser.clone().map(Into::into));
+    put(
+        "--firefox-dir",
+        g.firefox_dir.as_deref().map(absolute).transpose()?,
+    );
+    // A remote (a URL, a config remote's name) as it is; a folder absolute.
+    let store = match &g.store {
+        Some(s) if crate::remote::is_remote(s, config) && !s.is_dir() => Some(s.clone().into()),
+        Some(s) => Some(absolute(s)?),
+        None => None,
+    };
+    put("--store", store);
+    put(
+        "--password-file",
+        g.password_file.as_deref().map(absolute).transpose()?,
+    );
+    put("--config", g.config.as_deref().map(absolute).transpose()?);
+    Ok(out)
 }
 
 /// The browser program: --browser-bin, else the chosen browser's on PATH.

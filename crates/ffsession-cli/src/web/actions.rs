@@ -6,11 +6,14 @@
 use std::ffi::OsString;
 
 use anyhow::{anyhow, Result};
+use ffsession::store::SnapshotId;
 use maud::{html, Markup};
 
 use super::layout::{safe_href, shell_line};
 use super::pick::{picks, Take};
 use super::App;
+use crate::commands::naming::{self, snapshot_arg};
+use crate::fmt::{count, escape};
 
 /// Which program a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,24 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
+impl Plan {
+    /// What the plan does, as a short digest: the page's *Do it* carries
+    /// the digest of the plan it showed, and runs only a plan with the same
+    /// (one that did not change since: the picks of another tab, say).
+    pub fn digest(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        // The same in one process (the server's), which is all it needs.
+        let mut h = std::hash::DefaultHasher::new();
+        self.title.hash(&mut h);
+        self.what.hash(&mut h);
+        for step in &self.steps {
+            (step.program as u8, step.preview as u8).hash(&mut h);
+            step.args.hash(&mut h);
+        }
+        format!("{:016x}", h.finish())
+    }
+}
+
 pub fn ff(args: &[&dyn AsRef<std::ffi::OsStr>], preview: Preview) -> Step {
     Step {
         program: Program::Ffsession,
@@ -53,24 +74,30 @@ pub fn ff(args: &[&dyn AsRef<std::ffi::OsStr>], preview: Preview) -> Step {
 /// The plan of `action`.
 pub fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan> {
     let work = &app.work_dir;
-    let need_snapshot = || snapshot.ok_or_else(|| anyhow!("no snapshot named"));
+    // A snapshot the store does not hold is not found (404), not a plan
+    // whose first step fails.
+    let need_snapshot = || -> Result<i64> {
+        let id = snapshot.ok_or_else(|| anyhow!("no snapshot named"))?;
+        app.store()?.snapshot(SnapshotId(id))?;
+        Ok(id)
+    };
     Ok(match action {
         "restore" => {
-            let id = need_snapshot()?.to_string();
+            let id = need_snapshot()?;
             Plan {
                 title: format!("Restore snapshot #{id}"),
                 what: vec![format!("The browser reopens snapshot #{id} at its next start. The profile's current session is backed up first (the undo point); refused while the browser runs.")],
-                steps: vec![ff(&[&"restore", &id], Preview::DryRun)],
+                steps: vec![ff(&[&"restore", &snapshot_arg(id)], Preview::DryRun)],
             }
         }
         "rescue" => {
-            let id = need_snapshot()?.to_string();
+            let id = need_snapshot()?;
             let out = work.join(format!("rescued-{id}.jsonlz4"));
             Plan {
                 title: format!("Rescue snapshot #{id}"),
                 what: vec![format!("Every complete tab of the damaged snapshot #{id} is recovered into a session file, which the browser then reopens at its next start (with an undo point; refused while the browser runs).")],
                 steps: vec![
-                    ff(&[&"rescue", &id, &"-o", &out], Preview::Run),
+                    ff(&[&"rescue", &snapshot_arg(id), &"-o", &out], Preview::Run),
                     ff(&[&"restore", &out], Preview::DryRun),
                 ],
             }
@@ -95,12 +122,12 @@ pub fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan>
                     .tabs
                     .iter()
                     .map(|(_, u)| u.as_str())
-                    .filter(|u| {
-                        let ok = safe_href(u).is_some();
-                        if !ok {
-                            what.push(format!("left out (not a web address): {u}"));
+                    .filter(|u| match openable(u) {
+                        Ok(()) => true,
+                        Err(why) => {
+                            what.push(format!("left out ({why}): {}", escape(u)));
+                            false
                         }
-                        ok
                     })
                     .collect();
                 if urls.is_empty() {
@@ -143,7 +170,23 @@ pub fn make_plan(app: &App, action: &str, snapshot: Option<i64>) -> Result<Plan>
     })
 }
 
-/// The command line of `step`, as a user would type it.
+/// Why the browser is not given `url`, if it is not: only web addresses,
+/// and none holding a character a command line cannot carry (a NUL ends
+/// an argument) or that could be read as something else (other control
+/// characters).
+fn openable(url: &str) -> Result<(), &'static str> {
+    if safe_href(url).is_none() {
+        return Err("not a web address");
+    }
+    if url.chars().any(char::is_control) {
+        return Err("it holds a control character");
+    }
+    Ok(())
+}
+
+/// The command line of `step`, as a user would type it (shown with its
+/// control and bidirectional characters escaped, as every value of the
+/// page).
 pub fn line(app: &App, step: &Step, dry: bool) -> String {
     let mut words: Vec<OsString> = match step.program {
         Program::Ffsession => {
@@ -157,7 +200,7 @@ pub fn line(app: &App, step: &Step, dry: bool) -> String {
     if dry {
         words.push("--dry-run".into());
     }
-    shell_line(words)
+    escape(&shell_line(words)).into_owned()
 }
 
 /// What a step printed.
@@ -172,7 +215,10 @@ pub fn run(app: &App, step: &Step, dry: bool) -> Ran {
     let mut cmd = match step.program {
         Program::Ffsession => {
             let mut c = std::process::Command::new(&app.exe);
-            c.args(&app.globals);
+            // In the page's private folder, where nothing is named like a
+            // snapshot (every snapshot is `snapshot:N`, every file an
+            // absolute path, but a command must not depend on it).
+            c.args(&app.globals).current_dir(&app.work_dir);
             // A remote store's password, asked once at the start: the
             // command cannot ask it (no terminal), and a command line is
             // readable by every user of the machine.
@@ -274,7 +320,7 @@ fn add_plan(app: &App) -> Result<Plan> {
                 return;
             }
             let out = app.work_dir.join(format!("picked-{id}-{suffix}.jsonlz4"));
-            let mut args: Vec<OsString> = vec!["extract".into(), id.to_string().into()];
+            let mut args: Vec<OsString> = vec!["extract".into(), snapshot_arg(id).into()];
             for (flag, v) in options {
                 args.push(flag.into());
                 args.push(v.into());
@@ -301,13 +347,17 @@ fn add_plan(app: &App) -> Result<Plan> {
             .filter(|(f, _)| *f == "--closed-window")
             .count();
         what.push(format!(
-            "from snapshot #{id}: {} whole windows, {} tabs",
-            windows.len() + closed_windows,
-            others.len() - closed_windows
+            "from snapshot #{id}: {}, {}",
+            count(
+                windows.len() + closed_windows,
+                "whole window",
+                "whole windows"
+            ),
+            count(others.len() - closed_windows, "tab", "tabs")
         ));
     }
     let merged = app.work_dir.join("merged.jsonlz4");
-    let mut args: Vec<OsString> = vec!["merge".into(), "current".into()];
+    let mut args: Vec<OsString> = vec!["merge".into(), naming::CURRENT.into()];
     args.extend(files);
     args.extend([
         OsString::from("--dedupe"),

@@ -12,6 +12,8 @@ use maud::{html, Markup};
 
 use super::layout::{page, time, title_url};
 use super::{blocking, App, WebError};
+use crate::commands::naming::snapshot_arg;
+use crate::fmt::{count, escape};
 
 #[derive(serde::Deserialize)]
 pub struct DiffQuery {
@@ -42,12 +44,12 @@ fn tabs(title: &str, list: &[TabChange<'_>]) -> Markup {
 
 fn render(app: &App, a: Option<i64>, b: Option<i64>) -> Result<Markup> {
     let store = app.store()?;
-    let all = store.snapshots()?;
+    let all = ffsession::restore::newest_first(&store)?;
     let picker = |name: &str, chosen: Option<i64>| {
         html! {
             select name=(name) {
                 @for s in &all {
-                    option value=(s.id.0) selected[chosen == Some(s.id.0)] { "#" (s.id) " " (time(Some(s.session_time_ms()))) " " (s.file_name) }
+                    option value=(s.id.0) selected[chosen == Some(s.id.0)] { "#" (s.id) " " (time(Some(s.session_time_ms()))) " " (escape(&s.file_name)) }
                 }
             }
         }
@@ -65,11 +67,12 @@ fn render(app: &App, a: Option<i64>, b: Option<i64>) -> Result<Markup> {
     let d = diff::diff(&sa, &sb);
     let body = html! {
         (form)
-        p { "Same as " code { (app.command_line(&["diff", &a.to_string(), &b.to_string()])) } }
+        p { "Same as " code { (app.command_line(&["diff", &snapshot_arg(a), &snapshot_arg(b)])) } }
         p.count {
-            (d.added.len()) " tabs added, " (d.removed.len()) " removed, " (d.moved.len()) " moved; "
-            (d.windows_opened.len()) " windows opened, " (d.windows_closed.len()) " closed ("
-            (d.a.windows) " windows, " (d.a.tabs) " tabs -> " (d.b.windows) " windows, " (d.b.tabs) " tabs)"
+            (count(d.added.len(), "tab", "tabs")) " added, " (d.removed.len()) " removed, " (d.moved.len()) " moved; "
+            (count(d.windows_opened.len(), "window", "windows")) " opened, " (d.windows_closed.len()) " closed ("
+            (count(d.a.windows, "window", "windows")) ", " (count(d.a.tabs, "tab", "tabs")) " -> "
+            (count(d.b.windows, "window", "windows")) ", " (count(d.b.tabs, "tab", "tabs")) ")"
         }
         (tabs("Removed", &d.removed))
         (tabs("Added", &d.added))
@@ -80,7 +83,7 @@ fn render(app: &App, a: Option<i64>, b: Option<i64>) -> Result<Markup> {
         @for (name, list) in [("Windows closed", &d.windows_closed), ("Windows opened", &d.windows_opened)] {
             @if !list.is_empty() {
                 h2 { (name) " (" (list.len()) ")" }
-                ul { @for w in list.iter() { li { "window " (w.window) ": " (w.tabs) " tabs " (w.title.unwrap_or("")) } } }
+                ul { @for w in list.iter() { li { "window " (w.window) ": " (count(w.tabs, "tab", "tabs")) " " (escape(w.title.unwrap_or(""))) } } }
             }
         }
         p { a href=(app.url(&format!("/snapshot/{a}"))) { "Open #" (a) } " · " a href=(app.url(&format!("/snapshot/{b}"))) { "Open #" (b) } }

@@ -11,6 +11,7 @@ use maud::{html, Markup};
 
 use super::layout::{page, time, title_url};
 use super::{blocking, App, WebError};
+use crate::fmt::{count, escape};
 
 #[derive(serde::Deserialize)]
 pub struct SearchQuery {
@@ -47,8 +48,26 @@ pub async fn search(
     .await
 }
 
-/// The tabs matching `text`, as `ffsession search TEXT` finds them.
+/// `text` with every word a prefix (`kiw` -> `kiw*`): the page finds
+/// words by their start, as the user types them. A word ending in `*` is
+/// one already.
+pub fn as_prefixes(text: &str) -> String {
+    text.split_whitespace()
+        .map(|w| {
+            if w.ends_with('*') {
+                w.to_owned()
+            } else {
+                format!("{w}*")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The tabs with words starting with each word of `text`, as `ffsession
+/// search` finds them given those words each ending in `*`.
 fn results(app: &App, text: &str) -> Result<Markup> {
+    let text = &as_prefixes(text);
     let Some(query) = literal_query(text) else {
         return Ok(
             html! { p.hint { "Type words to find every tab ever backed up whose title or URL holds them." } },
@@ -67,7 +86,7 @@ fn results(app: &App, text: &str) -> Result<Markup> {
         p.count {
             @if hits.is_empty() { "No tab matches." }
             @else if hits.len() > limit { "The best " (limit) " tabs:" }
-            @else { (hits.len()) " tabs:" }
+            @else { (count(hits.len(), "tab", "tabs")) ":" }
             " Same as " code { (app.command_line(&["search", text])) }
         }
         table.tabs.hits {
@@ -76,10 +95,10 @@ fn results(app: &App, text: &str) -> Result<Markup> {
                     td { (title_url(Some(&h.title), Some(&h.url))) }
                     td.when { "seen " (time(Some(h.first_seen_ms))) " .. " (time(Some(h.last_seen_ms))) }
                     td {
-                        a href=(app.url(&format!("/history?url={}", encode(&h.url)))) { "in " (h.snapshots) " snapshots" }
+                        a href=(app.url(&format!("/history?url={}", encode(&h.url)))) { "in " (count(h.snapshots as usize, "snapshot", "snapshots")) }
                         ", newest " a href=(app.url(&format!("/snapshot/{}", h.newest_snapshot))) { "#" (h.newest_snapshot) }
                         @if let Some(a) = &h.archived {
-                            ", archived " (time(Some(a.archived_at_ms))) " (" (a.reason) ", "
+                            ", archived " (time(Some(a.archived_at_ms))) " (" (escape(&a.reason)) ", "
                             a href=(app.url(&format!("/snapshot/{}", a.snapshot))) { "#" (a.snapshot) } ")"
                         }
                     }
@@ -104,7 +123,7 @@ pub async fn history(
                 @for s in &stretches {
                     tr {
                         td { (time(Some(s.from_ms))) " .. " (time(Some(s.to_ms))) }
-                        td { (s.snapshots) " snapshots, "
+                        td { (count(s.snapshots as usize, "snapshot", "snapshots")) ", "
                             a href=(app.url(&format!("/snapshot/{}", s.first_snapshot))) { "#" (s.first_snapshot) }
                             " .. "
                             a href=(app.url(&format!("/snapshot/{}", s.last_snapshot))) { "#" (s.last_snapshot) } }
@@ -130,4 +149,21 @@ pub fn encode(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_word_is_a_prefix() {
+        assert_eq!(as_prefixes("kiw"), "kiw*");
+        assert_eq!(as_prefixes("  rust  bo "), "rust* bo*");
+        assert_eq!(as_prefixes("doc* x"), "doc* x*");
+        assert_eq!(as_prefixes(""), "");
+        assert_eq!(
+            literal_query(&as_prefixes("kiw \"q")).as_deref(),
+            Some(r#""kiw"* """q"*"#)
+        );
+    }
 }

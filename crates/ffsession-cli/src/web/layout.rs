@@ -3,6 +3,7 @@
 //! the sites a user visited, so every value goes through maud's escaping,
 //! and a URL is a link only for an allowed scheme.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 
 use axum::http::header;
@@ -10,6 +11,7 @@ use axum::response::IntoResponse;
 use maud::{html, Markup, DOCTYPE};
 
 use super::App;
+use crate::fmt::escape;
 
 /// The page's script: the filter box, search as you type, picking helpers.
 const SCRIPT: &str = include_str!("app.js");
@@ -46,7 +48,7 @@ pub fn page(app: &App, title: &str, body: Markup) -> Markup {
                     a href=(app.url("/search")) { "Search" }
                     a href=(app.url("/diff")) { "Diff" }
                     a href=(app.url("/picks")) { "Picked" }
-                    span.store { "store: " (app.store_dir.display().to_string()) }
+                    span.store { "store: " (app.store_label) }
                 }
                 main { h1 { (title) } (body) }
             }
@@ -73,17 +75,42 @@ pub fn favicon(image: Option<&str>) -> Option<&str> {
 }
 
 /// A tab's title and URL: the URL a link only when [`safe_href`] allows.
+/// Both are shown with their control and bidirectional characters escaped
+/// (`\u{202e}`), as the CLI prints names: a right-to-left override would
+/// make a link look like another address.
 pub fn title_url(title: Option<&str>, url: Option<&str>) -> Markup {
     let url = url.unwrap_or("");
     let title = title.filter(|t| !t.is_empty()).unwrap_or(url);
+    let shown = escape(url);
     html! {
-        span.title { (title) }
+        span.title { (escape(title)) }
         " "
         @match safe_href(url) {
-            Some(href) => a.url href=(href) rel="noopener noreferrer" target="_blank" { (url) },
-            None => span.url.inert title="not a web link: shown, not followed" { (url) },
+            Some(href) => a.url href=(link_target(href)) rel="noopener noreferrer" target="_blank" { (shown) },
+            None => span.url.inert title="not a web link: shown, not followed" { (shown) },
         }
     }
+}
+
+/// A link's target: `url` with its control and bidirectional characters
+/// percent-encoded (as a browser sends them), so no attribute of the page
+/// holds one as it is.
+pub fn link_target(url: &str) -> Cow<'_, str> {
+    if !url.chars().any(crate::fmt::needs_escape) {
+        return Cow::Borrowed(url);
+    }
+    let mut out = String::with_capacity(url.len() + 8);
+    for c in url.chars() {
+        if crate::fmt::needs_escape(c) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Local time of `ms`.
@@ -143,6 +170,19 @@ mod tests {
             "ffsession restore 42 --dry-run"
         );
         assert_eq!(shell_line(["a b", "it's", ""]), r"'a b' 'it'\''s' ''");
+    }
+
+    #[test]
+    fn bidirectional_and_control_characters_are_shown_escaped() {
+        let m = title_url(
+            Some("abc\u{202e}fdp.exe"),
+            Some("https://a.test/\u{2066}x\u{0}"),
+        );
+        let s = m.into_string();
+        assert!(s.contains(r"abc\u{202e}fdp.exe"), "{s}");
+        assert!(s.contains(r"https://a.test/\u{2066}x\u{0}"), "{s}");
+        assert!(s.contains("href=\"https://a.test/%E2%81%A6x%00\""), "{s}");
+        assert!(!s.contains('\u{202e}') && !s.contains('\u{2066}'), "{s}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use maud::{html, Markup};
 
 use super::layout::{csrf, favicon, page, time, title_url};
 use super::{blocking, App, WebError};
+use crate::fmt::{count, escape};
 
 pub async fn timeline(State(app): State<Arc<App>>) -> Result<Markup, WebError> {
     blocking(move || Ok(render_timeline(&app)?)).await
@@ -59,7 +60,9 @@ fn marks(store: &Store, snapshots: &[SnapshotInfo]) -> Result<HashMap<SnapshotId
 
 fn render_timeline(app: &App) -> Result<Markup> {
     let store = app.store()?;
-    let snapshots = store.snapshots()?;
+    // Newest first by the session's own time, as `restore latest` orders
+    // them (a restored session counts from its restore), not by id.
+    let snapshots = ffsession::restore::newest_first(&store)?;
     let marks = marks(&store, &snapshots)?;
     let mut by_profile: BTreeMap<&str, Vec<&SnapshotInfo>> = BTreeMap::new();
     for s in &snapshots {
@@ -69,12 +72,12 @@ fn render_timeline(app: &App) -> Result<Markup> {
         @if snapshots.is_empty() { p { "No snapshots yet: take one with " code { "ffsession backup" } "." } }
         @for (profile, list) in &by_profile {
             section.profile {
-                h2 { "Profile " (profile) " (" (list.len()) " snapshots)" }
+                h2 { "Profile " (escape(profile)) " (" (count(list.len(), "snapshot", "snapshots")) ")" }
                 (chart(app, list, &marks))
                 p.legend { span.k.tabs { "tabs" } " " span.k.windows { "windows" } " " span.k.alarm { "marked" } " (click a point to open its snapshot)" }
             }
         }
-        h2 { "Snapshots, newest first" }
+        h2 { "Snapshots, newest session first" }
         table.snapshots {
             thead { tr { th { "#" } th { "session time" } th { "profile" } th { "file" } th { "windows" } th { "tabs" } th { "closed" } th { "marks" } } }
             tbody {
@@ -82,13 +85,13 @@ fn render_timeline(app: &App) -> Result<Markup> {
                     tr {
                         td { a href=(app.url(&format!("/snapshot/{}", s.id))) { "#" (s.id) } }
                         td { (time(Some(s.session_time_ms()))) }
-                        td { (s.profile) }
-                        td { (s.file_name) }
+                        td { (escape(&s.profile)) }
+                        td { (escape(&s.file_name)) }
                         @match s.counts {
                             Some(c) => { td { (c.windows) } td { (c.tabs) } td { (c.closed_tabs) } },
                             None => { td {} td {} td {} },
                         }
-                        td.marks { @for m in marks.get(&s.id).into_iter().flatten() { span.mark { (m) } " " } }
+                        td.marks { @for m in marks.get(&s.id).into_iter().flatten() { span.mark { (escape(m)) } " " } }
                     }
                 }
             }
@@ -152,8 +155,8 @@ fn chart(app: &App, list: &[&SnapshotInfo], marks: &HashMap<SnapshotId, Vec<Stri
                         r=(if marked { "6" } else { "4" }) class=(if marked { "alarm" } else { "point" }) {
                         title {
                             "#" (s.id) " " (time(Some(s.session_time_ms()))) ": "
-                            @match s.counts { Some(c) => { (crate::fmt::count(c.windows as usize, "window", "windows")) ", " (crate::fmt::count(c.tabs as usize, "tab", "tabs")) }, None => { "damaged" } }
-                            @for m in marks.get(&s.id).into_iter().flatten() { "; " (m) }
+                            @match s.counts { Some(c) => { (count(c.windows as usize, "window", "windows")) ", " (count(c.tabs as usize, "tab", "tabs")) }, None => { "damaged" } }
+                            @for m in marks.get(&s.id).into_iter().flatten() { "; " (escape(m)) }
                         }
                     }
                 }
@@ -218,7 +221,7 @@ fn tab_table(
                         @if t.selected { span.flag { "selected" } " " }
                         @if t.hidden { span.flag { "hidden" } " " }
                         @if t.container != 0 { span.flag { "container " (t.container) } " " }
-                        @if let Some(g) = t.group { span.flag.group { "group " (g) } }
+                        @if let Some(g) = t.group { span.flag.group { "group " (escape(g)) } }
                     }
                     td.when {
                         @if let Some(c) = t.closed_at { "closed " (time(Some(c))) }
@@ -233,11 +236,11 @@ fn tab_table(
 fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
     let store = app.store()?;
     let info = store.snapshot(id)?;
-    let all = store.snapshots()?;
+    let all = ffsession::restore::newest_first(&store)?;
     let title = format!("Snapshot #{id}");
     let head = html! {
         p.info {
-            (info.profile) ", " (info.file_name) ", session of " (time(Some(info.session_time_ms())))
+            (escape(&info.profile)) ", " (escape(&info.file_name)) ", session of " (time(Some(info.session_time_ms())))
             ", taken " (time(Some(info.taken_at_ms)))
         }
         p.actions {
@@ -255,7 +258,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
     if let ffsession::store::SnapshotStatus::Corrupt { reason } = &info.status {
         let body = html! {
             (head)
-            p.alarm { "This file was damaged when it was taken: " (reason) }
+            p.alarm { "This file was damaged when it was taken: " (escape(reason)) }
             p { a.button href=(app.url(&format!("/plan?action=rescue&snapshot={id}"))) { "Rescue its complete tabs and restore them…" } }
         };
         return Ok(page(app, &title, body));
@@ -291,15 +294,15 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                 section.window {
                     h2 {
                         label { input type="checkbox" name="pick" value=(format!("w:{id}:{n}")); " Window " (n) }
-                        " (" (crate::fmt::count(open.len(), "tab", "tabs")) ")"
-                        @if let Some(t) = &w.title { " " span.wtitle { (t) } }
+                        " (" (count(open.len(), "tab", "tabs")) ")"
+                        @if let Some(t) = &w.title { " " span.wtitle { (escape(t)) } }
                     }
                     @if !w.groups.is_empty() {
                         p.groups { "Tab groups: "
                             @for g in &w.groups {
                                 @let name = g.name.as_deref().or(g.id.as_deref()).unwrap_or("");
-                                label.group { input type="checkbox" name="pick" value=(format!("g:{id}:{n}:{name}")); " " (name)
-                                    @if let Some(c) = &g.color { " (" (c) ")" }
+                                label.group { input type="checkbox" name="pick" value=(format!("g:{id}:{n}:{name}")); " " (escape(name))
+                                    @if let Some(c) = &g.color { " (" (escape(c)) ")" }
                                     @if g.collapsed { " collapsed" } }
                                 " "
                             }
@@ -308,7 +311,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                     (tab_table(id, 't', &open, &icons))
                     @let closed = of(TabState::Closed, n);
                     @if !closed.is_empty() {
-                        details { summary { (crate::fmt::count(closed.len(), "recently closed tab", "recently closed tabs")) } (tab_table(id, 'c', &closed, &icons)) }
+                        details { summary { (count(closed.len(), "recently closed tab", "recently closed tabs")) } (tab_table(id, 'c', &closed, &icons)) }
                     }
                 }
             }
@@ -317,7 +320,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                 @let tabs = of(TabState::ClosedWindow, n);
                 section.window.closed {
                     details {
-                        summary { label { input type="checkbox" name="pick" value=(format!("k:{id}:{n}")); " Closed window " (n) } " (" (crate::fmt::count(tabs.len(), "tab", "tabs"))
+                        summary { label { input type="checkbox" name="pick" value=(format!("k:{id}:{n}")); " Closed window " (n) } " (" (count(tabs.len(), "tab", "tabs"))
                             @if let Some(c) = w.closed_at { ", closed " (time(Some(c))) } ")" }
                         (tab_table(id, 'x', &tabs, &icons))
                     }
@@ -328,9 +331,9 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                     h2 { "Saved tab groups (" (session.saved_groups.len()) ")" }
                     @for g in &session.saved_groups {
                         details {
-                            summary { (g.name.as_deref().or(g.id.as_deref()).unwrap_or(""))
-                                @if let Some(c) = &g.color { " (" (c) ")" }
-                                ", " (crate::fmt::count(g.tabs.len(), "tab", "tabs")) }
+                            summary { (escape(g.name.as_deref().or(g.id.as_deref()).unwrap_or("")))
+                                @if let Some(c) = &g.color { " (" (escape(c)) ")" }
+                                ", " (count(g.tabs.len(), "tab", "tabs")) }
                             ul { @for t in &g.tabs {
                                 @let e = t.state.index.and_then(|i| usize::try_from(i).ok()?.checked_sub(1)).and_then(|i| t.state.entries.get(i)).or(t.state.entries.last());
                                 li { (title_url(e.and_then(|e| e.title.as_deref()).or(t.title.as_deref()), e.and_then(|e| e.url.as_deref()))) }
@@ -348,7 +351,7 @@ fn render_snapshot(app: &App, id: SnapshotId) -> Result<Markup> {
                                 td { input type="checkbox" name="pick" value=(format!("a:{id}:{i}")) aria-label="pick this tab"; }
                                 td.icon {}
                                 td { (title_url(Some(&a.title), Some(&a.url))) }
-                                td.flags { span.flag { (a.reason) } }
+                                td.flags { span.flag { (escape(&a.reason)) } }
                                 td.when { "archived " (time(Some(a.archived_at_ms))) }
                             }
                         }

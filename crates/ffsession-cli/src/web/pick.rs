@@ -16,9 +16,10 @@ use ffsession::store::SnapshotId;
 use ffsession::SessionData;
 use maud::{html, Markup};
 
-use super::actions::{line, make_plan, ran, run, Preview};
+use super::actions::{line, make_plan, ran, run, Plan, Preview};
 use super::layout::{csrf, page, title_url};
 use super::{blocking, App, WebError};
+use crate::fmt::{count, escape};
 
 /// Something picked.
 #[derive(Debug, Clone)]
@@ -118,7 +119,7 @@ fn resolve(app: &App, value: &str) -> Result<Pick> {
         ),
         "g" => (
             TabState::Open,
-            format!("group {:?} of snapshot #{id}", rest.unwrap_or("")),
+            format!("group \"{}\" of snapshot #{id}", escape(rest.unwrap_or(""))),
         ),
         _ => return Err(bad()),
     };
@@ -197,7 +198,7 @@ pub async fn basket(State(app): State<Arc<App>>) -> Result<Markup, WebError> {
         } @else {
             @for p in &picks {
                 section.window {
-                    h2 { (p.label) " (" (p.tabs.len()) " tabs)" }
+                    h2 { (p.label) " (" (count(p.tabs.len(), "tab", "tabs")) ")" }
                     ul { @for (t, u) in &p.tabs { li { (title_url(Some(t), Some(u))) } } }
                 }
             }
@@ -227,14 +228,30 @@ pub async fn plan(
 ) -> Result<Markup, WebError> {
     blocking(move || {
         let plan = make_plan(&app, &q.action, q.snapshot)?;
-        // The preview: the steps that only write into the page's folder
-        // run, the restore runs with --dry-run; the first failure stops it.
+        show_plan(&app, &q.action, q.snapshot, &plan, None)
+    })
+    .await
+}
+
+/// The plan's page: what will happen, the command lines, what they say
+/// they would do (the steps that write only into the page's folder run,
+/// the restore as a dry run; the first failure stops it), and *Do it*,
+/// which carries the plan's digest.
+fn show_plan(
+    app: &App,
+    action: &str,
+    snapshot: Option<i64>,
+    plan: &Plan,
+    note: Option<&str>,
+) -> Result<Markup, WebError> {
+    let previews = {
+        let _running = app.running.lock().map_err(|e| anyhow!("{e}"))?;
         let mut previews = Vec::new();
         for step in &plan.steps {
             let r = match step.preview {
                 Preview::Show => continue,
-                Preview::Run => run(&app, step, false),
-                Preview::DryRun => run(&app, step, true),
+                Preview::Run => run(app, step, false),
+                Preview::DryRun => run(app, step, true),
             };
             let ok = r.ok;
             previews.push(r);
@@ -242,29 +259,31 @@ pub async fn plan(
                 break;
             }
         }
-        let blocked = previews.iter().any(|r| !r.ok);
-        let body = html! {
-            @for w in &plan.what { p { (w) } }
-            h2 { "The command lines that do the same" }
-            pre.lines { @for s in &plan.steps { (line(&app, s, false)) "\n" } }
-            @if !previews.is_empty() {
-                h2 { "What they say they will do" }
-                @for r in &previews { (ran(r)) }
+        previews
+    };
+    let blocked = previews.iter().any(|r| !r.ok);
+    let body = html! {
+        @if let Some(note) = note { p.alarm { (note) } }
+        @for w in &plan.what { p { (w) } }
+        h2 { "The command lines that do the same" }
+        pre.lines { @for s in &plan.steps { (line(app, s, false)) "\n" } }
+        @if !previews.is_empty() {
+            h2 { "What they say they will do" }
+            @for r in &previews { (ran(r)) }
+        }
+        @if blocked {
+            p.alarm { "A step fails: nothing would be done." }
+        } @else {
+            form method="post" action=(app.url("/do")) {
+                (csrf(app))
+                input type="hidden" name="action" value=(action);
+                @if let Some(id) = snapshot { input type="hidden" name="snapshot" value=(id); }
+                input type="hidden" name="plan" value=(plan.digest());
+                button.go type="submit" { "Do it" }
             }
-            @if blocked {
-                p.alarm { "A step fails: nothing would be done." }
-            } @else {
-                form method="post" action=(app.url("/do")) {
-                    (csrf(&app))
-                    input type="hidden" name="action" value=(q.action);
-                    @if let Some(id) = q.snapshot { input type="hidden" name="snapshot" value=(id); }
-                    button.go type="submit" { "Do it" }
-                }
-            }
-        };
-        Ok(page(&app, &plan.title, body))
-    })
-    .await
+        }
+    };
+    Ok(page(app, &plan.title, body))
 }
 
 #[derive(serde::Deserialize)]
@@ -272,20 +291,38 @@ pub struct ActForm {
     action: String,
     #[serde(default)]
     snapshot: Option<i64>,
+    /// The digest of the plan the page showed.
+    #[serde(default)]
+    plan: Option<String>,
 }
 
 pub async fn act(State(app): State<Arc<App>>, Form(f): Form<ActForm>) -> Result<Markup, WebError> {
     blocking(move || {
         let plan = make_plan(&app, &f.action, f.snapshot)?;
-        let mut done = Vec::new();
-        for step in &plan.steps {
-            let r = run(&app, step, false);
-            let ok = r.ok;
-            done.push(r);
-            if !ok {
-                break;
-            }
+        // Only the plan shown runs: when the picks changed since (in
+        // another tab, say), the new plan is shown instead, to confirm.
+        if f.plan.as_deref() != Some(plan.digest().as_str()) {
+            return show_plan(
+                &app,
+                &f.action,
+                f.snapshot,
+                &plan,
+                Some("The plan changed since it was shown (the picks changed): nothing was done. This is the plan now; Do it runs this one."),
+            );
         }
+        let done = {
+            let _running = app.running.lock().map_err(|e| anyhow!("{e}"))?;
+            let mut done = Vec::new();
+            for step in &plan.steps {
+                let r = run(&app, step, false);
+                let ok = r.ok;
+                done.push(r);
+                if !ok {
+                    break;
+                }
+            }
+            done
+        };
         let failed = done.iter().any(|r| !r.ok);
         let body = html! {
             @for r in &done { (ran(r)) }

@@ -147,9 +147,20 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
                     "a change must come from the page itself\n",
                 );
             }
-            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
-                return refuse(StatusCode::PAYLOAD_TOO_LARGE, "request too large\n");
-            };
+            // A body that does not come in time holds the connection no
+            // longer (a slow client is dropped, not waited for).
+            let bytes =
+                match tokio::time::timeout(app.io_timeout, axum::body::to_bytes(body, MAX_BODY))
+                    .await
+                {
+                    Ok(Ok(bytes)) => bytes,
+                    Ok(Err(_)) => {
+                        return refuse(StatusCode::PAYLOAD_TOO_LARGE, "request too large\n")
+                    }
+                    Err(_) => {
+                        return refuse(StatusCode::REQUEST_TIMEOUT, "the request took too long\n")
+                    }
+                };
             if !form_token(&bytes).is_some_and(|t| same(t, &app.csrf)) {
                 return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token\n");
             }

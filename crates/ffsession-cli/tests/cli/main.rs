@@ -13,6 +13,7 @@ mod family;
 mod heal_durability;
 mod help;
 mod hints;
+mod names;
 #[cfg(target_os = "linux")]
 mod notify;
 mod outside;
@@ -41,6 +42,9 @@ mod store;
 mod tidy;
 mod ui;
 mod ui_add;
+mod ui_guard;
+mod ui_meaning;
+mod ui_page;
 mod windows;
 mod writers;
 mod zen;

@@ -214,8 +214,9 @@ fn stop(mut child: Child) {
     let _ = child.wait();
 }
 
-/// A stand-in for `xdg-open` that records the address `ffsession ui` opens
-/// and the `ui`'s pid (to end it).
+/// A stand-in for `xdg-open` that records what `ffsession ui` gives it (the
+/// page in its private folder that leads to the address), the `ui`'s pid
+/// (to end it), and that page, as a browser reads it (`RECORD.html`).
 fn fake_opener(dir: &Path) -> (PathBuf, PathBuf) {
     let bin = dir.join("bin");
     fs::create_dir_all(&bin).unwrap();
@@ -224,10 +225,8 @@ fn fake_opener(dir: &Path) -> (PathBuf, PathBuf) {
     fs::write(
         &script,
         format!(
-            "#!/bin/sh\nprintf '%s %s\\n' \"$PPID\" \"$1\" > '{}.tmp' && mv '{}.tmp' '{}'\n",
-            record.display(),
-            record.display(),
-            record.display()
+            "#!/bin/sh\ncat \"$1\" > '{r}.html'\nprintf '%s %s\\n' \"$PPID\" \"$1\" > '{r}.tmp' && mv '{r}.tmp' '{r}'\n",
+            r = record.display(),
         ),
     )
     .unwrap();
@@ -296,8 +295,17 @@ fn a_loss_is_stored_at_once_and_told_once_an_hour_with_the_way_back() {
         opened.exists()
     });
     let line = fs::read_to_string(&opened).unwrap();
-    let (pid, url) = line.trim().split_once(' ').unwrap();
+    let (pid, given) = line.trim().split_once(' ').unwrap();
     let _ = Command::new("kill").arg(pid).status();
+    // The opener gets a page that leads to the address, never the address
+    // (its secret would be on a command line).
+    assert!(given.ends_with("open.html"), "{given}");
+    let page = fs::read_to_string(opened.with_extension("html")).unwrap();
+    let url = page
+        .split_once("url=")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(url, _)| url)
+        .unwrap_or_else(|| panic!("no address in the page: {page}"));
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with(&format!("/snapshot/{}", good.0)),
         "{url}"

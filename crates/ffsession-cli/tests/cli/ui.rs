@@ -1,186 +1,10 @@
 //! `ffsession ui`: the local page, asked over HTTP on 127.0.0.1 as a
 //! browser would, against a store built in the test's folder.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::time::Duration;
-
 use ffsession_gen::Spec;
-use serde_json::Value;
 
-use crate::common::{ok_json, session, TestEnv};
-
-/// A generated session whose first window holds exactly `tabs` (URL, title).
-pub(crate) fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
-    let generated = session(Spec {
-        tabs: 4,
-        windows: 2,
-        ..Spec::default()
-    });
-    let mut v: Value = serde_json::from_str(&generated.json).unwrap();
-    v["windows"][0]["tabs"] = tabs
-        .iter()
-        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
-        .collect();
-    ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
-}
-
-const EVIL_TITLE: &str = "<script>alert('pwned')</script>";
-const EVIL_URL: &str = "javascript:alert(document.cookie)";
-
-/// A profile whose two sessions are backed up (snapshots 1 and 2).
-pub(crate) fn two_snapshots() -> (TestEnv, PathBuf) {
-    let env = TestEnv::new();
-    let profile = env.path().join("profile");
-    std::fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
-    for tabs in [
-        &[
-            ("https://doc.rust-lang.org/book/", "The Rust book"),
-            (EVIL_URL, EVIL_TITLE),
-        ][..],
-        &[
-            ("https://doc.rust-lang.org/book/", "The Rust book"),
-            (EVIL_URL, EVIL_TITLE),
-            ("https://added.example/", "Added later"),
-        ][..],
-    ] {
-        env.profile_with_recovery(&with_tabs(tabs));
-        ok_json(env.store_cmd(&profile).args(["backup", "--json"]));
-    }
-    (env, profile)
-}
-
-pub(crate) struct Page {
-    pub(crate) env: TestEnv,
-    pub(crate) profile: PathBuf,
-    pub(crate) child: Child,
-    pub(crate) port: u16,
-    pub(crate) secret: String,
-}
-
-impl Drop for Page {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    pub(crate) head: String,
-    pub(crate) body: String,
-}
-
-impl Page {
-    /// Two snapshots backed up, then `ffsession ui --no-open --port 0`.
-    pub(crate) fn start(extra: &[&str]) -> Page {
-        let (env, profile) = two_snapshots();
-        Page::serve(env, profile, extra)
-    }
-
-    /// `ffsession ui --no-open --port 0` on the store of `profile`.
-    pub(crate) fn serve(env: TestEnv, profile: PathBuf, extra: &[&str]) -> Page {
-        let mut child = env
-            .std_store_cmd_at(&profile, &env.store_dir())
-            .args(["ui", "--no-open", "--port", "0"])
-            .args(extra)
-            // The page's private folder in the test's own (the server
-            // is killed, so it cannot remove it).
-            .env("TMPDIR", env.path())
-            .env("TEMP", env.path())
-            .env("TMP", env.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // http://127.0.0.1:PORT/SECRET/
-        let rest = line
-            .trim()
-            .strip_prefix("http://127.0.0.1:")
-            .unwrap_or_else(|| panic!("no address printed: {line:?}"));
-        let (port, secret) = rest.split_once('/').unwrap();
-        Page {
-            env,
-            profile,
-            child,
-            port: port.parse().unwrap(),
-            secret: secret.trim_end_matches('/').to_owned(),
-        }
-    }
-
-    fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// One HTTP/1.1 request, answered whole.
-    fn raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-        self.raw_at("127.0.0.1", method, path, headers, body)
-    }
-
-    /// [`Page::raw`] to the server's port at `address`.
-    fn raw_at(
-        &self,
-        address: &str,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &str,
-    ) -> Answer {
-        let mut s = TcpStream::connect((address, self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-        for (k, v) in headers {
-            req.push_str(&format!("{k}: {v}\r\n"));
-        }
-        if method == "POST" {
-            req.push_str("Content-Type: application/x-www-form-urlencoded\r\n");
-            req.push_str(&format!("Content-Length: {}\r\n", body.len()));
-        }
-        req.push_str("\r\n");
-        req.push_str(body);
-        s.write_all(req.as_bytes()).unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-        Answer {
-            status,
-            head: head.to_ascii_lowercase(),
-            body: body.to_owned(),
-        }
-    }
-
-    pub(crate) fn get(&self, path: &str) -> Answer {
-        let path = format!("/{}{path}", self.secret);
-        self.raw("GET", &path, &[("Host", &self.host())], "")
-    }
-
-    pub(crate) fn post(&self, path: &str, body: &str) -> Answer {
-        let path = format!("/{}{path}", self.secret);
-        let (host, origin) = (self.host(), self.origin());
-        self.raw("POST", &path, &[("Host", &host), ("Origin", &origin)], body)
-    }
-
-    /// The CSRF token the page's forms carry.
-    pub(crate) fn csrf(&self) -> String {
-        let page = self.get("/snapshot/1").body;
-        let at = page
-            .find("name=\"csrf\" value=\"")
-            .expect("a form with the token")
-            + 19;
-        page[at..at + 32].to_owned()
-    }
-}
+use crate::common::session;
+use crate::ui_page::{two_snapshots, with_tabs, Page, EVIL_TITLE};
 
 #[test]
 fn the_page_shows_every_snapshot_and_its_tabs_escaped() {
@@ -249,9 +73,13 @@ fn search_diff_and_history_read_the_store() {
 
     let d = page.get("/diff?a=1&b=2");
     assert_eq!(d.status, 200, "{}", d.body);
-    assert!(d.body.contains("1 tabs added, 0 removed"), "{}", d.body);
+    assert!(d.body.contains("1 tab added, 0 removed"), "{}", d.body);
     assert!(d.body.contains("Added later"));
-    assert!(d.body.contains(" diff 1 2</code>"), "{}", d.body);
+    assert!(
+        d.body.contains(" diff snapshot:1 snapshot:2</code>"),
+        "{}",
+        d.body
+    );
 
     let h = page.get("/history?url=https%3A%2F%2Fdoc.rust-lang.org%2Fbook%2F");
     assert_eq!(h.status, 200);
@@ -369,13 +197,16 @@ fn a_restore_shows_its_plan_and_command_line_first() {
     let page = Page::start(&[]);
     let plan = page.get("/plan?action=restore&snapshot=1");
     assert_eq!(plan.status, 200, "{}", plan.body);
-    assert!(plan.body.contains(" restore 1\n"), "{}", plan.body);
-    assert!(plan.body.contains("restore 1 --dry-run"), "{}", plan.body);
+    assert!(plan.body.contains(" restore snapshot:1\n"), "{}", plan.body);
+    assert!(
+        plan.body.contains("restore snapshot:1 --dry-run"),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("would write"), "{}", plan.body);
     // The plan changed nothing: one undo point comes only with the restore.
     assert_eq!(page.env.list_snapshots(&page.profile).len(), 2);
-    let token = page.csrf();
-    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    let done = page.do_it("action=restore&snapshot=1", &plan);
     assert_eq!(done.status, 200);
     assert!(
         done.body.contains("done: Firefox reopens snapshot 1"),
@@ -405,13 +236,17 @@ fn picked_windows_are_added_at_next_start() {
     let plan = page.get("/plan?action=add");
     assert_eq!(plan.status, 200, "{}", plan.body);
     assert!(
-        plan.body.contains(" extract 1 --window 1 -o "),
+        plan.body.contains(" extract snapshot:1 --window 1 -o "),
         "{}",
         plan.body
     );
-    assert!(plan.body.contains(" merge current "), "{}", plan.body);
+    assert!(
+        plan.body.contains(" merge profile:current "),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
@@ -420,6 +255,7 @@ fn picked_windows_are_added_at_next_start() {
 #[test]
 fn open_now_runs_the_browser_remote_command() {
     use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("args");
     let bin = dir.path().join("fake-firefox");
@@ -444,7 +280,7 @@ fn open_now_runs_the_browser_remote_command() {
     );
     assert!(plan.body.contains("left out (not a web address)"));
     assert!(!log.exists(), "the plan ran nothing");
-    let done = page.post("/do", &format!("action=open&csrf={token}"));
+    let done = page.do_it("action=open", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let mut args = String::new();
     for _ in 0..100 {
@@ -469,9 +305,10 @@ fn open_now_runs_the_browser_remote_command() {
 #[test]
 fn bringing_back_is_refused_while_the_browser_runs() {
     let page = Page::start(&[]);
-    let token = page.csrf();
+    // The browser starts after the plan was shown.
+    let plan = page.get("/plan?action=restore&snapshot=1");
     let firefox = ffsession_gen::FirefoxLockHolder::hold(&page.profile);
-    let done = page.post("/do", &format!("action=restore&snapshot=1&csrf={token}"));
+    let done = page.do_it("action=restore&snapshot=1", &plan);
     assert_eq!(done.status, 200);
     assert!(done.body.contains("A step failed"), "{}", done.body);
     assert!(done.body.contains("Firefox is running"), "{}", done.body);
@@ -500,11 +337,14 @@ fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
     );
     assert!(snap.body.contains("plan?action=rescue&amp;snapshot=3"));
     let plan = page.get("/plan?action=rescue&snapshot=3");
-    assert!(plan.body.contains(" rescue 3 -o "), "{}", plan.body);
+    assert!(
+        plan.body.contains(" rescue snapshot:3 -o "),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("would write"), "{}", plan.body);
     assert!(!page.profile.join("sessionstore.jsonlz4").exists());
-    let token = page.csrf();
-    let done = page.post("/do", &format!("action=rescue&snapshot=3&csrf={token}"));
+    let done = page.do_it("action=rescue&snapshot=3", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
@@ -521,11 +361,11 @@ fn a_picked_tab_is_added_at_next_start() {
     assert_eq!(page.post("/picks", &body).status, 303);
     let plan = page.get("/plan?action=add");
     assert!(
-        plan.body.contains(" extract 2 --tab 1:3 -o "),
+        plan.body.contains(" extract snapshot:2 --tab 1:3 -o "),
         "{}",
         plan.body
     );
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let urls = page
         .env

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::common::{ok_json, ok_stdout, undo_id, TestEnv};
-use crate::ui::{with_tabs, Page};
+use crate::ui_page::{with_tabs, Page};
 
 /// The open tabs' URLs of the session file `file`.
 fn urls(env: &TestEnv, file: &Path) -> String {
@@ -57,13 +57,17 @@ fn a_closed_tab_and_a_closed_window_are_added_at_next_start() {
     let plan = page.get("/plan?action=add");
     assert!(
         plan.body
-            .contains(" extract 2 --closed-tab 1:1 --closed-window 1 -o "),
+            .contains(" extract snapshot:2 --closed-tab 1:1 --closed-window 1 -o "),
         "{}",
         plan.body
     );
-    assert!(plan.body.contains(" merge current "), "{}", plan.body);
+    assert!(
+        plan.body.contains(" merge profile:current "),
+        "{}",
+        plan.body
+    );
     assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let now = urls(&page.env, &page.profile.join("sessionstore.jsonlz4"));
     assert!(now.contains("https://now.example/"), "{now}");
@@ -122,11 +126,11 @@ fn an_archived_tab_is_added_at_next_start() {
     let plan = page.get("/plan?action=add");
     assert!(
         plan.body
-            .contains(&format!(" extract {undo} --archived-tab 1 -o ")),
+            .contains(&format!(" extract snapshot:{undo} --archived-tab 1 -o ")),
         "{}",
         plan.body
     );
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let now = urls(&page.env, &session);
     assert!(now.contains("https://kept.example/"), "{now}");
@@ -152,7 +156,7 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
         eprintln!("skipped: no `script` (util-linux) to give ffsession a terminal");
         return;
     }
-    let (env, profile) = crate::ui::two_snapshots();
+    let (env, profile) = crate::ui_page::two_snapshots();
     let remote = env.path().join("remote");
     ok_stdout(
         env.store_cmd(&profile)
@@ -240,13 +244,13 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
     // The preview runs `extract` on the remote store: it has the password.
     let plan = page.get("/plan?action=add");
     assert!(
-        plan.body.contains(" extract 2 --tab 1:3 -o "),
+        plan.body.contains(" extract snapshot:2 --tab 1:3 -o "),
         "{}",
         plan.body
     );
     assert!(!plan.body.contains("A step fails"), "{}", plan.body);
     assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let done = page.post("/do", &format!("action=add&csrf={token}"));
+    let done = page.do_it("action=add", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     for a in [&plan, &done] {
         assert!(!a.body.contains(PASSWORD), "the password in the page");
@@ -269,15 +273,10 @@ fn what_the_page_writes_is_in_a_private_folder() {
     assert_eq!(page.post("/picks", &body).status, 303);
     let plan = page.get("/plan?action=add");
     assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let folder = std::fs::read_dir(page.env.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("ffsession-ui-"))
-        })
-        .expect("the page's folder in the temp folder");
-    let written: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    let [folder] = &page.private_folders()[..] else {
+        panic!("not one private folder: {:?}", page.private_folders());
+    };
+    let written: Vec<_> = std::fs::read_dir(folder).unwrap().collect();
     assert!(
         !written.is_empty(),
         "the plan's extract and merge wrote there"
@@ -285,14 +284,14 @@ fn what_the_page_writes_is_in_a_private_folder() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+        let mode = std::fs::metadata(folder).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700, "{mode:o}");
     }
     #[cfg(windows)]
     {
         use ffsession::store::{current_user_sid, dacl_sddl};
         let user = current_user_sid().unwrap();
-        let sddl = dacl_sddl(&folder).unwrap();
+        let sddl = dacl_sddl(folder).unwrap();
         assert!(sddl.contains(&format!("A;OICI;FA;;;{user}")), "{sddl}");
         let body = &sddl[sddl.find('(').unwrap_or(sddl.len())..];
         for ace in body.split_terminator(')') {
