@@ -183,6 +183,10 @@ pub const GROUPS: &[(&str, &[(&str, &str)])] = &[
                 "Send the store's new snapshots to a remote store, encrypted",
             ),
             (
+                "remote",
+                "The keys this machine keeps of remote stores: list, forget",
+            ),
+            (
                 "check",
                 "Check that every snapshot in the store can be restored",
             ),
@@ -375,6 +379,7 @@ pub enum Command {
     Profiles(Lazy<commands::profiles::ProfilesArgs>),
     Backup(Lazy<commands::backup::BackupArgs>),
     Copy(Lazy<commands::copy::CopyArgs>),
+    Remote(Lazy<commands::remote::RemoteArgs>),
     Check(Lazy<commands::check::CheckArgs>),
     List(Lazy<commands::list::ListArgs>),
     Stores(Lazy<commands::stores::StoresArgs>),

@@ -20,6 +20,7 @@ mod output;
 pub mod profiles;
 pub mod prune;
 pub mod reindex;
+pub mod remote;
 mod remote_ops;
 pub mod rescue;
 pub mod restore;
@@ -55,6 +56,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Profiles(Lazy(args)) => profiles::run(g, args),
         Command::Backup(Lazy(args)) => backup::run(g, args),
         Command::Copy(Lazy(args)) => copy::run(g, args),
+        Command::Remote(Lazy(args)) => remote::run(g, args),
         Command::Check(Lazy(args)) => check::run(g, args),
         Command::List(Lazy(args)) => list::run(g, args),
         Command::Prune(Lazy(args)) => prune::run(g, args),

@@ -35,6 +35,7 @@ use crate::cli::GlobalArgs;
 use crate::config::Config;
 use crate::error::UserError;
 
+pub mod kept;
 mod secrets;
 
 use secrets::{env, key_params};
@@ -59,6 +60,9 @@ pub struct RemoteConfig {
     pub ssh_key: Option<PathBuf>,
     /// WebDAV: a file holding the password.
     pub webdav_password_file: Option<PathBuf>,
+    /// Keep the remote's key on this machine after the password opened it
+    /// once, so the next command needs no password (default: true).
+    pub keep_key: Option<bool>,
 }
 
 /// A remote location with everything needed to open it.
@@ -153,9 +157,14 @@ pub fn open(
     interactive: bool,
 ) -> Result<(Remote, bool)> {
     let backend = open_backend(&t.location, &options(t)?).map_err(remote_error)?;
+    // The key this machine kept: no password, no key stretching.
+    let backend = match kept::open(t, backend)? {
+        Ok(remote) => return Ok((remote, false)),
+        Err(backend) => backend,
+    };
     if !create {
         let pw = password(global, t, false, interactive)?;
-        return Ok((open_existing(backend, &pw, &t.location)?, false));
+        return Ok((open_existing(backend, &pw, t)?, false));
     }
     // Asked twice only when the location is new.
     let fresh = backend
@@ -168,12 +177,13 @@ pub fn open(
             .is_empty();
     let pw = password(global, t, fresh, interactive)?;
     if !fresh {
-        return Ok((open_existing(backend, &pw, &t.location)?, false));
+        return Ok((open_existing(backend, &pw, t)?, false));
     }
     let note = format!("made on {}", host_name(&global.config()?));
     let (remote, created) =
         Remote::open_or_create(backend, &pw, key_params(), &note).map_err(remote_error)?;
     keep_spare_key(&remote, &t.location);
+    kept::keep(&remote, t);
     Ok((remote, created))
 }
 
@@ -183,8 +193,9 @@ pub fn open(
 fn open_existing(
     backend: Box<dyn ffsession::remote::Backend>,
     password: &str,
-    location: &Location,
+    t: &Target,
 ) -> Result<Remote> {
+    let location = &t.location;
     let spare = cache_dir(location)
         .ok()
         .and_then(|d| std::fs::read(d.join(SPARE_KEY)).ok());
@@ -193,6 +204,7 @@ fn open_existing(
     if spare.as_deref() != Some(remote.key_file()) {
         keep_spare_key(&remote, location);
     }
+    kept::keep(&remote, t);
     Ok(remote)
 }
 
@@ -271,6 +283,25 @@ pub fn cache_dir(location: &Location) -> Result<PathBuf> {
             "set HOME (or XDG_CACHE_HOME)",
         )
     })?;
+    let name = location_name(location);
+    // On Windows `%LOCALAPPDATA%`, when set, names the local application
+    // data as it does for the stores (folders.rs): the known folder, unless
+    // the environment moves it.
+    #[cfg(windows)]
+    let cache = match crate::folders::folders() {
+        Some(f) if std::env::var_os("LOCALAPPDATA").is_some() => {
+            f.data_local.join("ffsession").join("cache")
+        }
+        _ => dirs.cache_dir().to_path_buf(),
+    };
+    #[cfg(not(windows))]
+    let cache = dirs.cache_dir().to_path_buf();
+    Ok(cache.join("remotes").join(name))
+}
+
+/// A folder or file name for the remote at `location`: readable, and
+/// unique (a digest of the whole location).
+pub fn location_name(location: &Location) -> String {
     let key = location.key();
     let readable: String = key
         .chars()
@@ -284,21 +315,7 @@ pub fn cache_dir(location: &Location) -> Result<PathBuf> {
         .take(60)
         .collect();
     let hash = ffsession::store::Digest::of(key.as_bytes()).to_hex();
-    // On Windows `%LOCALAPPDATA%`, when set, names the local application
-    // data as it does for the stores (folders.rs): the known folder, unless
-    // the environment moves it.
-    #[cfg(windows)]
-    let cache = match crate::folders::folders() {
-        Some(f) if std::env::var_os("LOCALAPPDATA").is_some() => {
-            f.data_local.join("ffsession").join("cache")
-        }
-        _ => dirs.cache_dir().to_path_buf(),
-    };
-    #[cfg(not(windows))]
-    let cache = dirs.cache_dir().to_path_buf();
-    Ok(cache
-        .join("remotes")
-        .join(format!("{readable}-{}", &hash[..12])))
+    format!("{readable}-{}", &hash[..12])
 }
 
 /// The objects `check --read-data` found damaged on a remote, kept for the
@@ -363,10 +380,13 @@ pub fn synced_cache(global: &GlobalArgs, config: &Config, value: &str) -> Result
             );
             return Ok(dir);
         }
-        _ => {
-            let pw = password(global, &t, false, true)?;
-            open_existing(backend, &pw, &t.location)?
-        }
+        _ => match kept::open(&t, backend)? {
+            Ok(remote) => remote,
+            Err(backend) => {
+                let pw = password(global, &t, false, true)?;
+                open_existing(backend, &pw, &t)?
+            }
+        },
     };
     sync_cache(global, &t, &remote)
 }
@@ -491,7 +511,7 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
     Ok(dir)
 }
 
-fn create_private_dirs(dir: &Path) -> Result<()> {
+pub(crate) fn create_private_dirs(dir: &Path) -> Result<()> {
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     #[cfg(unix)]

@@ -24,6 +24,7 @@ mod read;
 mod remote;
 mod remote_errors;
 mod remote_faults;
+mod remote_kept;
 mod remote_keys;
 #[cfg(unix)]
 mod remote_machines;

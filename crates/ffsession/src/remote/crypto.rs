@@ -105,6 +105,19 @@ impl Keys {
         Ok(Self::from_identity(identity))
     }
 
+    /// The identity as age writes it (`AGE-SECRET-KEY-1...`): the secret
+    /// that opens everything on the remote.
+    pub(super) fn identity_text(&self) -> String {
+        self.identity.to_string().expose_secret().to_owned()
+    }
+
+    /// The keys of an identity written by [`Keys::identity_text`].
+    pub(super) fn from_identity_text(text: &str) -> Result<Keys, String> {
+        let identity: age::x25519::Identity =
+            text.trim().parse().map_err(|e: &str| e.to_owned())?;
+        Ok(Self::from_identity(identity))
+    }
+
     /// `plaintext` encrypted to this remote's recipient.
     pub fn seal(&self, plaintext: &[u8]) -> Result<Vec<u8>, String> {
         age::encrypt(&self.recipient, plaintext).map_err(|e| one_line(&e))

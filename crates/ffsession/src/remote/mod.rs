@@ -14,6 +14,8 @@
 //!   our own (`ssh.rs`).
 //! - `crypto.rs`: the identity, its password-wrapped key files, sealing and
 //!   opening objects, object names.
+//! - `kept.rs`: the identity kept on a machine that opened the remote, so
+//!   the next command needs no password (and no scrypt).
 //! - `copy.rs`: sending the local snapshots a remote lacks.
 //! - `sync.rs`: bringing a remote's snapshots into a local store (a cache).
 //! - `check.rs`: reading a remote back (`--read-data`: every chunk).
@@ -34,6 +36,7 @@ mod copy;
 mod crypto;
 mod damage;
 mod error;
+mod kept;
 mod local;
 mod location;
 mod lock;
@@ -56,6 +59,7 @@ pub use check::{check_remote, DamagedObject, RemoteCheckProgress, RemoteCheckRep
 pub use copy::{copy_to_remote, CopyProgress, CopyReport};
 pub use damage::{clear_damage, note_damage, noted_damage};
 pub use error::RemoteError;
+pub use kept::{KeptKey, KeptRefused};
 pub use location::Location;
 pub use lock::{RemoteLock, LOCK_STALE_MS};
 pub use objects::RemoteSnapshot;
@@ -72,6 +76,8 @@ pub struct Remote {
     keys: Keys,
     /// The key file (wrapped with the password) that opened it.
     key_file: Vec<u8>,
+    /// Its name on the remote (`None`: a spare kept elsewhere opened it).
+    key_name: Option<String>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -135,6 +141,7 @@ impl Remote {
                         backend,
                         keys,
                         key_file: spare.to_vec(),
+                        key_name: None,
                     }),
                     _ => Err(error),
                 }
@@ -218,42 +225,26 @@ impl Remote {
             return fail(backend, error);
         }
         match Self::open_keys(backend.as_ref(), password, marker, key_files) {
-            Ok((keys, key_file)) => Ok(Remote {
+            Ok((keys, key_file, name)) => Ok(Remote {
                 backend,
                 keys,
                 key_file,
+                key_name: Some(name),
             }),
             Err(e) => fail(backend, e),
         }
     }
 
-    /// The first key file (by name) `password` opens, and its bytes.
+    /// The first key file (by name) `password` opens, its bytes and name.
     fn open_keys(
         backend: &dyn Backend,
         password: &str,
         marker: Option<Vec<u8>>,
         key_files: Vec<Entry>,
-    ) -> Result<(Keys, Vec<u8>), RemoteError> {
+    ) -> Result<(Keys, Vec<u8>, String), RemoteError> {
         let location = backend.location();
         if let Some(m) = &marker {
-            let parsed: Result<Marker, _> = serde_json::from_slice(m);
-            match parsed {
-                Ok(m) if m.format == objects::REMOTE_FORMAT => {}
-                Ok(m) => {
-                    return Err(RemoteError::Damaged {
-                        location,
-                        object: MARKER.into(),
-                        reason: format!("unknown format {:?} (a newer ffsession?)", m.format),
-                    })
-                }
-                Err(e) => {
-                    return Err(RemoteError::Damaged {
-                        location,
-                        object: MARKER.into(),
-                        reason: e.to_string(),
-                    })
-                }
-            }
+            check_marker(&location, m)?;
         }
         // The first key (by name) the password opens: two machines that
         // created the remote at once agree on it (see `create`).
@@ -267,7 +258,7 @@ impl Remote {
                     if marker.is_none() {
                         write_marker(backend)?;
                     }
-                    return Ok((keys, bytes));
+                    return Ok((keys, bytes, entry.name.clone()));
                 }
                 Err(Unwrap::WrongPassword) => {}
                 Err(Unwrap::Damaged(why)) => damaged = Some((entry.name.clone(), why)),
@@ -347,6 +338,7 @@ impl Remote {
                 backend,
                 keys,
                 key_file: file,
+                key_name: Some(FIRST_KEY.to_owned()),
             };
             remote.repair_keys()?;
             write_marker(remote.backend.as_ref())?;
@@ -366,7 +358,7 @@ impl Remote {
             .filter(|n| *n < name)
             .collect();
         earlier.sort();
-        let (mut keys, mut key_file, mut ours) = (keys, file, true);
+        let (mut keys, mut key_file, mut ours, mut key_name) = (keys, file, true, name.clone());
         for other in earlier {
             let Some(bytes) = backend.read(Kind::Keys, &other)? else {
                 continue;
@@ -376,6 +368,7 @@ impl Remote {
                 keys = theirs;
                 key_file = bytes;
                 ours = false;
+                key_name = other;
                 break;
             }
         }
@@ -383,6 +376,7 @@ impl Remote {
             backend,
             keys,
             key_file,
+            key_name: Some(key_name),
         };
         remote.repair_keys()?;
         write_marker(remote.backend.as_ref())?;
@@ -461,6 +455,24 @@ const FIRST_KEY: &str = "0000000000000000";
 /// How long a new remote's creator waits for another creator's key (see
 /// `Remote::create`).
 const CREATE_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Refuse a marker that is not this format's.
+fn check_marker(location: &str, m: &[u8]) -> Result<(), RemoteError> {
+    let parsed: Result<Marker, _> = serde_json::from_slice(m);
+    match parsed {
+        Ok(m) if m.format == objects::REMOTE_FORMAT => Ok(()),
+        Ok(m) => Err(RemoteError::Damaged {
+            location: location.to_owned(),
+            object: MARKER.into(),
+            reason: format!("unknown format {:?} (a newer ffsession?)", m.format),
+        }),
+        Err(e) => Err(RemoteError::Damaged {
+            location: location.to_owned(),
+            object: MARKER.into(),
+            reason: e.to_string(),
+        }),
+    }
+}
 
 fn write_marker(backend: &dyn Backend) -> Result<(), RemoteError> {
     let mut bytes = serde_json::to_vec_pretty(&Marker::new()).unwrap_or_default();
