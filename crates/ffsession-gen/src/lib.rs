@@ -46,6 +46,9 @@ pub struct Spec {
     pub seed: u64,
     /// `session.lastUpdate` (ms since the epoch).
     pub last_update: u64,
+    /// `session.startTime`, when the Firefox run began (default: a day
+    /// before `last_update`, each session its own run).
+    pub start_time: Option<u64>,
 }
 
 impl Default for Spec {
@@ -62,6 +65,7 @@ impl Default for Spec {
             closed_windows: 1,
             seed: 42,
             last_update: 1_795_300_000_000,
+            start_time: None,
         }
     }
 }
@@ -323,7 +327,7 @@ pub fn generate(spec: &Spec) -> String {
         "windows": windows,
         "selectedWindow": 1,
         "_closedWindows": closed_windows,
-        "session": {"lastUpdate": spec.last_update, "startTime": spec.last_update.saturating_sub(86_400_000), "recentCrashes": 0},
+        "session": {"lastUpdate": spec.last_update, "startTime": spec.start_time.unwrap_or(spec.last_update.saturating_sub(86_400_000)), "recentCrashes": 0},
         "global": {},
         "cookies": cookies,
         "savedGroups": [{"id": "saved-1", "name": "Saved \"for later\"", "color": "red", "collapsed": true,

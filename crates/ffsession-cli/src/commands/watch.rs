@@ -221,6 +221,10 @@ pub fn run(global: &GlobalArgs, args: WatchArgs) -> Result<()> {
         if read_at.is_some_and(|at| start.elapsed() >= at) {
             read_at = None;
             if let Ok(Some(reading)) = w.reader.read_newest(&profile.path) {
+                w.losses
+                    .set_restores_at_start(ffsession::watch::loss::restores_at_start(
+                        &profile.path,
+                    ));
                 if let Some(loss) = w.losses.observe(&reading) {
                     debouncer.loss();
                     w.loss.get_or_insert(loss);

@@ -13,7 +13,20 @@ use std::time::{Duration, Instant};
 
 use zbus::zvariant::OwnedValue;
 
-use crate::common::{packed, TestEnv};
+use crate::common::TestEnv;
+
+/// A session of `tabs` tabs written at `last_update` by one Firefox run
+/// (every write of a test has the same `startTime`: a loss within a run, as
+/// when tabs are closed by mistake or a write goes wrong).
+fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
+    crate::common::session(ffsession_gen::Spec {
+        tabs,
+        last_update,
+        start_time: Some(1_700_000_000_000),
+        ..ffsession_gen::Spec::default()
+    })
+    .packed
+}
 
 /// One `Notify` call the server received.
 #[derive(Debug, Clone)]

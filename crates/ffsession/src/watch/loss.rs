@@ -29,6 +29,8 @@ pub struct Reading {
     /// The session's own time (`session.lastUpdate`, else the file's
     /// modification time).
     pub session_ms: u64,
+    /// When Firefox started the run that wrote it (`session.startTime`).
+    pub started_ms: Option<u64>,
     /// Its tabs, or why it does not read.
     pub state: ReadState,
 }
@@ -48,7 +50,7 @@ pub enum ReadState {
 /// once, as `recovery.jsonlz4`).
 #[derive(Debug, Default)]
 pub struct Reader {
-    seen: HashMap<(u64, Option<SystemTime>), (u64, ReadState)>,
+    seen: HashMap<(u64, Option<SystemTime>), (u64, Option<u64>, ReadState)>,
 }
 
 impl Reader {
@@ -64,11 +66,12 @@ impl Reader {
         for file in listing.files.iter().filter(|f| !f.kind.is_zen()) {
             let key = (file.size, file.modified);
             let known = self.seen.get(&key).cloned();
-            let Some((session_ms, state)) = known.or_else(|| read_one(&file.path, file.modified))
+            let Some((session_ms, started_ms, state)) =
+                known.or_else(|| read_one(&file.path, file.modified))
             else {
                 continue;
             };
-            seen.insert(key, (session_ms, state.clone()));
+            seen.insert(key, (session_ms, started_ms, state.clone()));
             let rank = (session_ms, std::cmp::Reverse(file.kind.rank()));
             if newest.as_ref().is_none_or(|(k, _)| rank > *k) {
                 newest = Some((
@@ -76,6 +79,7 @@ impl Reader {
                     Reading {
                         file: file.name.clone(),
                         session_ms,
+                        started_ms,
                         state,
                     },
                 ));
@@ -88,17 +92,43 @@ impl Reader {
 
 /// One file's session time and state; `None` when it cannot be read at all
 /// (an I/O error is not damage) or is Zen's.
-fn read_one(path: &Path, modified: Option<SystemTime>) -> Option<(u64, ReadState)> {
+fn read_one(path: &Path, modified: Option<SystemTime>) -> Option<(u64, Option<u64>, ReadState)> {
     let mtime = modified.and_then(unix_ms).unwrap_or(0);
     match FileSummary::read(path) {
         Ok(s) if s.zen.is_some() => None,
         Ok(s) => Some((
             s.summary.timestamps.last_update.unwrap_or(mtime),
+            s.summary.timestamps.start_time,
             ReadState::Tabs(s.summary.tabs as u64),
         )),
         Err(Error::Io(_)) => None,
-        Err(e) => Some((mtime, ReadState::Damaged(error_reason(&e)))),
+        Err(e) => Some((mtime, None, ReadState::Damaged(error_reason(&e)))),
     }
+}
+
+/// True if the profile in `profile_dir` tells Firefox to restore the last
+/// session at every start (`browser.startup.page` 3, in `user.js` or else
+/// `prefs.js`; the last setting of a file wins). Firefox's default (1, its
+/// home page) starts a new session with one tab: fewer tabs after such a
+/// start are no loss, the last session being kept in `previous.jsonlz4`.
+pub fn restores_at_start(profile_dir: &Path) -> bool {
+    let setting = |name: &str| -> Option<bool> {
+        let text = std::fs::read_to_string(profile_dir.join(name)).ok()?;
+        text.lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let rest = l
+                    .strip_prefix("user_pref(")
+                    .or_else(|| l.strip_prefix("pref("))?;
+                let rest = rest.trim_start().strip_prefix("\"browser.startup.page\"")?;
+                let value = rest.trim_start().strip_prefix(',')?.trim_start();
+                Some(value.starts_with('3'))
+            })
+            .last()
+    };
+    setting("user.js")
+        .or_else(|| setting("prefs.js"))
+        .unwrap_or(false)
 }
 
 /// What is wrong with a file, without its path (the reading names the file).
@@ -155,7 +185,12 @@ impl Loss {
 #[derive(Debug, Clone, Default)]
 pub struct LossWatch {
     reference: Option<u64>,
+    /// When the reference session's Firefox run started.
+    reference_start: Option<u64>,
     damaged: bool,
+    /// Firefox restores the last session at every start
+    /// ([`restores_at_start`]): a new run with fewer tabs is a loss then.
+    restores_at_start: bool,
 }
 
 impl LossWatch {
@@ -164,8 +199,14 @@ impl LossWatch {
     pub fn new(reference: Option<u64>) -> Self {
         LossWatch {
             reference,
-            damaged: false,
+            ..LossWatch::default()
         }
+    }
+
+    /// Say whether Firefox restores the last session at every start (read
+    /// from the profile before each reading: the setting can change).
+    pub fn set_restores_at_start(&mut self, restores: bool) {
+        self.restores_at_start = restores;
     }
 
     /// The tabs the next reading is compared with.
@@ -178,15 +219,24 @@ impl LossWatch {
         match &reading.state {
             ReadState::Tabs(tabs) => {
                 self.damaged = false;
+                // A new Firefox run that does not restore the last session
+                // (Firefox's default start) begins with few tabs by design:
+                // the last session is in previous.jsonlz4, and stored.
+                let new_run = matches!(
+                    (self.reference_start, reading.started_ms),
+                    (Some(a), Some(b)) if a != b
+                );
+                let by_design = new_run && !self.restores_at_start;
                 let loss = self
                     .reference
-                    .filter(|&previous| is_shrunken(previous, *tabs))
+                    .filter(|&previous| !by_design && is_shrunken(previous, *tabs))
                     .map(|previous_tabs| Loss::Shrunken {
                         file: reading.file.clone(),
                         tabs: *tabs,
                         previous_tabs,
                     });
                 self.reference = Some(*tabs);
+                self.reference_start = reading.started_ms;
                 loss
             }
             ReadState::Damaged(reason) => {
@@ -245,8 +295,52 @@ mod tests {
         Reading {
             file: file.into(),
             session_ms: 0,
+            started_ms: Some(1),
             state: ReadState::Tabs(n),
         }
+    }
+
+    fn run(n: u64, started: u64) -> Reading {
+        Reading {
+            started_ms: Some(started),
+            ..tabs("sessionstore-backups/recovery.jsonlz4", n)
+        }
+    }
+
+    #[test]
+    fn a_new_run_that_does_not_restore_is_no_loss_unless_firefox_restores_at_start() {
+        // Firefox's default start: a new session of one tab.
+        let mut w = LossWatch::new(None);
+        assert_eq!(w.observe(&run(200, 1)), None);
+        assert_eq!(w.observe(&run(1, 2)), None, "a new run by design");
+        assert_eq!(w.reference(), Some(1));
+        // Told to restore at every start: the same is a loss.
+        let mut w = LossWatch::new(None);
+        w.set_restores_at_start(true);
+        assert_eq!(w.observe(&run(200, 1)), None);
+        assert!(w.observe(&run(1, 2)).is_some(), "the restore lost the tabs");
+        // Within one run, a loss is a loss whatever the setting.
+        let mut w = LossWatch::new(None);
+        assert_eq!(w.observe(&run(200, 1)), None);
+        assert!(w.observe(&run(3, 1)).is_some());
+    }
+
+    #[test]
+    fn the_start_setting_is_read_from_user_js_then_prefs_js() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!restores_at_start(dir.path()), "Firefox's default");
+        std::fs::write(
+            dir.path().join("prefs.js"),
+            "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.startup.page\", 3);\n",
+        )
+        .unwrap();
+        assert!(restores_at_start(dir.path()), "the last setting wins");
+        std::fs::write(
+            dir.path().join("user.js"),
+            "user_pref(\"browser.startup.page\", 1);\n",
+        )
+        .unwrap();
+        assert!(!restores_at_start(dir.path()), "user.js overrides prefs.js");
     }
 
     #[test]
@@ -286,6 +380,7 @@ mod tests {
         let damaged = Reading {
             file: "r".into(),
             session_ms: 0,
+            started_ms: None,
             state: ReadState::Damaged("cut".into()),
         };
         assert_eq!(
