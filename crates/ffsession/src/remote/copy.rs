@@ -15,8 +15,10 @@
 //! writes its lock again (which fails if a prune started meanwhile: a
 //! laptop that slept past its lock's time) and lists the remote once more;
 //! whatever a local snapshot needs and the remote does not hold (a prune
-//! elsewhere removed an unused chunk this copy counted on) is sent again,
-//! and what still is not there after that fails the copy, by name.
+//! elsewhere removed an unused chunk this copy counted on, or a snapshot
+//! its retention did not keep), and the marks that go with them, is sent
+//! again and listed again, and what still is not there after that fails the
+//! copy, by name.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -101,44 +103,42 @@ pub fn copy_to_remote(
         unusable: HashMap::new(),
         planned: 0,
     };
-    let plan = copy.plan(&Listing::of(remote)?, heal, &mut report)?;
+    let first = Listing::of(remote)?;
+    let plan = copy.plan(&first, heal, &mut report)?;
+    let listing_snapshots: Vec<String> = first.snapshots.into_keys().collect();
     copy.planned = plan.len();
     progress(CopyProgress::Planned {
         objects: copy.planned,
     });
     copy.send(&plan, &mut lock, &mut report, progress)?;
-
     // Marks (archived tabs, undo points), after every snapshot they name.
-    let on_remote: HashSet<String> = listed(remote, Kind::Snapshots)?.into_keys().collect();
-    let marks = super::marks::marks_to_send(store, remote, &machine.label, &on_remote)?;
-    if !marks.is_empty() {
-        copy.planned += marks.len() as u64;
-        progress(CopyProgress::Planned {
-            objects: copy.planned,
-        });
-    }
-    report.marks_sent += marks.len() as u64;
-    report.bytes_sent += marks.iter().map(|i| i.2.len() as u64).sum::<u64>();
-    remote
-        .backend
-        .write_many(marks, &mut |bytes| progress(CopyProgress::Sent { bytes }))?;
+    let mut on_remote: HashSet<String> = plan.snapshots.iter().map(|s| s.2.clone()).collect();
+    on_remote.extend(listing_snapshots);
+    copy.send_marks(&on_remote, &mut report, progress)?;
 
-    // Readable by any machine: no prune ran meanwhile, and everything is
-    // there.
+    // Readable by any machine: no prune ran meanwhile (`renew` fails if one
+    // holds its lock), and everything is there, marks too: one listing; what
+    // is gone (a prune elsewhere took this copy for dead and removed it) is
+    // sent again, and listed again.
     for round in 0..=VERIFY_ROUNDS {
         lock.renew()?;
         let mut scratch = CopyReport::default();
-        let missing = copy.plan(&Listing::of(remote)?, &HashSet::new(), &mut scratch)?;
-        if missing.is_empty() {
+        let listing = Listing::of(remote)?;
+        let missing = copy.plan(&listing, &HashSet::new(), &mut scratch)?;
+        let on_remote: HashSet<String> = listing.snapshots.into_keys().collect();
+        let marks = super::marks::marks_to_send(store, remote, &machine.label, &on_remote)?;
+        if missing.is_empty() && marks.is_empty() {
             break;
         }
         if round == VERIFY_ROUNDS {
+            let mut paths = missing.paths(&remote.keys);
+            paths.extend(marks.iter().map(|(k, n, _)| k.path(n)));
             return Err(RemoteError::Incomplete {
                 location: remote.location(),
-                missing: missing.paths(&remote.keys),
+                missing: paths,
             });
         }
-        report.resent += missing.len();
+        report.resent += missing.len() + marks.len() as u64;
         copy.planned += missing.len();
         progress(CopyProgress::Planned {
             objects: copy.planned,
@@ -148,6 +148,7 @@ pub fn copy_to_remote(
         report.bytes_sent += again.bytes_sent;
         report.chunks_sent += again.chunks_sent;
         report.contents_sent += again.contents_sent;
+        copy.write_marks(marks, &mut report, progress)?;
     }
     drop(lock);
     Ok(report)
@@ -222,6 +223,40 @@ struct Copy<'a> {
 }
 
 impl Copy<'_> {
+    /// Send the marks the remote lacks whose snapshots are all in
+    /// `on_remote`.
+    fn send_marks(
+        &mut self,
+        on_remote: &HashSet<String>,
+        report: &mut CopyReport,
+        progress: &mut dyn FnMut(CopyProgress),
+    ) -> Result<(), RemoteError> {
+        let marks =
+            super::marks::marks_to_send(self.store, self.remote, &self.machine.label, on_remote)?;
+        self.write_marks(marks, report, progress)
+    }
+
+    /// Write sealed marks (from `marks::marks_to_send`).
+    fn write_marks(
+        &mut self,
+        marks: Vec<(Kind, String, Vec<u8>)>,
+        report: &mut CopyReport,
+        progress: &mut dyn FnMut(CopyProgress),
+    ) -> Result<(), RemoteError> {
+        if marks.is_empty() {
+            return Ok(());
+        }
+        self.planned += marks.len() as u64;
+        progress(CopyProgress::Planned {
+            objects: self.planned,
+        });
+        report.marks_sent += marks.len() as u64;
+        report.bytes_sent += marks.iter().map(|i| i.2.len() as u64).sum::<u64>();
+        self.remote
+            .backend
+            .write_many(marks, &mut |bytes| progress(CopyProgress::Sent { bytes }))
+    }
+
     /// What the remote (as `have` lists it) lacks of the local snapshots:
     /// missing, named in `heal`, or cut short.
     fn plan(

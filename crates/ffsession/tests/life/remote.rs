@@ -131,6 +131,49 @@ impl World {
                     continue;
                 }
                 for json in u.contents.iter().chain(u.restored.iter()) {
+                    if !seen.contents.contains(json) && std::env::var_os("LIFE_DEBUG").is_some() {
+                        let cache = tmp().unwrap();
+                        let mut st = Store::create_or_open(cache.path().join("s")).unwrap();
+                        sync_from_remote(&open_shared(&self.remote_dir()), &mut st, &mut |_| {})
+                            .unwrap();
+                        eprintln!(
+                            "world now {}; machine {i} copied_at {copied_at}; kept until {}",
+                            self.now,
+                            l.model.undo_kept_until(u_i)
+                        );
+                        eprintln!(
+                            "model undo points of machine {i}: {:?}",
+                            l.model
+                                .undo
+                                .iter()
+                                .map(|u| (
+                                    u.made_at,
+                                    u.contents
+                                        .iter()
+                                        .map(|j| firefox::last_update_of(j))
+                                        .collect::<Vec<_>>(),
+                                    u.restored.as_ref().map(|j| firefox::last_update_of(j))
+                                ))
+                                .collect::<Vec<_>>()
+                        );
+                        let o = st.origins().unwrap();
+                        eprintln!(
+                            "remote undo points: {:?}",
+                            st.undo_points()
+                                .unwrap()
+                                .iter()
+                                .map(|p| (
+                                    p.made_at_ms,
+                                    p.snapshots
+                                        .iter()
+                                        .map(|id| (id.0, o.get(id).map(|o| o.host.clone())))
+                                        .collect::<Vec<_>>(),
+                                    p.restored
+                                ))
+                                .collect::<Vec<_>>()
+                        );
+                        eprintln!("missing lastUpdate {:?}", firefox::last_update_of(json));
+                    }
                     assert!(
                         seen.contents.contains(json),
                         "promise 3 on the remote: machine {i}'s undo point of {} lost a session",
@@ -220,6 +263,9 @@ impl World {
         drop(store);
         if meanwhile.is_some() && sent < at {
             what = format!("done after {sent} objects, before the other acted");
+        }
+        if std::env::var_os("LIFE_DEBUG").is_some() {
+            eprintln!("copy from {m}: {what}; {result:?}");
         }
         match result {
             Ok(report) => {
