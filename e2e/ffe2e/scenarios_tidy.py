@@ -4,6 +4,8 @@ restored by Firefox."""
 
 from __future__ import annotations
 
+import shlex
+
 import json
 import os
 import shutil
@@ -90,8 +92,9 @@ def run_tidy(ctx, base, *rules):
     """`ffsession BASE... tidy RULES...`: the Result and the undo snapshot id it printed."""
     r = ctx.cli.run(*base, "tidy", *rules)
     for line in r.stdout.splitlines():
-        if line.startswith("to undo: ffsession restore "):
-            return r, line.rsplit(" ", 1)[1]
+        if line.startswith("to undo: ffsession "):
+            words = shlex.split(line[len("to undo: "):])
+            return r, words[words.index("restore") + 1].removeprefix("snapshot:")
     raise CheckFailed("tidy printed no undo snapshot\n" + r.describe())
 
 

@@ -58,7 +58,7 @@ pub struct Cli {
 }
 
 /// Options every command takes.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Firefox profile to use: a name from profiles.ini or a profile folder path

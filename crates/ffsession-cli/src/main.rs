@@ -7,6 +7,7 @@ mod alarms;
 mod cli;
 mod commands;
 mod config;
+mod context;
 mod error;
 mod fmt;
 mod folders;

@@ -306,19 +306,15 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
         .filter(|s| s.is_ok() && !s.kind.is_zen())
         .max_by_key(|s| s.last_update_ms)
     {
-        match &args.undo_store {
-            Some(undo_dir) => writeln!(
-                out,
-                "to undo: ffsession --store {} restore {} (the session that was current)",
-                undo_dir.display(),
-                undo.id
-            )?,
-            None => writeln!(
-                out,
-                "to undo: ffsession restore {} (the session that was current)",
-                undo.id
-            )?,
-        }
+        // The command names this run's browser, profile and store (a
+        // restore from a remote undoes from the profile's own store, which
+        // holds the undo snapshot: `--store` is then that folder).
+        let id = format!("snapshot:{}", undo.id);
+        let undo_cmd = match &args.undo_store {
+            Some(undo_dir) => undo_global(global, undo_dir).command(&["restore", &id]),
+            None => global.command(&["restore", &id]),
+        };
+        writeln!(out, "to undo: {undo_cmd} (the session that was current)")?;
     }
     writeln!(
         out,
@@ -328,8 +324,12 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
     if plan.create_dir || !profile.is_default {
         writeln!(
             out,
-            "start it with: firefox -profile {}   (or add the folder in about:profiles)",
-            profile.path.display()
+            "start it with: {}   (or add the folder in about:profiles)",
+            crate::context::join(&[
+                "firefox".to_owned(),
+                "-profile".to_owned(),
+                profile.path.to_string_lossy().into_owned()
+            ])
         )?;
     }
     out.flush()?;
@@ -435,4 +435,13 @@ fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()>
     }
     out.flush()?;
     Ok(())
+}
+
+/// The global options of this run with `--store` set to `store`: the store
+/// that holds a restore's undo snapshot.
+fn undo_global(global: &GlobalArgs, store: &Path) -> GlobalArgs {
+    GlobalArgs {
+        store: Some(store.to_path_buf()),
+        ..global.clone()
+    }
 }

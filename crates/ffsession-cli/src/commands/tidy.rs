@@ -192,7 +192,11 @@ pub fn run(global: &GlobalArgs, args: TidyArgs) -> Result<()> {
         report.undo,
         store.dir().display()
     )?;
-    writeln!(out, "to undo: ffsession restore {}", report.undo)?;
+    writeln!(
+        out,
+        "to undo: {}",
+        global.command(&["restore", &format!("snapshot:{}", report.undo)])
+    )?;
     writeln!(
         out,
         "done: Firefox opens the tidied session ({}) at its next start",

@@ -402,9 +402,23 @@ pub fn keep_only_last(last: u32) -> Vec<String> {
 /// The snapshot id in the `to undo: ffsession restore ID` line of a
 /// command's output (a restore, a tidy, a merge).
 pub fn undo_id(out: &str) -> String {
-    out.lines()
-        .find_map(|l| l.strip_prefix("to undo: ffsession restore "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no `to undo:` line: {out}"))
+    let words = undo_command(out);
+    let at = words.iter().position(|w| w == "restore").unwrap();
+    words[at + 1]
+        .strip_prefix("snapshot:")
+        .unwrap_or(&words[at + 1])
         .to_owned()
+}
+
+/// The words of the command on the `to undo:` line (after `ffsession`), as
+/// the shell reads them: it is run as printed.
+pub fn undo_command(out: &str) -> Vec<String> {
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo: "))
+        .unwrap_or_else(|| panic!("no `to undo:` line: {out}"));
+    let line = line.split(" (the session").next().unwrap();
+    let words = shlex::split(line).unwrap_or_else(|| panic!("not one command: {line}"));
+    assert_eq!(words[0], "ffsession", "{line}");
+    words[1..].to_vec()
 }

@@ -18,6 +18,7 @@ mod names;
 mod notify;
 mod outside;
 mod platforms;
+mod printed;
 mod profiles;
 mod promises;
 mod read;

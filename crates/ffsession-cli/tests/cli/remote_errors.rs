@@ -233,13 +233,16 @@ fn remote_age_errors_are_one_line_without_a_literal_newline() {
     );
 
     // Every copy of the key damaged, and no spare of it on this machine
-    // (a machine that opened the remote before keeps one: remote_keys.rs).
+    // (a machine that opened the remote before keeps one, and its kept key:
+    // remote_keys.rs, remote_kept.rs).
     for key in ffsession_gen::files_under(&usb.join("keys")) {
         fs::write(&key, newer).unwrap();
     }
     for spare in ffsession_gen::files_under(&env.home())
         .into_iter()
-        .filter(|p| p.ends_with("key.age"))
+        .filter(|p| {
+            p.ends_with("key.age") || p.parent().is_some_and(|d| d.ends_with("remote-keys"))
+        })
     {
         fs::remove_file(spare).unwrap();
     }
