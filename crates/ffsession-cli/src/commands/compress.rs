@@ -51,7 +51,7 @@ pub fn run(args: CompressArgs) -> Result<()> {
         }
         .into());
     }
-    if !args.no_verify {
+    if !args.no_verify && !super::decompress::is_zen(&data) {
         data.parse()?;
     }
     let packed = format::compress(data.json()).map_err(|source| Error::Format {

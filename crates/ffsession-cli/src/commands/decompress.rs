@@ -12,7 +12,8 @@ use super::output::Output;
 
 /// Decompress a session file (mozlz4) to its JSON.
 ///
-/// The JSON is checked to be a Firefox session first (skip that with
+/// The JSON is checked to be a Firefox session (or Zen's own sessions file,
+/// zen-sessions.jsonlz4) first (skip that with
 /// --no-verify to repair a damaged one by hand). Output goes to stdout, or is
 /// written atomically to -o OUT; it never replaces the input unless --in-place.
 /// The output holds cookies and form data: files are created readable only by
@@ -53,5 +54,22 @@ pub fn run(args: DecompressArgs) -> Result<()> {
         return write(&SessionData::read(&args.file)?);
     }
     // Checked as it decodes (`format/at_once.rs`); written once it parses.
-    SessionData::read_parsed(&args.file, |data, _| write(data))?
+    match SessionData::read_parsed(&args.file, |data, _| write(data)) {
+        Ok(written) => written,
+        // Zen's own sessions file is no Firefox session, and is valid.
+        Err(e @ ffsession::Error::Parse { .. }) => {
+            let data = SessionData::read(&args.file)?;
+            if is_zen(&data) {
+                return write(&data);
+            }
+            Err(e.into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// True for Zen's own sessions file (`zen-sessions.jsonlz4` and its copies),
+/// told by its content as `info` tells it.
+pub fn is_zen(data: &SessionData) -> bool {
+    ffsession::zen::ZenSessions::from_json(data.json()).is_ok_and(|z| z.has_zen_fields())
 }

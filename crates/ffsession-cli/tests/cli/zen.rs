@@ -267,3 +267,35 @@ fn zens_file_alone_is_not_restored_as_a_firefox_session() {
         "{plan}"
     );
 }
+
+/// Zen's own sessions file is a valid file for `decompress` and `compress`
+/// too, as it is for `info` and `tabs` (issue 46: it was called damaged).
+#[test]
+fn decompress_and_compress_take_zens_own_sessions_file() {
+    let env = TestEnv::new();
+    let files = zen_files(&ZenSpec::default());
+    let packed = env.path().join("zen-sessions.jsonlz4");
+    fs::write(&packed, mozlz4(files.zen_sessions.as_bytes())).unwrap();
+    let out = crate::common::ok_output(env.cmd().arg("decompress").arg(&packed));
+    assert_eq!(out.stdout, files.zen_sessions.as_bytes());
+    let json = env.path().join("zen.json");
+    fs::write(&json, &files.zen_sessions).unwrap();
+    let again = env.path().join("again.jsonlz4");
+    crate::common::ok_output(env.cmd().arg("compress").arg(&json).arg("-o").arg(&again));
+    assert_eq!(
+        ffsession::format::decompress(&fs::read(&again).unwrap()).unwrap(),
+        files.zen_sessions.as_bytes()
+    );
+    // Not every JSON object is Zen's: still refused.
+    fs::write(&json, "{\"hello\": 1}").unwrap();
+    assert!(!env
+        .cmd()
+        .arg("compress")
+        .arg(&json)
+        .arg("-o")
+        .arg(&again)
+        .output()
+        .unwrap()
+        .status
+        .success());
+}
