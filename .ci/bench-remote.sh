@@ -7,6 +7,9 @@
 #   bash .ci/bench-remote.sh            (starts the servers itself)
 #   bash .ci/bench-remote.sh history    (100 snapshots, then one more:
 #                                        .ci/bench-remote-history.sh)
+#   bash .ci/bench-remote.sh warm       (list, copy and one new snapshot
+#                                        on a machine that opened the remote
+#                                        before: .ci/bench-remote-warm.sh)
 # Prints a Markdown table (docs/guide/remote.md keeps the latest). Bytes: on
 # SFTP, what the repository holds on the server's disk (its growth for the
 # second copy), for both tools; on S3, what each tool reports (ffsession: the
@@ -35,6 +38,10 @@ mb() { awk -v n="$1" 'BEGIN { printf "%.2f MB", n / 1e6 }'; }
 
 if [ "${1:-}" = history ]; then
     . .ci/bench-remote-history.sh
+    exit
+fi
+if [ "${1:-}" = warm ]; then
+    . .ci/bench-remote-warm.sh
     exit
 fi
 
