@@ -120,8 +120,19 @@ pub fn copy_to_remote(
     // holds its lock), and everything is there, marks too: one listing; what
     // is gone (a prune elsewhere took this copy for dead and removed it) is
     // sent again, and listed again.
+    // A copy that sent nothing found everything there in the listing it
+    // made under its lock a moment ago: nothing of its own to confirm.
+    let sent_anything = report.chunks_sent
+        + report.contents_sent
+        + report.snapshots_sent
+        + report.marks_sent
+        + report.healed
+        > 0;
     for round in 0..=VERIFY_ROUNDS {
-        lock.renew()?;
+        if round == 0 && !sent_anything {
+            break;
+        }
+        lock.renew_if_old()?;
         let mut scratch = CopyReport::default();
         let listing = Listing::of(remote)?;
         let missing = copy.plan(&listing, &HashSet::new(), &mut scratch)?;

@@ -56,8 +56,10 @@ pub struct RemoteLock<'a> {
     name: String,
     record: LockRecord,
     machine: Machine,
-    /// When this process last wrote it.
+    /// When this process last wrote it (its monotonic clock, and the
+    /// system's: a machine asleep stops the first, not the second).
     written: Instant,
+    written_wall: std::time::SystemTime,
     /// The server's time of that write, from the listing that followed.
     server_ms: Option<u64>,
 }
@@ -111,6 +113,20 @@ impl<'a> RemoteLock<'a> {
         self.renew()
     }
 
+    /// [`RemoteLock::renew`], unless the lock was written so recently that
+    /// no other machine can have taken it for stale: less than a minute ago
+    /// by this process's monotonic clock and by the system's (which goes on
+    /// while the machine sleeps), whatever the server's clock says.
+    pub fn renew_if_old(&mut self) -> Result<(), RemoteError> {
+        const FRESH: Duration = Duration::from_secs(60);
+        let wall = std::time::SystemTime::now().duration_since(self.written_wall);
+        let fresh = self.written.elapsed() < FRESH && wall.is_ok_and(|d| d < FRESH);
+        if fresh {
+            return Ok(());
+        }
+        self.renew()
+    }
+
     /// Write the lock again now (a new object; the old one removed after),
     /// and make sure no conflicting lock is live: a holder that was stopped
     /// long enough for its lock to go stale (a laptop asleep) learns here
@@ -128,6 +144,7 @@ impl<'a> RemoteLock<'a> {
         let old = std::mem::replace(&mut self.name, name);
         self.record = record;
         self.written = Instant::now();
+        self.written_wall = std::time::SystemTime::now();
         // The old one goes first: it is ours, and must not be taken for
         // another holder's.
         self.remote.backend.remove(Kind::Locks, &old)?;
@@ -251,6 +268,7 @@ impl Remote {
             record,
             machine: machine.clone(),
             written: Instant::now(),
+            written_wall: std::time::SystemTime::now(),
             server_ms: None,
         };
         lock.check()?;
