@@ -50,8 +50,11 @@ pub enum ReadState {
 /// once, as `recovery.jsonlz4`).
 #[derive(Debug, Default)]
 pub struct Reader {
-    seen: HashMap<(u64, Option<SystemTime>), (u64, Option<u64>, ReadState)>,
+    seen: HashMap<(u64, Option<SystemTime>), Read>,
 }
+
+/// One file's read: its session time, its run's start, its state.
+type Read = (u64, Option<u64>, ReadState);
 
 impl Reader {
     /// The newest Firefox session of the profile in `profile_dir`, by its own
@@ -92,7 +95,7 @@ impl Reader {
 
 /// One file's session time and state; `None` when it cannot be read at all
 /// (an I/O error is not damage) or is Zen's.
-fn read_one(path: &Path, modified: Option<SystemTime>) -> Option<(u64, Option<u64>, ReadState)> {
+fn read_one(path: &Path, modified: Option<SystemTime>) -> Option<Read> {
     let mtime = modified.and_then(unix_ms).unwrap_or(0);
     match FileSummary::read(path) {
         Ok(s) if s.zen.is_some() => None,
@@ -114,17 +117,15 @@ fn read_one(path: &Path, modified: Option<SystemTime>) -> Option<(u64, Option<u6
 pub fn restores_at_start(profile_dir: &Path) -> bool {
     let setting = |name: &str| -> Option<bool> {
         let text = std::fs::read_to_string(profile_dir.join(name)).ok()?;
-        text.lines()
-            .filter_map(|l| {
-                let l = l.trim();
-                let rest = l
-                    .strip_prefix("user_pref(")
-                    .or_else(|| l.strip_prefix("pref("))?;
-                let rest = rest.trim_start().strip_prefix("\"browser.startup.page\"")?;
-                let value = rest.trim_start().strip_prefix(',')?.trim_start();
-                Some(value.starts_with('3'))
-            })
-            .last()
+        text.lines().rev().find_map(|l| {
+            let l = l.trim();
+            let rest = l
+                .strip_prefix("user_pref(")
+                .or_else(|| l.strip_prefix("pref("))?;
+            let rest = rest.trim_start().strip_prefix("\"browser.startup.page\"")?;
+            let value = rest.trim_start().strip_prefix(',')?.trim_start();
+            Some(value.starts_with('3'))
+        })
     };
     setting("user.js")
         .or_else(|| setting("prefs.js"))
