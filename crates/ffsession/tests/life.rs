@@ -99,8 +99,9 @@ struct Life {
     /// the folders ffsession may write.
     scratch: tempfile::TempDir,
     machine: Machine,
-    /// The shared remote (a folder).
-    remote_dir: PathBuf,
+    /// The shared remote (a folder; over SFTP in the long mode's
+    /// `FFSESSION_LIFE_SFTP`).
+    remote_loc: Location,
     /// Every session any file of the profile ever held (Firefox's writes,
     /// and what ffsession wrote there): what a restore may give.
     ever: BTreeSet<Vec<u8>>,
@@ -110,7 +111,7 @@ struct Life {
 }
 
 impl Life {
-    fn new(seed: u64, machine: Machine, remote_dir: PathBuf, first_tab: u64, offset: i64) -> Life {
+    fn new(seed: u64, machine: Machine, remote_loc: Location, first_tab: u64, offset: i64) -> Life {
         let root = tmp().unwrap();
         let ff = Firefox::new(&root.path().join("profile"), first_tab);
         let store_dir = root.path().join("store");
@@ -126,7 +127,7 @@ impl Life {
             copied_at: None,
             scratch: tmp().unwrap(),
             machine,
-            remote_dir,
+            remote_loc,
             ever: BTreeSet::new(),
             ever_stored: Vec::new(),
         }
@@ -501,7 +502,7 @@ fn live(seed: u64, steps: usize) -> picker::Counts {
         }
         std::panic::resume_unwind(e);
     }
-    world.counts
+    std::mem::take(&mut world.counts)
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -580,7 +581,7 @@ fn life_child() {
     let store_dir = PathBuf::from(var("FFSESSION_LIFE_STORE"));
     let remote = || {
         let backend = open_backend(
-            &Location::Folder(var("FFSESSION_LIFE_REMOTE").into()),
+            &Location::parse(&var("FFSESSION_LIFE_REMOTE")).unwrap(),
             &RemoteOptions::default(),
         )
         .unwrap();

@@ -191,6 +191,13 @@ impl Remote {
             intact.push(name);
             written += 1;
         }
+        // What was written is there, whole, before it counts: a remote is
+        // never said made (or repaired) with a key that does not read back.
+        for name in intact.iter().rev().take(written as usize) {
+            if self.backend.read(Kind::Keys, name)?.as_deref() != Some(&self.key_file[..]) {
+                return Err(self.damaged(Kind::Keys.path(name), "written, and not read back whole"));
+            }
+        }
         Ok(written)
     }
 
@@ -474,8 +481,18 @@ fn check_marker(location: &str, m: &[u8]) -> Result<(), RemoteError> {
     }
 }
 
+/// Write the marker, and read it back: a new remote is said made only once
+/// what tells it is one is there.
 fn write_marker(backend: &dyn Backend) -> Result<(), RemoteError> {
     let mut bytes = serde_json::to_vec_pretty(&Marker::new()).unwrap_or_default();
     bytes.push(b'\n');
-    backend.write(Kind::Marker, MARKER, &bytes)
+    backend.write(Kind::Marker, MARKER, &bytes)?;
+    match backend.read(Kind::Marker, MARKER)? {
+        Some(back) => check_marker(&backend.location(), &back),
+        None => Err(RemoteError::Damaged {
+            location: backend.location(),
+            object: MARKER.into(),
+            reason: "written, and not there when read back".into(),
+        }),
+    }
 }

@@ -45,16 +45,12 @@ impl Life {
     /// The remote, in the shared folder (the same code as every backend
     /// above the backend trait).
     pub(crate) fn open_remote(&self) -> Remote {
-        open_shared(&self.remote_dir)
+        open_shared(&self.remote_loc)
     }
 }
 
-fn open_shared(dir: &Path) -> Remote {
-    let backend = open_backend(
-        &Location::Folder(dir.to_path_buf()),
-        &RemoteOptions::default(),
-    )
-    .unwrap();
+fn open_shared(loc: &Location) -> Remote {
+    let backend = open_backend(loc, &RemoteOptions::default()).unwrap();
     Remote::open_or_create(backend, PASSWORD, KeyParams { log_n: Some(4) }, "sim")
         .unwrap()
         .0
@@ -74,8 +70,10 @@ fn age_locks(remote_dir: &Path) {
 }
 
 impl World {
+    /// The remote's folder on this machine's disk (the folder itself, or
+    /// the SFTP server's).
     fn remote_dir(&self) -> PathBuf {
-        self.remote_root.path().join("remote")
+        self.remote_disk.clone()
     }
 
     fn remote_exists(&self) -> bool {
@@ -90,7 +88,7 @@ impl World {
         let cache = tmp().unwrap();
         let mut store = Store::create_or_open(cache.path().join("store")).unwrap();
         let report =
-            sync_from_remote(&open_shared(&self.remote_dir()), &mut store, &mut |_| {}).unwrap();
+            sync_from_remote(&open_shared(&self.remote_loc), &mut store, &mut |_| {}).unwrap();
         assert!(
             report.damaged.is_empty() && report.unreadable.is_empty(),
             "promise 7: a new machine finds the remote damaged: {report:?}"
@@ -101,7 +99,7 @@ impl World {
 
     /// A new machine's `check --read-data` of the remote finds no damage.
     fn assert_remote_whole(&self) {
-        let r = check_remote(&open_shared(&self.remote_dir()), true, &mut |_| {}).unwrap();
+        let r = check_remote(&open_shared(&self.remote_loc), true, &mut |_| {}).unwrap();
         assert!(
             r.is_clean() && r.is_complete(),
             "promise 7: a new machine's check of the remote finds damage: {r:?}"
@@ -134,7 +132,7 @@ impl World {
                     if !seen.contents.contains(json) && std::env::var_os("LIFE_DEBUG").is_some() {
                         let cache = tmp().unwrap();
                         let mut st = Store::create_or_open(cache.path().join("s")).unwrap();
-                        sync_from_remote(&open_shared(&self.remote_dir()), &mut st, &mut |_| {})
+                        sync_from_remote(&open_shared(&self.remote_loc), &mut st, &mut |_| {})
                             .unwrap();
                         eprintln!(
                             "world now {}; machine {i} copied_at {copied_at}; kept until {}",
@@ -228,36 +226,16 @@ impl World {
                     return;
                 };
                 what = format!("after {at} objects, machine {b}: {kind:?}");
-                match kind {
-                    Meanwhile::Prune => {
-                        // The copy's lock is live by the server's clock, whatever
-                        // the two machines' clocks say: refused.
-                        let refused = self.prune_attempt(b, 0).is_none();
-                        assert!(
-                        refused,
-                        "a prune ran while a live copy held its lock (machine {m}'s clock {:+} min, machine {b}'s {:+} min)",
-                        self.lives[m].offset / 60_000,
-                        self.lives[b].offset / 60_000
-                    );
-                        self.counts.outcome("a prune refused: a copy was running");
+                // On a thread of its own: the copy is inside its backend's
+                // runtime here (SFTP), where another cannot start.
+                let world = &mut *self;
+                let pruned = &mut pruned_meanwhile;
+                std::thread::scope(|scope| {
+                    let done = scope.spawn(move || world.meanwhile(m, b, kind, pruned));
+                    if let Err(e) = done.join() {
+                        std::panic::resume_unwind(e);
                     }
-                    Meanwhile::AsleepPrune => {
-                        age_locks(&self.remote_dir());
-                        let keep = if self.rng.bool() { 0 } else { KEEP_DEFAULT };
-                        if self.prune_attempt(b, keep).is_some() {
-                            pruned_meanwhile = true;
-                            self.counts.outcome("a prune ran while a copy slept");
-                        }
-                    }
-                    Meanwhile::Check => {
-                        self.assert_remote_whole();
-                        self.counts.outcome("a check while a copy ran");
-                    }
-                    Meanwhile::Restore => {
-                        self.remote_restore();
-                        self.counts.outcome("a restore while a copy ran");
-                    }
-                }
+                });
             },
         );
         drop(store);
@@ -293,6 +271,40 @@ impl World {
         Some(what)
     }
 
+    /// What machine `b` does while machine `m`'s copy is paused.
+    fn meanwhile(&mut self, m: usize, b: usize, kind: Meanwhile, pruned: &mut bool) {
+        match kind {
+            Meanwhile::Prune => {
+                // The copy's lock is live by the server's clock, whatever
+                // the two machines' clocks say: refused.
+                let refused = self.prune_attempt(b, 0).is_none();
+                assert!(
+                    refused,
+                    "a prune ran while a live copy held its lock (machine {m}'s clock {:+} min, machine {b}'s {:+} min)",
+                    self.lives[m].offset / 60_000,
+                    self.lives[b].offset / 60_000
+                );
+                self.counts.outcome("a prune refused: a copy was running");
+            }
+            Meanwhile::AsleepPrune => {
+                age_locks(&self.remote_dir());
+                let keep = if self.rng.bool() { 0 } else { KEEP_DEFAULT };
+                if self.prune_attempt(b, keep).is_some() {
+                    *pruned = true;
+                    self.counts.outcome("a prune ran while a copy slept");
+                }
+            }
+            Meanwhile::Check => {
+                self.assert_remote_whole();
+                self.counts.outcome("a check while a copy ran");
+            }
+            Meanwhile::Restore => {
+                self.remote_restore();
+                self.counts.outcome("a restore while a copy ran");
+            }
+        }
+    }
+
     /// The model after a copy from `m` that succeeded: the remote holds
     /// everything its store holds.
     pub(crate) fn copied(&mut self, m: usize) {
@@ -324,7 +336,7 @@ impl World {
     /// The plan of a remote prune under `policy`, made on a new machine's
     /// copy at the world's time: the names to remove.
     fn plan_remote_prune(&self, policy: &RetentionPolicy) -> Vec<String> {
-        let remote = open_shared(&self.remote_dir());
+        let remote = open_shared(&self.remote_loc);
         let cache = tmp().unwrap();
         let mut store = Store::create_or_open(cache.path().join("store")).unwrap();
         sync_from_remote(&remote, &mut store, &mut |_| {}).unwrap();
@@ -344,7 +356,7 @@ impl World {
         let before = self.observe_remote();
         self.learn_sent(&before);
         let names = self.plan_remote_prune(&policy);
-        let remote = open_shared(&self.remote_dir());
+        let remote = open_shared(&self.remote_loc);
         let l = &self.lives[b];
         let mut lock = match remote.lock(true, &l.machine, l.now) {
             Ok(lock) => lock,
@@ -397,7 +409,7 @@ impl World {
                     eprintln!("policy {policy:?}");
                     let cache = tmp().unwrap();
                     let mut st = Store::create_or_open(cache.path().join("s")).unwrap();
-                    sync_from_remote(&open_shared(&l.remote_dir), &mut st, &mut |_| {}).unwrap();
+                    sync_from_remote(&open_shared(&l.remote_loc), &mut st, &mut |_| {}).unwrap();
                     let o = st.origins().unwrap();
                     let mut rows: Vec<_> = st
                         .snapshots()
@@ -465,7 +477,7 @@ impl World {
         let cache = tmp().unwrap();
         let mut store = Store::create_or_open(cache.path().join("store")).unwrap();
         let report =
-            sync_from_remote(&open_shared(&self.remote_dir()), &mut store, &mut |_| {}).unwrap();
+            sync_from_remote(&open_shared(&self.remote_loc), &mut store, &mut |_| {}).unwrap();
         assert!(report.damaged.is_empty(), "{report:?}");
         let Ok((chosen, _)) = restore::latest(&store) else {
             return Some("nothing to restore yet".into());
@@ -589,7 +601,7 @@ pub(crate) fn child(
         .env("FFSESSION_LIFE_CHILD", what)
         .env("FFSESSION_LIFE_STORE", &l.store_dir)
         .env("FFSESSION_LIFE_PROFILE", &l.ff.dir)
-        .env("FFSESSION_LIFE_REMOTE", &l.remote_dir)
+        .env("FFSESSION_LIFE_REMOTE", l.remote_loc.to_string())
         .env("FFSESSION_LIFE_MACHINE_ID", &l.machine.id)
         .env("FFSESSION_LIFE_MACHINE_LABEL", &l.machine.label)
         .env(

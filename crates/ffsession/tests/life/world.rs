@@ -12,8 +12,15 @@ pub struct World {
     /// plan at (as the command does, from its lock's server time).
     pub now: u64,
     pub lives: Vec<Life>,
-    /// Holds `remote/`, the shared folder remote.
-    pub remote_root: tempfile::TempDir,
+    /// Holds `remote/`, the shared folder remote (kept for its removal
+    /// when the world ends).
+    pub _remote_root: tempfile::TempDir,
+    /// The shared remote: `remote/` there, or over the loopback sshd in the
+    /// long mode's `FFSESSION_LIFE_SFTP` (the location of the SFTP
+    /// server's folder, `FFSESSION_TEST_SFTP` of .ci/servers.sh).
+    pub remote_loc: Location,
+    /// Where its objects are on this machine's disk.
+    pub remote_disk: PathBuf,
     pub steps: Vec<String>,
     pub counts: Counts,
     /// Machines whose copy or prune was killed while it may have held a
@@ -31,7 +38,22 @@ impl World {
         let n: u64 = 1 + seed % 3;
         let same_label = n > 1 && !(seed / 3).is_multiple_of(2);
         let remote_root = tmp().unwrap();
-        let remote_dir = remote_root.path().join("remote");
+        let (remote_loc, remote_disk) = match std::env::var("FFSESSION_LIFE_SFTP") {
+            Ok(base) => {
+                let name = format!("life-{}-{seed}", std::process::id());
+                let disk = Path::new(
+                    base.strip_prefix("sftp://127.0.0.1/")
+                        .expect("FFSESSION_LIFE_SFTP: an sftp://127.0.0.1/ location"),
+                )
+                .join(&name);
+                let _ = fs::remove_dir_all(&disk);
+                (Location::parse(&format!("{base}/{name}")).unwrap(), disk)
+            }
+            Err(_) => {
+                let dir = remote_root.path().join("remote");
+                (Location::Folder(dir.clone()), dir)
+            }
+        };
         let mut counts = Counts::default();
         counts.life(match n {
             1 => "one machine",
@@ -70,7 +92,7 @@ impl World {
             lives.push(Life::new(
                 life_seed,
                 machine,
-                remote_dir.clone(),
+                remote_loc.clone(),
                 1 + i * 1_000_000,
                 offset,
             ));
@@ -79,7 +101,9 @@ impl World {
             rng,
             now: START,
             lives,
-            remote_root,
+            _remote_root: remote_root,
+            remote_loc,
+            remote_disk,
             steps: Vec::new(),
             counts,
             dead_locks: BTreeSet::new(),
@@ -261,6 +285,15 @@ pub enum Meanwhile {
     /// The copy sleeps past its lock's time (its lock stale on the
     /// server), and another machine prunes, with no margin or the default.
     AsleepPrune,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // An SFTP remote's folder is the server's, not a temporary one.
+        if !matches!(self.remote_loc, Location::Folder(_)) {
+            let _ = fs::remove_dir_all(&self.remote_disk);
+        }
+    }
 }
 
 pub fn random_policy(rng: &mut fastrand::Rng) -> RetentionPolicy {
