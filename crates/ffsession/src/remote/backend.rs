@@ -228,6 +228,21 @@ pub trait Backend: Send + Sync {
     /// Every object of `kind` (temporary files left out).
     fn list(&self, kind: Kind) -> Result<Vec<Entry>, RemoteError>;
 
+    /// The chunks in the fan-out folders `fans` (the first two hex digits
+    /// of their names): a listing of some of the chunks, where the service
+    /// lists one folder per request (a folder, SFTP); every chunk listed,
+    /// then those kept, elsewhere.
+    fn list_chunks_in(
+        &self,
+        fans: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<Entry>, RemoteError> {
+        Ok(self
+            .list(Kind::Chunks)?
+            .into_iter()
+            .filter(|e| e.name.get(..2).is_some_and(|f| fans.contains(f)))
+            .collect())
+    }
+
     /// Object `name` of `kind`; `None` if there is none.
     fn read(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, RemoteError>;
 

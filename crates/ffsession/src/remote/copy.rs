@@ -111,15 +111,20 @@ pub fn copy_to_remote(
         objects: copy.planned,
     });
     copy.send(&plan, &mut lock, &mut report, progress)?;
+    // What the last look confirms: the contents of what this copy sent.
+    let mut targets: HashSet<Digest> = plan.snapshots.iter().map(|s| s.1).collect();
+    targets.extend(plan.contents.iter().map(|c| c.0));
+    targets.extend(plan.chunks.iter().map(|c| c.3));
     // Marks (archived tabs, undo points), after every snapshot they name.
     let mut on_remote: HashSet<String> = plan.snapshots.iter().map(|s| s.2.clone()).collect();
     on_remote.extend(listing_snapshots);
     copy.send_marks(&on_remote, &mut report, progress)?;
 
     // Readable by any machine: no prune ran meanwhile (`renew` fails if one
-    // holds its lock), and everything is there, marks too: one listing; what
-    // is gone (a prune elsewhere took this copy for dead and removed it) is
-    // sent again, and listed again.
+    // holds its lock), and everything the snapshots this copy sent name is
+    // there, and their marks: one listing (of the chunk folders those
+    // snapshots use); what is gone (a prune elsewhere took this copy for
+    // dead and removed it) is sent again, and listed again.
     // A copy that sent nothing found everything there in the listing it
     // made under its lock a moment ago: nothing of its own to confirm.
     let sent_anything = report.chunks_sent
@@ -134,8 +139,8 @@ pub fn copy_to_remote(
         }
         lock.renew_if_old()?;
         let mut scratch = CopyReport::default();
-        let listing = Listing::of(remote)?;
-        let missing = copy.plan(&listing, &HashSet::new(), &mut scratch)?;
+        let listing = Listing::of_contents(remote, store, &targets)?;
+        let missing = copy.plan_of(&listing, &HashSet::new(), &mut scratch, Some(&targets))?;
         let on_remote: HashSet<String> = listing.snapshots.into_keys().collect();
         let marks = super::marks::marks_to_send(store, remote, &machine.label, &on_remote)?;
         if missing.is_empty() && marks.is_empty() {
@@ -178,6 +183,35 @@ impl Listing {
             snapshots: listed(remote, Kind::Snapshots)?,
             contents: listed(remote, Kind::Contents)?,
             chunks: listed(remote, Kind::Chunks)?,
+        })
+    }
+
+    /// Snapshot and content records, and of the chunks only the fan-out
+    /// folders the chunks of `contents` are in: what a copy's last look
+    /// needs to confirm the snapshots it sent.
+    fn of_contents(
+        remote: &Remote,
+        store: &Store,
+        contents: &HashSet<Digest>,
+    ) -> Result<Listing, RemoteError> {
+        let mut fans = std::collections::BTreeSet::new();
+        for d in contents {
+            if let Some(list) = store.content_list(d)? {
+                for (c, _) in list {
+                    let name = chunk_name(&remote.keys, &c);
+                    fans.insert(name[..2].to_owned());
+                }
+            }
+        }
+        Ok(Listing {
+            snapshots: listed(remote, Kind::Snapshots)?,
+            contents: listed(remote, Kind::Contents)?,
+            chunks: remote
+                .backend
+                .list_chunks_in(&fans)?
+                .into_iter()
+                .map(|Entry { name, size, .. }| (name, size))
+                .collect(),
         })
     }
 }
@@ -276,6 +310,18 @@ impl Copy<'_> {
         heal: &HashSet<String>,
         report: &mut CopyReport,
     ) -> Result<Plan, RemoteError> {
+        self.plan_of(have, heal, report, None)
+    }
+
+    /// [`Copy::plan`] for the local snapshots of `only`'s contents (all when
+    /// `None`).
+    fn plan_of(
+        &mut self,
+        have: &Listing,
+        heal: &HashSet<String>,
+        report: &mut CopyReport,
+        only: Option<&HashSet<Digest>>,
+    ) -> Result<Plan, RemoteError> {
         let keys = &self.remote.keys;
         let mut plan = Plan::default();
         let mut needed =
@@ -297,7 +343,9 @@ impl Copy<'_> {
         let mut contents: BTreeMap<Digest, Vec<SnapshotId>> = BTreeMap::new();
         let mut snapshots = Vec::new();
         for info in self.store.snapshots()? {
-            if self.unusable.contains_key(&info.content_hash) {
+            if self.unusable.contains_key(&info.content_hash)
+                || only.is_some_and(|o| !o.contains(&info.content_hash))
+            {
                 continue;
             }
             let record = RemoteSnapshot::of(&info, self.machine);

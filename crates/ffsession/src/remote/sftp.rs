@@ -267,12 +267,21 @@ impl SftpBackend {
         let Some(fans) = self.list_dir(c, "chunks").await? else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::new();
         let dirs: Vec<String> = fans
             .into_iter()
             .filter_map(|e| e.name.strip_suffix('/').map(str::to_owned))
             .filter(|n| Kind::valid_name(n))
             .collect();
+        self.list_chunk_dirs(c, &dirs).await
+    }
+
+    /// The chunks in the fan-out folders `dirs`, several folders at once.
+    async fn list_chunk_dirs(
+        &self,
+        c: &Arc<Conn>,
+        dirs: &[String],
+    ) -> Result<Vec<Entry>, RemoteError> {
+        let mut out = Vec::new();
         for group in dirs.chunks(LIST_IN_FLIGHT) {
             let mut lists = Vec::new();
             for d in group {
@@ -326,6 +335,23 @@ async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
 impl Backend for SftpBackend {
     fn location(&self) -> String {
         self.location.clone()
+    }
+
+    fn list_chunks_in(
+        &self,
+        fans: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<Entry>, RemoteError> {
+        let dirs: Vec<String> = fans
+            .iter()
+            .filter(|f| Kind::valid_name(f))
+            .cloned()
+            .collect();
+        self.rt.block_on(async {
+            let c = self.conn().await?;
+            let mut out = self.list_chunk_dirs(&c, &dirs).await?;
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        })
     }
 
     fn list(&self, kind: Kind) -> Result<Vec<Entry>, RemoteError> {

@@ -209,6 +209,7 @@ impl World {
         let remote = l.open_remote();
         let machine = l.machine.clone();
         let now = l.now;
+        let before = l.remote.entries.clone();
         let at = self.rng.u64(1..30);
         let mut sent = 0u64;
         let mut what = String::new();
@@ -253,7 +254,7 @@ impl World {
                         .outcome("a copy sent again what a prune removed meanwhile");
                 }
                 self.dead_locks.remove(&m);
-                self.copied(m);
+                self.copied(m, &before);
             }
             Err(e @ (RemoteError::Locked { .. } | RemoteError::Incomplete { .. }))
                 if pruned_meanwhile =>
@@ -306,18 +307,28 @@ impl World {
     }
 
     /// The model after a copy from `m` that succeeded: the remote holds
-    /// everything its store holds.
-    pub(crate) fn copied(&mut self, m: usize) {
+    /// everything its store held that the remote did not hold of it before
+    /// the copy (`before`): what the copy sent, and confirmed. (What it
+    /// found there already, a prune elsewhere may have removed meanwhile,
+    /// as its retention allows: the models follow that prune.)
+    pub(crate) fn copied(&mut self, m: usize, before: &[Entry]) {
         let l = &mut self.lives[m];
-        let mut have = l.remote.entries.clone();
+        let mut base = before.to_vec();
+        let mut sent = Vec::new();
         for e in &l.model.entries {
             let n_local = l.model.entries.iter().filter(|x| *x == e).count();
-            let n_remote = have.iter().filter(|x| *x == e).count();
-            if n_remote < n_local {
-                have.push(e.clone());
+            let n_known = base.iter().filter(|x| *x == e).count();
+            if n_known < n_local {
+                base.push(e.clone());
+                sent.push(e.clone());
             }
         }
-        l.remote.entries = have;
+        for e in sent {
+            let n_sent = l.model.entries.iter().filter(|x| **x == e).count();
+            if l.remote.entries.iter().filter(|x| **x == e).count() < n_sent {
+                l.remote.entries.push(e);
+            }
+        }
         l.copied_at = Some(l.now);
     }
 
@@ -517,7 +528,8 @@ impl World {
         let stdout = String::from_utf8_lossy(&out.stdout);
         if stdout.contains("COPY OK") {
             self.dead_locks.remove(&m);
-            self.copied(m);
+            let before = self.lives[m].remote.entries.clone();
+            self.copied(m, &before);
         } else if stdout.contains("CHILD DONE") {
             // It ran to its end and failed: only a lock another machine's
             // killed copy or prune left may refuse it.
