@@ -360,6 +360,9 @@ fn remote_wrong_password_is_one_error_and_nothing_is_written() {
     let dir = sftp_dir(&loc);
     let before = ffsession_gen::files_under(&dir);
     let store = env.store_dir().to_string_lossy().into_owned();
+    // This machine kept the remote's key (no password is asked then):
+    // forgotten, so that the password is what opens it.
+    ok_stdout(cmd(&env).args(["remote", "forget", &loc]));
     for args in [
         vec!["--store", store.as_str(), "copy", "--to", loc.as_str()],
         vec!["--store", loc.as_str(), "list"],

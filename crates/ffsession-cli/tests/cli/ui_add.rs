@@ -165,6 +165,9 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
             .args(["copy", "--to"])
             .arg(&remote),
     );
+    // This machine kept the remote's key: forgotten, so that the password
+    // is asked (as on a machine that never opened it).
+    ok_stdout(env.cmd().args(["remote", "forget", "--all"]));
     let exe = assert_cmd::cargo::cargo_bin("ffsession");
     let quote = |p: &Path| format!("'{}'", p.display());
     let line = format!(
