@@ -4,7 +4,7 @@
 # loopback SFTP and Garage S3, in one run. Each figure is the median of
 # $RUNS runs (default 7). For each server:
 #   - `list --store LOC` against `restic snapshots`;
-#   - `copy` with nothing new;
+#   - `copy` with nothing new, and with one new snapshot (backed up first);
 #   - one new snapshot off-site: a 4 MB session with three tabs changed,
 #     `backup` then `copy`, against `restic backup` of the same file;
 # restic 0.14 derives its key from the password at every run, as it does.
@@ -79,6 +79,7 @@ for server in folder sftp s3; do
         l_ffs=$(time_runs : "$bin" --store "$loc" list)
         l_res=$(time_runs : restic -r "$rrepo" snapshots)
         c_ffs=$(time_runs : "$bin" --store "$store" copy --to "$loc")
+        n_ffs=$(time_runs "edit; '$bin' --profile '$prof' --store '$store' backup >/dev/null" "$bin" --store "$store" copy --to "$loc")
         o_ffs=$(time_runs edit sh -c "'$bin' --profile '$prof' --store '$store' backup && '$bin' --store '$store' copy --to '$loc'")
         o_res=$(time_runs edit restic -r "$rrepo" backup "$f")
         ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.001) }'; }
@@ -90,6 +91,7 @@ for server in folder sftp s3; do
         fi
         echo "| $server | list (warm) | $l_ffs s | $l_res s | $(ratio "$l_res" "$l_ffs") |"
         echo "| $server | copy, nothing new | $c_ffs s | | |"
+        echo "| $server | copy, one new snapshot | $n_ffs s | | |"
         echo "| $server | one new snapshot off-site | $o_ffs s | $o_res s | $(ratio "$o_res" "$o_ffs") |"
     )
 done
