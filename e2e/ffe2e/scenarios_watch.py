@@ -204,7 +204,7 @@ def s21_watch_loss(ctx):
     soft.eq("the notification says what was lost", call["summary"],
             "Firefox's session went from 12 to 2 tabs", watch_log)
     soft.true("told within seconds", told_after < 30, "after %.1f s" % told_after)
-    m = re.search(r" restore (\d+)\b", call["body"])
+    m = re.search(r" restore (?:snapshot:)?(\d+)\b", call["body"])
     soft.true("the notification names the command that gets it back", m is not None, call["body"])
     soft.true("the notification offers an action", call["actions"][:1] == ["default"],
               repr(call["actions"]))

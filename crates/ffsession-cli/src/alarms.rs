@@ -126,11 +126,13 @@ impl Alarms {
         let (body, action, snapshot, back) = match way_back {
             Some(s) => {
                 let id = s.id.to_string();
+                // `snapshot:N`: never a file of the folder it is run in.
+                let named = format!("snapshot:{id}");
                 let tabs = s.counts.map_or(0, |c| c.tabs);
                 let body = format!(
                     "ffsession stored the session before it: snapshot {id}, {}. To get it back, quit Firefox and run: {}   (or see it first: {})",
                     crate::fmt::count(tabs as usize, "tab", "tabs"),
-                    self.command(&["restore", &id]),
+                    self.command(&["restore", &named]),
                     self.command(&["ui", "--snapshot", &id]),
                 );
                 let action = std::env::current_exe().ok().map(|program| Action {
@@ -139,8 +141,9 @@ impl Alarms {
                     args: self.args(&["ui", "--snapshot", &id]),
                 });
                 let back = format!(
-                    "snapshot {id} ({}) brings it back (`ffsession restore {id}`)",
-                    crate::fmt::count(tabs as usize, "tab", "tabs")
+                    "snapshot {id} ({}) brings it back (`{}`)",
+                    crate::fmt::count(tabs as usize, "tab", "tabs"),
+                    self.command(&["restore", &named])
                 );
                 (body, action, Some(s.id.0), back)
             }

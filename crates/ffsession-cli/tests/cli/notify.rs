@@ -295,7 +295,7 @@ fn a_loss_is_stored_at_once_and_told_once_an_hour_with_the_way_back() {
         call.summary
     );
     assert!(
-        call.body.contains(&format!("restore {}", good.0)),
+        call.body.contains(&format!("restore snapshot:{}", good.0)),
         "the command naming the good copy: {}",
         call.body
     );
