@@ -103,12 +103,11 @@ pub fn quote(word: &str) -> String {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
     #[test]
-    #[cfg(unix)]
     fn words_come_back_as_the_shell_reads_them() {
         let words = [
             "ffsession",
