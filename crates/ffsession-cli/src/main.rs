@@ -32,18 +32,20 @@ fn main() -> ExitCode {
 
 /// TEST HOOK, for the durability tests only: slow down or fail every file
 /// write, or kill the process after a number of them (`ffsession::fs_util::TestHook`).
-/// Unset, nothing changes.
+/// Unset, nothing changes; a release build has none of it.
 fn install_test_hook() {
-    remote::install_test_hook();
-    let num = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let delay = num("FFSESSION_TEST_WRITE_DELAY_MS");
-    let enospc = num("FFSESSION_TEST_ENOSPC_AFTER_BYTES");
-    let kill = num("FFSESSION_TEST_KILL_AFTER_WRITES");
-    if delay.is_some() || enospc.is_some() || kill.is_some() {
-        ffsession::fs_util::set_test_hook(Some(ffsession::fs_util::TestHook {
-            delay_per_write: std::time::Duration::from_millis(delay.unwrap_or(0)),
-            fail_after_bytes: enospc,
-            kill_after_commits: kill,
-        }));
+    #[cfg(debug_assertions)]
+    {
+        remote::install_test_hook();
+        let delay = ffsession::test_setting!("WRITE_DELAY_MS");
+        let enospc = ffsession::test_setting!("ENOSPC_AFTER_BYTES");
+        let kill = ffsession::test_setting!("KILL_AFTER_WRITES");
+        if delay.is_some() || enospc.is_some() || kill.is_some() {
+            ffsession::fs_util::set_test_hook(Some(ffsession::fs_util::TestHook {
+                delay_per_write: std::time::Duration::from_millis(delay.unwrap_or(0)),
+                fail_after_bytes: enospc,
+                kill_after_commits: kill,
+            }));
+        }
     }
 }

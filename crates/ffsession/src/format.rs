@@ -22,16 +22,21 @@ use crate::error::{Error, FormatError, IoResultExt, ParseError};
 use crate::session::Session;
 
 mod at_once;
+// The fuzz targets' and tests' comparisons with the reference parser: in
+// fuzz builds (`--cfg fuzzing`) and debug builds, never in a release.
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub use at_once::assert_at_once_matches_reference;
 mod stream;
 mod summarize;
 
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub use summarize::{
     assert_block_in_pieces_matches_reference, assert_summary_in_pieces_matches_reference,
-    summary_in_pieces,
 };
+#[doc(hidden)]
+pub use summarize::summary_in_pieces;
 pub use summarize::{open_tab_urls, FileSummary};
 
 /// The 8-byte magic that starts every mozlz4 file.

@@ -7,14 +7,16 @@
 //! no partial output is ever left behind. New files are created 0600 because
 //! session files hold cookies and form data.
 //!
-//! For tests only, [`set_test_hook`] slows every write down (so a test can
+//! For tests only, `set_test_hook` slows every write down (so a test can
 //! kill the process in the middle of one), makes writes fail as on a full
 //! disk, or kills the process right after a given number of renames (a
-//! crash at an exact point). It is off unless a program turns it on.
+//! crash at an exact point). It is off unless a program turns it on, and
+//! only debug builds have it: a release build's writes go straight through.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+#[cfg(debug_assertions)]
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -215,6 +217,7 @@ pub struct TestHook {
 }
 
 /// What the hook counted since it was set.
+#[cfg(debug_assertions)]
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {
     bytes: u64,
@@ -222,25 +225,39 @@ struct Counts {
 }
 
 /// The hook in force, and the bytes written since it was set.
+#[cfg(debug_assertions)]
 static TEST_HOOK: Mutex<Option<(TestHook, Counts)>> = Mutex::new(None);
 
 /// Install `hook` for every later [`write_atomic`] of this process (`None`
 /// removes it), and restart the counts of bytes written and files renamed. **For tests only**;
-/// the library never installs one itself.
+/// the library never installs one itself. Debug builds only.
+#[cfg(debug_assertions)]
 pub fn set_test_hook(hook: Option<TestHook>) {
     *lock_hook() = hook.map(|h| (h, Counts::default()));
 }
 
+#[cfg(debug_assertions)]
 fn lock_hook() -> std::sync::MutexGuard<'static, Option<(TestHook, Counts)>> {
     // The data is plain numbers: a panic elsewhere cannot leave it torn.
     TEST_HOOK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+#[cfg(debug_assertions)]
 fn test_hook() -> Option<TestHook> {
     lock_hook().map(|(h, _)| h)
 }
 
+#[cfg(not(debug_assertions))]
+fn test_hook() -> Option<TestHook> {
+    None
+}
+
 /// Count one rename, and kill the process if the hook says this is the one.
+#[cfg(not(debug_assertions))]
+fn kill_if_due() {}
+
+/// Count one rename, and kill the process if the hook says this is the one.
+#[cfg(debug_assertions)]
 fn kill_if_due() {
     let mut guard = lock_hook();
     if let Some((hook, counts)) = guard.as_mut() {
@@ -269,6 +286,9 @@ impl Write for HookedWriter<'_> {
         if !self.fail {
             return self.inner.write(buf);
         }
+        #[cfg(not(debug_assertions))]
+        let allowed = buf.len();
+        #[cfg(debug_assertions)]
         let allowed = {
             let mut guard = lock_hook();
             match guard.as_mut() {

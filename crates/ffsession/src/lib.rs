@@ -24,6 +24,22 @@
 //! - [`service`]: systemd / launchd definitions that run the watcher.
 //! - [`zen`]: Zen's own session file (`zen-sessions.jsonlz4`): its spaces and tabs.
 
+/// A test's setting, the number in `FFSESSION_TEST_<NAME>`: read only in
+/// debug builds (what `cargo test` builds, for the fault and durability
+/// tests); a release build holds no such name and reads none (`None`).
+#[macro_export]
+macro_rules! test_setting {
+    ($name:literal) => {{
+        #[cfg(debug_assertions)]
+        let value: Option<u64> = ::std::env::var(concat!("FFSESSION_TEST_", $name))
+            .ok()
+            .and_then(|v| v.parse().ok());
+        #[cfg(not(debug_assertions))]
+        let value: Option<u64> = None;
+        value
+    }};
+}
+
 pub mod backup;
 pub mod buffer;
 pub mod diff;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use ffsession::machine::Machine;
 use ffsession::remote::{
-    check_remote, copy_to_remote, open_backend, prune_remote, sync_from_remote, KeyParams,
+    check_remote, copy_to_remote, CopyProgress, open_backend, prune_remote, sync_from_remote, KeyParams,
     Location, PruneOptions, Remote, RemoteError, RemoteOptions,
 };
 use ffsession::sources::SourceKind;
@@ -98,6 +98,29 @@ fn contents(store: &Store) -> Vec<(u64, String, Vec<u8>)> {
     out
 }
 
+/// A copy's progress as a bar shows it: every object sent is counted
+/// against a plan that already holds it ("23/21 objects" never shows).
+#[derive(Default)]
+struct Bar {
+    planned: u64,
+    sent: u64,
+}
+
+impl Bar {
+    fn see(&mut self, p: CopyProgress) {
+        match p {
+            CopyProgress::Planned { objects } => {
+                assert!(objects >= self.planned, "the plan shrank");
+                self.planned = objects;
+            }
+            CopyProgress::Sent { .. } => {
+                self.sent += 1;
+                assert!(self.sent <= self.planned, "{}/{}", self.sent, self.planned);
+            }
+        }
+    }
+}
+
 fn files(dir: &Path) -> Vec<PathBuf> {
     ffsession_gen::files_under(dir)
 }
@@ -112,15 +135,18 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     let remote_dir = tmp.path().join("remote");
     let remote = create(&remote_dir, "pw");
 
+    let mut bar = Bar::default();
     let first = copy_to_remote(
         &local,
         &remote,
         &machine("laptop"),
         &HashSet::new(),
         NOW,
-        &mut |_| {},
+        &mut |p| bar.see(p),
     )
     .unwrap();
+    assert_eq!(bar.sent, bar.planned);
+    assert!(bar.sent > 10);
     assert_eq!(first.snapshots_sent, 2);
     assert!(first.chunks_sent > 10);
     let again = copy_to_remote(
@@ -324,8 +350,13 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
         .iter()
         .map(|o| o.name.clone())
         .collect();
-    let c = copy_to_remote(&local, &remote, &machine("h"), &heal, NOW, &mut |_| {}).unwrap();
+    let mut bar = Bar::default();
+    let c = copy_to_remote(&local, &remote, &machine("h"), &heal, NOW, &mut |p| {
+        bar.see(p)
+    })
+    .unwrap();
     assert_eq!(c.healed, 2, "{c:?}");
+    assert_eq!((bar.sent, bar.planned), (2, 2));
     assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
     let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
     assert!(r.damaged.is_empty());

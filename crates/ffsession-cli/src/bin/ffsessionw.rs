@@ -31,11 +31,9 @@ fn main() -> ExitCode {
     };
     let program = exe.with_file_name(format!("ffsession{}", std::env::consts::EXE_SUFFIX));
     let args: Vec<_> = std::env::args_os().skip(1).collect();
-    // TEST HOOK: a shorter wait, for the CLI tests only.
-    let delay = std::env::var("FFSESSION_TEST_RESTART_DELAY_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(RESTART_DELAY, Duration::from_millis);
+    // TEST HOOK: a shorter wait, for the CLI tests only (debug builds).
+    let delay =
+        ffsession::test_setting!("RESTART_DELAY_MS").map_or(RESTART_DELAY, Duration::from_millis);
     #[cfg(windows)]
     job::end_children_with_me();
     loop {

@@ -70,9 +70,13 @@ pub fn run(global: &GlobalArgs, args: BackupArgs) -> Result<()> {
     alarm_result(&profile, report.alarm)
 }
 
-/// The profiles `--all-profiles` means, each with its store; refuses a single
-/// store (`--store`, config `store`) and `--profile`, which name one profile.
-pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile, PathBuf)>> {
+/// The profiles `--all-profiles` means, each with its store and the browser
+/// that lists it (`Firefox`, `Zen (Flatpak)`); refuses a single store
+/// (`--store`, config `store`) and `--profile`, which name one profile.
+pub fn all_profiles(
+    global: &GlobalArgs,
+    config: &Config,
+) -> Result<Vec<(Profile, PathBuf, String)>> {
     if global.profile.is_some() {
         return Err(UserError::with_hint(
             "--all-profiles and --profile cannot be used together",
@@ -85,29 +89,29 @@ pub fn all_profiles(global: &GlobalArgs, config: &Config) -> Result<Vec<(Profile
             "unset it, or back up one profile at a time with --profile NAME --store DIR",
         ));
     }
-    let profiles: Vec<Profile> = global
-        .listed_profiles()?
-        .into_iter()
-        .map(|(_, p)| p)
-        .collect();
+    let roots = global.firefox_roots()?;
+    let profiles: Vec<(usize, Profile)> = global.listed_profiles()?;
     if profiles.is_empty() {
         return Err(UserError::with_hint(
             "profiles.ini lists no profile",
             "check --firefox-dir; `ffsession profiles` lists what it finds",
         ));
     }
-    let mut out: Vec<(Profile, PathBuf)> = Vec::with_capacity(profiles.len());
+    let mut out: Vec<(Profile, PathBuf, String)> = Vec::with_capacity(profiles.len());
     // Two profiles whose names give one store name (the same name, names
     // apart only by case or by characters a folder name cannot hold): the
     // later one's store is kept apart by its folder, as a backup of it alone
     // would keep it once the first has named its store (`store::owner`).
     let key = |d: &Path| d.to_string_lossy().to_lowercase();
-    for p in profiles {
+    for (root, p) in profiles {
         let mut dir = global.store_dir(config, &p)?;
-        if out.iter().any(|(_, d)| key(d) == key(&dir)) {
+        if out.iter().any(|(_, d, _)| key(d) == key(&dir)) {
             dir = ffsession::store::owner::apart(&dir, &p.path);
         }
-        out.push((p, dir));
+        let browser = roots
+            .get(root)
+            .map_or_else(|| "Firefox".to_owned(), |r| r.label());
+        out.push((p, dir, browser));
     }
     Ok(out)
 }
@@ -116,11 +120,14 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
     let profiles = all_profiles(global, config)?;
     let mut failed = Vec::new();
     let mut alarms = Vec::new();
-    for (profile, dir) in &profiles {
+    for (profile, dir, browser) in &profiles {
+        // Each heading says whose profile and where: two browsers (or a
+        // Firefox and its Snap) often both have a `default-release`.
         writeln!(
             io::stdout().lock(),
-            "profile {}:",
-            fmt::escape(&profile.name)
+            "{browser} profile {} ({}):",
+            fmt::escape(&profile.name),
+            fmt::escape(&profile.path.display().to_string())
         )?;
         match back_up(global, config, args, profile, dir) {
             Ok(report) => {

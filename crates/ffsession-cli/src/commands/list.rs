@@ -8,7 +8,9 @@ use clap::Args;
 use crate::cli::GlobalArgs;
 use crate::fmt;
 
-/// List the snapshots in the profile's backup store, newest first: id, the
+/// List the snapshots in the profile's backup store, newest session first
+/// (by the session's own time, as `restore latest` chooses: an upgrade copy
+/// backed up today is an old session): id, the
 /// session's own last update ("session", Firefox's clock), the source file's
 /// name, and windows and tabs or what is wrong with it. --long adds when each
 /// was taken, the file's folder, and the bytes it added to the store. A
@@ -48,7 +50,8 @@ struct Row<'a> {
 pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
     let config = global.config()?;
     let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
-    let snapshots = store.snapshots()?;
+    // In the order `restore latest` reads them, not by id or backup time.
+    let snapshots = ffsession::restore::newest_first(&store)?;
     // Snapshots a prune, restore, watch or check found not to read back whole.
     let marks = store.damage_marks()?;
     // In a remote's copy: where each snapshot was taken, and its id there.

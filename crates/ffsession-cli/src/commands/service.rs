@@ -176,7 +176,7 @@ pub fn run(global: &GlobalArgs, args: ServiceArgs) -> Result<()> {
         let config = global.config()?;
         super::backup::all_profiles(global, &config)?
             .into_iter()
-            .map(|(p, _)| p)
+            .map(|(p, _, _)| p)
             .collect()
     } else {
         vec![global.profile()?]
@@ -372,12 +372,18 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile, name: &st
             if !no_enable {
                 match platform {
                     Platform::Linux => {
-                        manager("systemctl", &["--user", "daemon-reload"], INSTALL_HINT)?;
-                        manager(
-                            "systemctl",
-                            &["--user", "enable", "--now", &unit],
-                            INSTALL_HINT,
-                        )?;
+                        // Without a user service manager (no user session:
+                        // a `su`, a container, an ssh login without
+                        // lingering) systemctl says "Failed to connect to
+                        // bus": say how to finish, and the other way.
+                        let mut watch = vec![spec.program.clone()];
+                        watch.extend(spec.args.iter().cloned());
+                        let hint = format!(
+                            "the unit file is written; systemctl needs a user session (a graphical or ssh login; `loginctl enable-linger` keeps one): there, run `systemctl --user daemon-reload && systemctl --user enable --now {unit}`; or, without systemd, start `{}` at login (your desktop's autostart)",
+                            crate::context::join(&watch)
+                        );
+                        manager("systemctl", &["--user", "daemon-reload"], &hint)?;
+                        manager("systemctl", &["--user", "enable", "--now", &unit], &hint)?;
                         writeln!(
                             out,
                             "enabled and started {unit} (status: systemctl --user status {unit})"

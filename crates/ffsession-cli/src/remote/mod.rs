@@ -593,19 +593,19 @@ impl WatchCopies {
     }
 }
 
-/// TEST HOOK, for the fault tests only: FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES
-/// (die after that many remote objects written),
-/// FFSESSION_TEST_REMOTE_WRITE_DELAY_MS, and
-/// FFSESSION_TEST_REMOTE_READ_TIMEOUT_MS (the per-object read timeout,
+/// TEST HOOK, for the fault tests only (debug builds):
+/// `FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES` (die after that many remote
+/// objects written), `..._REMOTE_WRITE_DELAY_MS`, and
+/// `..._REMOTE_READ_TIMEOUT_MS` (the per-object read timeout,
 /// `ffsession::remote::READ_TIMEOUT` otherwise). Unset, nothing changes.
+#[cfg(debug_assertions)]
 pub fn install_test_hook() {
-    let num = |name| env(name).and_then(|v| v.parse::<u64>().ok());
-    let kill = num("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES");
-    let delay = num("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS");
+    let kill = ffsession::test_setting!("REMOTE_KILL_AFTER_WRITES");
+    let delay = ffsession::test_setting!("REMOTE_WRITE_DELAY_MS");
     if kill.is_some() || delay.is_some() {
         ffsession::remote::set_test_hook(kill, delay.unwrap_or(0));
     }
-    if let Some(ms) = num("FFSESSION_TEST_REMOTE_READ_TIMEOUT_MS") {
+    if let Some(ms) = ffsession::test_setting!("REMOTE_READ_TIMEOUT_MS") {
         ffsession::remote::set_read_timeout(std::time::Duration::from_millis(ms));
     }
 }

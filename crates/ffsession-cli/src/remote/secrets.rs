@@ -120,9 +120,10 @@ pub fn password(global: &GlobalArgs, t: &Target, new: bool, interactive: bool) -
     Ok(p)
 }
 
-/// scrypt's work factor for new keys (tests make it cheap).
+/// scrypt's work factor for new keys (tests make it cheap, in debug builds
+/// only: a release build always uses the strong default).
 pub(super) fn key_params() -> KeyParams {
     KeyParams {
-        log_n: env("FFSESSION_TEST_SCRYPT_LOG_N").and_then(|v| v.parse().ok()),
+        log_n: ffsession::test_setting!("SCRYPT_LOG_N").and_then(|v| u8::try_from(v).ok()),
     }
 }

@@ -39,12 +39,9 @@ pub struct Limits {
 impl Limits {
     /// 64 connections (a browser opens six at most to one server), 10 s
     /// for headers, 30 s of no progress. `FFSESSION_TEST_UI_TIMEOUT_MS`
-    /// (tests only) sets both times.
+    /// (tests only, debug builds) sets both times.
     pub fn new() -> Limits {
-        let test = std::env::var("FFSESSION_TEST_UI_TIMEOUT_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map(Duration::from_millis);
+        let test = ffsession::test_setting!("UI_TIMEOUT_MS").map(Duration::from_millis);
         Limits {
             connections: 64,
             header: test.unwrap_or(Duration::from_secs(10)),

@@ -40,7 +40,10 @@ fn copy(env: &TestEnv, remote: &Path, password: Option<&str>) -> std::process::O
 }
 
 fn kept_dir(env: &TestEnv) -> std::path::PathBuf {
-    env.folders().config.join("ffsession").join("remote-keys")
+    // The config folder (on Windows `...\\ffsession\\config`).
+    ffsession::platform::Platform::CURRENT
+        .config_dir(&env.folders())
+        .join("remote-keys")
 }
 
 #[test]

@@ -29,7 +29,31 @@ fn backup_then_list_then_backup_again_stores_nothing_new() {
         .iter()
         .all(|s| s["stored_size"] == 0));
 
-    assert_eq!(env.snapshot_ids(&profile), [4, 3, 2, 1], "newest first");
+    // Newest session first (as `restore latest` reads them), not by id: the
+    // recovery file's two snapshots (session at 2,000) before previous's
+    // (1,000), whichever was backed up first.
+    let listed = env.list_snapshots(&profile);
+    let order: Vec<(u64, &str)> = listed
+        .iter()
+        .map(|s| {
+            (
+                s["last_update_ms"].as_u64().unwrap(),
+                s["file_name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (2_000, "recovery.jsonlz4"),
+            (2_000, "recovery.jsonlz4"),
+            (1_000, "previous.jsonlz4"),
+            (1_000, "previous.jsonlz4")
+        ],
+        "{listed:?}"
+    );
+    let ids = env.snapshot_ids(&profile);
+    assert!(ids[0] > ids[1] && ids[2] > ids[3], "{ids:?}");
     let text = ok_stdout(env.store_cmd(&profile).arg("list"));
     assert!(
         text.contains(" recovery.jsonlz4 ") && text.contains("20 tabs"),
@@ -465,6 +489,44 @@ fn service_install_writes_a_systemd_user_unit() {
             .args(["service", "uninstall", "--no-enable"]),
     );
     assert!(!unit_path.exists());
+}
+
+/// Without a user session systemctl cannot reach its manager ("Failed to
+/// connect to bus"): the error says the file is written, how to finish from
+/// a session, and the other way (the watch command to start at login).
+#[cfg(target_os = "linux")]
+#[test]
+fn service_install_without_a_user_bus_says_how_to_finish() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let profile = env.profile_with(&[]);
+    let bin = env.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let systemctl = bin.join("systemctl");
+    fs::write(
+        &systemctl,
+        "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&systemctl, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let err = expect_error(
+        env.store_cmd(&profile)
+            .env("PATH", path)
+            .args(["service", "install"]),
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("systemctl --user daemon-reload && systemctl --user enable --now ffsession-watch-profile.service")
+            && err.contains("loginctl enable-linger")
+            && err.contains(" watch --profile ")
+            && err.contains("autostart"),
+        "{err}"
+    );
+    assert!(env
+        .home()
+        .join(".config/systemd/user/ffsession-watch-profile.service")
+        .exists());
 }
 
 #[test]

@@ -146,8 +146,20 @@ fn backup_all_profiles_stores_each_profile_into_its_own_store() {
     two_profiles(&env, false);
     let out = ok_stdout(env.cmd().args(["backup", "--all-profiles"]));
     let data = env.stores_root();
-    assert!(out.starts_with("profile default:\n#1 "), "{out}");
-    assert!(out.contains("profile work:\n#1 "), "{out}");
+    // Each heading names the browser and the folder (two browsers' profiles
+    // often share a name).
+    let root = env.firefox_root();
+    let heading = |name: &str, folder: &str| {
+        format!(
+            "Firefox profile {name} ({}):\n#1 ",
+            root.join("Profiles").join(folder).display()
+        )
+    };
+    assert!(
+        out.starts_with(&heading("default", "a.default")),
+        "{out}"
+    );
+    assert!(out.contains(&heading("work", "b.work")), "{out}");
     for (name, tabs) in [("default", 2), ("work", 4)] {
         assert!(
             out.contains(&format!(

@@ -249,6 +249,7 @@ impl<'g, 'd, 'b> Decoding<'g, 'd, 'b> {
 /// `None` if it was given back to the ordinary read (not mozlz4, damaged,
 /// not UTF-8), else whether the fast parse read it (rather than the
 /// reference parser, after the fast one gave up).
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub fn assert_at_once_matches_reference(bytes: &[u8], step: usize, lockstep: bool) -> Option<bool> {
     let mode = Step {

@@ -454,6 +454,7 @@ pub fn summary_in_pieces(bytes: &[u8], urls: Option<&mut Vec<u8>>) -> Option<Sum
 /// pieces (given up), else whether the decoder's thread walked part of it.
 /// With `hold`, the count starts once the whole block has decoded, so that
 /// the decoder's thread takes its part whenever a piece starts with a tab.
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub fn assert_summary_in_pieces_matches_reference(
     json: &[u8],
@@ -467,6 +468,7 @@ pub fn assert_summary_in_pieces_matches_reference(
 /// For fuzzing: as [`assert_summary_in_pieces_matches_reference`], for an
 /// LZ4 block that claims to decode to `claimed` bytes (any bytes at all):
 /// counted in pieces only if the whole block decodes and parses.
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub fn assert_block_in_pieces_matches_reference(
     block: &[u8],

@@ -9,6 +9,7 @@
 //! authenticated, and checked against its name when read, so even a torn
 //! object could never be taken for a whole one.
 
+#[cfg(debug_assertions)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -29,19 +30,22 @@ pub type ReadResult = Result<Option<Vec<u8>>, RemoteError>;
 /// that long. (OpenDAL's own stall timeout is 30 s too, `opendal.rs`.)
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+#[cfg(debug_assertions)]
 static READ_TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
 
 /// The per-object read timeout in force: [`READ_TIMEOUT`] unless a test
-/// set another ([`set_read_timeout`]).
+/// set another (`set_read_timeout`, debug builds only).
 pub fn read_timeout() -> Duration {
-    match READ_TIMEOUT_MS.load(Ordering::SeqCst) {
-        0 => READ_TIMEOUT,
-        ms => Duration::from_millis(ms),
+    #[cfg(debug_assertions)]
+    if let ms @ 1.. = READ_TIMEOUT_MS.load(Ordering::SeqCst) {
+        return Duration::from_millis(ms);
     }
+    READ_TIMEOUT
 }
 
-/// TEST HOOK, for the fault tests only: make [`read_timeout`] `timeout`
-/// (a hanging read is then found in seconds).
+/// TEST HOOK, for the fault tests only (debug builds): make
+/// [`read_timeout`] `timeout` (a hanging read is then found in seconds).
+#[cfg(debug_assertions)]
 #[doc(hidden)]
 pub fn set_read_timeout(timeout: Duration) {
     let ms = u64::try_from(timeout.as_millis())
@@ -77,13 +81,17 @@ pub(super) fn settle_reads(
 /// TEST HOOK, for the fault tests only: after this many objects written to
 /// (or removed from) any remote, the process dies at once (as under
 /// SIGKILL); and each write waits this long first. Unset (0), nothing
-/// changes.
+/// changes. Debug builds only: a release build has none of it.
+#[cfg(debug_assertions)]
 static KILL_AFTER_WRITES: AtomicU64 = AtomicU64::new(0);
+#[cfg(debug_assertions)]
 static WRITE_DELAY_MS: AtomicU64 = AtomicU64::new(0);
+#[cfg(debug_assertions)]
 static WRITES: AtomicU64 = AtomicU64::new(0);
 
 /// Set the test hook: die after `kill_after_writes` object writes (counting
 /// from 1; `None` never), and wait `delay_ms` before each.
+#[cfg(debug_assertions)]
 #[doc(hidden)]
 pub fn set_test_hook(kill_after_writes: Option<u64>, delay_ms: u64) {
     KILL_AFTER_WRITES.store(kill_after_writes.map_or(0, |n| n + 1), Ordering::SeqCst);
@@ -91,6 +99,15 @@ pub fn set_test_hook(kill_after_writes: Option<u64>, delay_ms: u64) {
 }
 
 /// Called by backends before each object write.
+#[cfg(not(debug_assertions))]
+pub(super) fn before_write() {}
+
+/// Called by backends after each object written whole, or removed.
+#[cfg(not(debug_assertions))]
+pub(super) fn after_write() {}
+
+/// Called by backends before each object write.
+#[cfg(debug_assertions)]
 pub(super) fn before_write() {
     let ms = WRITE_DELAY_MS.load(Ordering::SeqCst);
     if ms > 0 {
@@ -99,6 +116,7 @@ pub(super) fn before_write() {
 }
 
 /// Called by backends after each object written whole, or removed.
+#[cfg(debug_assertions)]
 pub(super) fn after_write() {
     let limit = KILL_AFTER_WRITES.load(Ordering::SeqCst);
     if limit > 0 && WRITES.fetch_add(1, Ordering::SeqCst) + 2 >= limit {
