@@ -30,13 +30,13 @@ pub use at_once::assert_at_once_matches_reference;
 mod stream;
 mod summarize;
 
+#[doc(hidden)]
+pub use summarize::summary_in_pieces;
 #[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub use summarize::{
     assert_block_in_pieces_matches_reference, assert_summary_in_pieces_matches_reference,
 };
-#[doc(hidden)]
-pub use summarize::summary_in_pieces;
 pub use summarize::{open_tab_urls, FileSummary};
 
 /// The 8-byte magic that starts every mozlz4 file.

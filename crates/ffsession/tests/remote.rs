@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use ffsession::machine::Machine;
 use ffsession::remote::{
-    check_remote, copy_to_remote, CopyProgress, open_backend, prune_remote, sync_from_remote, KeyParams,
-    Location, PruneOptions, Remote, RemoteError, RemoteOptions,
+    check_remote, copy_to_remote, open_backend, prune_remote, sync_from_remote, CopyProgress,
+    KeyParams, Location, PruneOptions, Remote, RemoteError, RemoteOptions,
 };
 use ffsession::sources::SourceKind;
 use ffsession::store::{SnapshotSource, Store};

@@ -69,12 +69,24 @@ pub fn run(global: &GlobalArgs, args: HistoryArgs) -> Result<()> {
             windows.join(", "),
         )?;
         if let Some(a) = &s.archived {
+            // Tidy closed a copy of the page (a duplicate, an old one), not
+            // the page: it is said so.
+            let what = if a.stayed_open {
+                "a copy of it archived"
+            } else {
+                "then archived"
+            };
             writeln!(
                 out,
-                "  then archived {} by tidy ({}), in snapshot #{}",
+                "  {what} {} by tidy ({}), in snapshot #{}{}",
                 fmt::local_time_or_unknown(Some(a.archived_at_ms)),
                 a.reason,
-                a.snapshot
+                a.snapshot,
+                if a.stayed_open {
+                    "; another stayed open"
+                } else {
+                    ""
+                }
             )?;
         }
     }

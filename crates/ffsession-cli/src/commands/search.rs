@@ -131,10 +131,20 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
         if let Some(a) = &h.archived {
             writeln!(
                 out,
-                "  archived {} by tidy ({}), in snapshot #{}",
+                "  {} {} by tidy ({}), in snapshot #{}{}",
+                if a.stayed_open {
+                    "a copy of it archived"
+                } else {
+                    "archived"
+                },
                 fmt::local_time_or_unknown(Some(a.archived_at_ms)),
                 a.reason,
-                a.snapshot
+                a.snapshot,
+                if a.stayed_open {
+                    "; another stayed open"
+                } else {
+                    ""
+                }
             )?;
         }
     }

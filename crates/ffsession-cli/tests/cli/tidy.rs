@@ -144,6 +144,8 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
     );
     let history = ok_stdout(env.store_cmd(&p).args(["history", url]));
     assert!(history.contains("then archived"), "{history}");
+    assert!(!history.contains("stayed open"), "{history}");
+    assert_eq!(hit["archived"]["stayed_open"], false, "{hit}");
 
     // Undo.
     ok_stdout(env.store_cmd(&p).args(["restore", &undo.to_string()]));
@@ -474,4 +476,27 @@ fn extract_archived_gives_exactly_the_tabs_tidy_closed() {
     );
     assert!(err.contains("give its id as SOURCE"), "{err}");
     assert!(!env.path().join("none.jsonlz4").exists());
+
+    // Every closed tab had a twin of its URL that tidy kept: once a backup
+    // after the tidy has it open, history and search say a copy was
+    // archived and the page stayed open, never that the page was archived.
+    ok_output(env.store_cmd(&p).arg("backup"));
+    let url = &closed[0].0;
+    let history = ok_stdout(env.store_cmd(&p).args(["history", url]));
+    assert!(
+        history.contains("a copy of it archived") && history.contains("another stayed open"),
+        "{history}"
+    );
+    assert!(!history.contains("then archived"), "{history}");
+    let hits = ok_json(
+        env.store_cmd(&p)
+            .args(["search", &format!("\"{url}\""), "--json"]),
+    );
+    let hit = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["url"] == url.as_str())
+        .unwrap_or_else(|| panic!("{hits}"));
+    assert_eq!(hit["archived"]["stayed_open"], true, "{hit}");
 }

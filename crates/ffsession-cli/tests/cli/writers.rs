@@ -155,10 +155,7 @@ fn backup_all_profiles_stores_each_profile_into_its_own_store() {
             root.join("Profiles").join(folder).display()
         )
     };
-    assert!(
-        out.starts_with(&heading("default", "a.default")),
-        "{out}"
-    );
+    assert!(out.starts_with(&heading("default", "a.default")), "{out}");
     assert!(out.contains(&heading("work", "b.work")), "{out}");
     for (name, tabs) in [("default", 2), ("work", 4)] {
         assert!(

@@ -52,9 +52,9 @@ mod sftp;
 mod ssh;
 mod sync;
 
+pub use backend::{read_timeout, Backend, Entry, Kind, ReadResult, READ_TIMEOUT};
 #[cfg(debug_assertions)]
 pub use backend::{set_read_timeout, set_test_hook};
-pub use backend::{read_timeout, Backend, Entry, Kind, ReadResult, READ_TIMEOUT};
 pub use check::{check_remote, DamagedObject, RemoteCheckProgress, RemoteCheckReport};
 pub use copy::{copy_to_remote, CopyProgress, CopyReport};
 pub use damage::{clear_damage, note_damage, noted_damage};

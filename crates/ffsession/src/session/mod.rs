@@ -32,10 +32,15 @@ use serde::Deserialize;
 
 use crate::error::ParseError;
 
+// The fuzz targets' and tests' comparisons with the reference parser: in
+// fuzz builds (`--cfg fuzzing`) and debug builds, never in a release.
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub use parallel::assert_fast_paths_match_reference;
 pub(crate) use parallel::{parse_growing, spawn_beside, two_cores, PARALLEL_MIN_BYTES, TAB_START};
 pub use records::{TabFilter, TabRecord, TabState};
+#[cfg(any(fuzzing, debug_assertions))]
+#[doc(hidden)]
 pub use skim::assert_matches_serde as assert_tab_reader_matches_serde;
 
 // Every model type reads only from a JSON object: serde's derive alone would

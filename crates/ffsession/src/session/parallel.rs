@@ -502,6 +502,7 @@ impl<'a> WindowFields<'a> {
 /// For fuzzing: panic if a fast path accepts a document the serial reference
 /// rejects, or reads it differently. Checks the fast attempt on one thread and
 /// `json` split at each of its first eight tab boundaries (whatever its size).
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub fn assert_fast_paths_match_reference(json: &[u8]) {
     let reference = Session::from_json_serial(json).map(|s| format!("{s:?}"));

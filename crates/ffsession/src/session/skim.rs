@@ -48,6 +48,7 @@ pub(super) fn tab(text: &str) -> Option<(Tab<'_>, usize)> {
 /// For fuzzing and tests: panic if this reader reads a tab from the start
 /// of `text` where serde_json, in a fast attempt, reads another tab, takes
 /// other bytes, or fails. True if this reader read one.
+#[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub fn assert_matches_serde(text: &str) -> bool {
     let (skimmed, by_serde) = de::fast_attempt(|| {

@@ -43,6 +43,11 @@ pub struct ArchiveMark {
     pub snapshot: SnapshotId,
     /// Why: `old` or `duplicate`.
     pub reason: String,
+    /// A tab of the same URL stayed open: tidy closed a duplicate (or an old
+    /// copy), not the page: a duplicate's twin always does, another is known
+    /// once a snapshot taken after the tidy has it open (with the store's
+    /// tab index).
+    pub stayed_open: bool,
 }
 
 const COLUMNS: &str =
@@ -180,10 +185,36 @@ impl Store {
                         archived_at_ms: u64::try_from(r.get::<_, i64>(0)?).unwrap_or(0),
                         snapshot: SnapshotId(r.get(1)?),
                         reason: r.get(2)?,
+                        stayed_open: false,
                     })
                 })
                 .optional()
             })
+            .map_err(|e| self.sql(e))
+            .and_then(|mark| match mark {
+                Some(mut m) if self.require_tab_index().is_ok() => {
+                    m.stayed_open = self.stayed_open(url, &m)?;
+                    Ok(Some(m))
+                }
+                other => Ok(other),
+            })
+    }
+
+    /// Whether a tab of `url` stayed open after tidy archived one from
+    /// `snapshot`: a duplicate's twin always does; otherwise a later
+    /// snapshot of the same file (taken after the tidy) has it open.
+    fn stayed_open(&self, url: &str, mark: &ArchiveMark) -> Result<bool, StoreError> {
+        if mark.reason == "duplicate" {
+            return Ok(true);
+        }
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM tab_runs r
+                    JOIN tab_entries e ON e.id = r.tab_entry_id
+                    JOIN snapshots s ON s.id = ?2 AND s.source_name = r.source_name
+                    WHERE e.url = ?1 AND r.state = 'open' AND r.last_snapshot > ?2)",
+            )
+            .and_then(|mut s| s.query_row(rusqlite::params![url, mark.snapshot.0], |r| r.get(0)))
             .map_err(|e| self.sql(e))
     }
 }

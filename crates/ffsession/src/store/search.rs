@@ -131,7 +131,7 @@ pub struct OpenStretch {
 }
 
 impl Store {
-    fn require_tab_index(&self) -> Result<(), StoreError> {
+    pub(super) fn require_tab_index(&self) -> Result<(), StoreError> {
         if self.schema_version < catalog::TAB_INDEX_VERSION {
             return Err(StoreError::SchemaTooOld {
                 path: self.catalog_path.clone(),
