@@ -32,7 +32,9 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::de::{self, Blob, BoolOrNull, List, OptId, OptStr, OptU64, Skipped, Truthy};
+#[cfg(any(fuzzing, debug_assertions))]
+use super::de;
+use super::de::{Blob, BoolOrNull, List, OptId, OptStr, OptU64, Skipped, Truthy};
 use super::{Entry, Tab};
 
 /// Read the tab object that `text` starts with (after any whitespace): the
