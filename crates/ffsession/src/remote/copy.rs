@@ -115,10 +115,12 @@ pub fn copy_to_remote(
     let mut targets: HashSet<Digest> = plan.snapshots.iter().map(|s| s.1).collect();
     targets.extend(plan.contents.iter().map(|c| c.0));
     targets.extend(plan.chunks.iter().map(|c| c.3));
-    // Marks (archived tabs, undo points), after every snapshot they name.
+    // Marks (archived tabs, undo points), after every snapshot they name;
+    // the last look confirms those snapshots too: a prune that ran before
+    // the marks arrived did not know to keep them.
     let mut on_remote: HashSet<String> = plan.snapshots.iter().map(|s| s.2.clone()).collect();
     on_remote.extend(listing_snapshots);
-    copy.send_marks(&on_remote, &mut report, progress)?;
+    targets.extend(copy.send_marks(&on_remote, &mut report, progress)?);
 
     // Readable by any machine: no prune ran meanwhile (`renew` fails if one
     // holds its lock), and everything the snapshots this copy sent name is
@@ -142,7 +144,12 @@ pub fn copy_to_remote(
         let listing = Listing::of_contents(remote, store, &targets)?;
         let missing = copy.plan_of(&listing, &HashSet::new(), &mut scratch, Some(&targets))?;
         let on_remote: HashSet<String> = listing.snapshots.into_keys().collect();
-        let marks = super::marks::marks_to_send(store, remote, &machine.label, &on_remote)?;
+        let super::marks::ToSend {
+            items: marks,
+            named,
+        } = super::marks::marks_to_send(store, remote, &machine.label, &on_remote)?;
+        // Snapshots the marks still to send name: looked at next round.
+        targets.extend(named);
         if missing.is_empty() && marks.is_empty() {
             break;
         }
@@ -270,15 +277,18 @@ struct Copy<'a> {
 impl Copy<'_> {
     /// Send the marks the remote lacks whose snapshots are all in
     /// `on_remote`.
+    /// Send the marks the remote lacks ([`super::marks::marks_to_send`]);
+    /// returns the contents of the snapshots they name.
     fn send_marks(
         &mut self,
         on_remote: &HashSet<String>,
         report: &mut CopyReport,
         progress: &mut dyn FnMut(CopyProgress),
-    ) -> Result<(), RemoteError> {
+    ) -> Result<HashSet<Digest>, RemoteError> {
         let marks =
             super::marks::marks_to_send(self.store, self.remote, &self.machine.label, on_remote)?;
-        self.write_marks(marks, report, progress)
+        self.write_marks(marks.items, report, progress)?;
+        Ok(marks.named)
     }
 
     /// Write sealed marks (from `marks::marks_to_send`).

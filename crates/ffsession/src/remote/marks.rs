@@ -197,6 +197,17 @@ fn remote_names(store: &Store, keys: &Keys) -> Result<HashMap<SnapshotId, String
         .collect())
 }
 
+/// Marks ready to send ([`marks_to_send`]).
+#[derive(Default)]
+pub(super) struct ToSend {
+    /// Each mark: its kind, name and sealed bytes.
+    pub items: Vec<(Kind, String, Vec<u8>)>,
+    /// The contents of the local snapshots the archive and undo marks among
+    /// them name: a copy confirms those are on the remote too, since a
+    /// prune that ran before these marks arrived did not know to keep them.
+    pub named: HashSet<crate::store::Digest>,
+}
+
 /// The marks of `store` the remote lacks, sealed, ready to send: each only
 /// when every snapshot it names is on the remote (`on_remote`, listed after
 /// the snapshot records were sent), and the origin (`host`, local id) of
@@ -207,7 +218,7 @@ pub(super) fn marks_to_send(
     remote: &Remote,
     host: &str,
     on_remote: &HashSet<String>,
-) -> Result<Vec<(Kind, String, Vec<u8>)>, RemoteError> {
+) -> Result<ToSend, RemoteError> {
     let listed: HashMap<String, u64> = remote
         .backend
         .list(Kind::Marks)?
@@ -255,7 +266,12 @@ pub(super) fn marks_to_send(
             marks.push((name, origin));
         }
     }
-    let mut items = Vec::new();
+    let contents: HashMap<&String, crate::store::Digest> = store
+        .snapshots()?
+        .into_iter()
+        .filter_map(|s| names.get(&s.id).map(|n| (n, s.content_hash)))
+        .collect();
+    let mut out = ToSend::default();
     for (name, mark) in marks {
         if whole(&name, &mark) || !mark.needs().all(|n| on_remote.contains(n)) {
             continue;
@@ -263,10 +279,14 @@ pub(super) fn marks_to_send(
         if listed.contains_key(&name) {
             remote.backend.remove(Kind::Marks, &name)?;
         }
+        if mark.origin.is_none() {
+            out.named
+                .extend(mark.needs().filter_map(|n| contents.get(n).copied()));
+        }
         let plain = serde_json::to_vec(&mark).unwrap_or_default();
-        items.push((Kind::Marks, name, remote.seal(&plain)?));
+        out.items.push((Kind::Marks, name, remote.seal(&plain)?));
     }
-    Ok(items)
+    Ok(out)
 }
 
 /// Bring the remote's marks into `store` (its local copy): each mark whose

@@ -205,11 +205,20 @@ impl World {
         if !l.store_dir.exists() {
             return None;
         }
+        // What the remote holds of each machine's own before the copy (a
+        // copy that slept while a prune ran sent again some of what it
+        // found there, beyond the model): what this copy finds there, it
+        // does not send.
+        if self.remote_exists() {
+            let seen = self.observe_remote();
+            self.learn_sent(&seen);
+        }
+        let l = &self.lives[m];
+        let before = l.remote.entries.clone();
         let store = Store::open_read_only(&l.store_dir).unwrap();
         let remote = l.open_remote();
         let machine = l.machine.clone();
         let now = l.now;
-        let before = l.remote.entries.clone();
         let at = self.rng.u64(1..30);
         let mut sent = 0u64;
         let mut what = String::new();
