@@ -120,7 +120,7 @@ class FFSession:
         return self._snapshots_doc(r, "backup --json"), r
 
     def list_snapshots(self, profile, store):
-        """`list --json`: returns ([snapshot, ...] newest first, Result)."""
+        """`list --json`: returns ([snapshot, ...] newest session first, Result)."""
         r = self.run("list", "--json", "--profile", profile, "--store", store)
         obj = self._json(r)
         if isinstance(obj, dict):

@@ -379,8 +379,13 @@ def s4_crash_backup(ctx):
     lst, rl = ctx.cli.list_snapshots(profile, store)
     soft.eq("`list --json` ids (newest first) == the snapshots just taken",
             sorted(x.get("id") for x in lst if isinstance(x, dict)), sorted(ids), rl.cmd)
-    ids_desc = [x.get("id") for x in lst if isinstance(x, dict)]
-    soft.eq("`list --json` is newest first", ids_desc, sorted(ids_desc, reverse=True), rl.cmd)
+    # Newest first by the session's own time (session.lastUpdate), not by id: after a kill,
+    # recovery.jsonlz4 is newer than recovery.baklz4 whichever was stored first.
+    times = [x.get("last_update_ms") for x in lst if isinstance(x, dict)]
+    soft.eq("`list --json` is newest first (by session.lastUpdate)", times,
+            sorted(times, key=lambda t: t or 0, reverse=True), rl.cmd)
+    soft.eq("`list --json` first is recovery.jsonlz4 (the newer session)",
+            [x.get("file_name") for x in lst[:1] if isinstance(x, dict)], [RECOVERY], rl.cmd)
     for x in lst:
         mine = [s for s in doc["snapshots"] if s.get("id") == x.get("id")]
         if mine:
