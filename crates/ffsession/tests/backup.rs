@@ -1,23 +1,22 @@
 //! Backing up a profile: every session file snapshotted and verified, and the
 //! alarm for a damaged or shrunken newest file.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use common::profile_and_store;
 use ffsession::backup::{backup_profile, Alarm};
-use ffsession::store::Store;
-use ffsession_gen::{generate, mozlz4, Spec};
+use ffsession_gen::Spec;
 
 fn session(tabs: usize, last_update: u64) -> Vec<u8> {
-    mozlz4(
-        generate(&Spec {
-            tabs,
-            last_update,
-            ..Spec::default()
-        })
-        .as_bytes(),
-    )
+    common::packed(&Spec {
+        tabs,
+        last_update,
+        ..Spec::default()
+    })
 }
 
 fn write_at(path: &Path, bytes: &[u8], secs_ago: u64) {
@@ -30,8 +29,7 @@ fn write_at(path: &Path, bytes: &[u8], secs_ago: u64) {
 
 #[test]
 fn every_file_is_snapshotted_and_a_healthy_profile_raises_no_alarm() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
+    let (_dir, profile, mut store) = profile_and_store();
     write_at(
         &profile.join("sessionstore-backups/recovery.jsonlz4"),
         &session(30, 3_000),
@@ -42,7 +40,6 @@ fn every_file_is_snapshotted_and_a_healthy_profile_raises_no_alarm() {
         &session(28, 1_000),
         100,
     );
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
     let report = backup_profile(&mut store, "default", &profile, 1_000_000).unwrap();
     assert_eq!(report.snapshots.len(), 2);
     assert!(report.snapshots.iter().all(|s| s.is_ok()));
@@ -56,8 +53,7 @@ fn every_file_is_snapshotted_and_a_healthy_profile_raises_no_alarm() {
 
 #[test]
 fn a_corrupt_newest_file_is_kept_and_raises_the_alarm() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
+    let (_dir, profile, mut store) = profile_and_store();
     let good = session(30, 3_000);
     write_at(
         &profile.join("sessionstore-backups/previous.jsonlz4"),
@@ -69,7 +65,6 @@ fn a_corrupt_newest_file_is_kept_and_raises_the_alarm() {
         &good[..good.len() / 2],
         1,
     );
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
     let report = backup_profile(&mut store, "default", &profile, 1_000_000).unwrap();
     match &report.alarm {
         Some(Alarm::NewestCorrupt { file, reason }) => {
@@ -87,10 +82,8 @@ fn a_corrupt_newest_file_is_kept_and_raises_the_alarm() {
 
 #[test]
 fn losing_more_than_half_the_tabs_raises_the_alarm() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
+    let (_dir, profile, mut store) = profile_and_store();
     let recovery = profile.join("sessionstore-backups/recovery.jsonlz4");
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
     write_at(&recovery, &session(40, 1_000), 50);
     let first = backup_profile(&mut store, "default", &profile, 1_000).unwrap();
     assert_eq!(first.alarm, None);

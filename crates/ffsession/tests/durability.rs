@@ -7,6 +7,8 @@
 //! Killing the backup process at many points is tested on the command line:
 //! `crates/ffsession-cli/tests/cli/durability.rs`.
 
+mod common;
+
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::io::{self, Write};
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use ffsession::backup::backup_profile;
 use ffsession::fs_util::{set_test_hook, write_atomic, TestHook};
-use ffsession::retention::{self, RetentionPolicy};
+use ffsession::retention;
 use ffsession::sources::SourceKind;
 use ffsession::store::{
     Digest, SnapshotInfo, SnapshotSource, SnapshotStatus, Store, StoreError, StoreStats,
@@ -38,6 +40,14 @@ impl Hook {
     fn set(hook: TestHook) -> Hook {
         set_test_hook(Some(hook));
         Hook
+    }
+
+    /// Writes fail as on a full disk once `bytes` more bytes are written.
+    fn full_disk_after(bytes: u64) -> Hook {
+        Hook::set(TestHook {
+            fail_after_bytes: Some(bytes),
+            ..TestHook::default()
+        })
     }
 }
 
@@ -80,10 +90,8 @@ fn source(file_name: &str, bytes: &[u8]) -> SnapshotSource {
 /// (`profile/`) and a new store (`store/`); returns the folder (removed when
 /// dropped), the profile and the store.
 fn profile_and_store() -> (tempfile::TempDir, PathBuf, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
+    let (dir, profile, store) = common::profile_and_store();
     fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
-    let store = Store::create_or_open(dir.path().join("store")).unwrap();
     (dir, profile, store)
 }
 
@@ -116,9 +124,8 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Chunk files on disk, by name.
 fn chunk_files(store: &Path) -> BTreeSet<String> {
-    ffsession_gen::files_under(&store.join("chunks"))
+    common::chunk_files(store)
         .into_iter()
-        .filter(|p| !is_temp(p))
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect()
 }
@@ -227,10 +234,7 @@ fn a_full_disk_while_adding_a_snapshot_leaves_the_store_as_it_was() {
 
     // No space at all: nothing is written.
     {
-        let _hook = Hook::set(TestHook {
-            fail_after_bytes: Some(0),
-            ..TestHook::default()
-        });
+        let _hook = Hook::full_disk_after(0);
         let err = store
             .add_snapshot(source("recovery.jsonlz4", &b.packed), 2_000)
             .unwrap_err();
@@ -243,10 +247,7 @@ fn a_full_disk_while_adding_a_snapshot_leaves_the_store_as_it_was() {
     // Space for about half the chunks: those are written, the snapshot is not
     // catalogued, and the written chunks are leftovers that count for nothing.
     {
-        let _hook = Hook::set(TestHook {
-            fail_after_bytes: Some(needed / 2),
-            ..TestHook::default()
-        });
+        let _hook = Hook::full_disk_after(needed / 2);
         let err = store
             .add_snapshot(source("recovery.jsonlz4", &b.packed), 2_000)
             .unwrap_err();
@@ -300,10 +301,7 @@ fn a_full_disk_midway_through_a_backup_leaves_the_catalog_as_it_was() {
     let new = session(30, 11);
     fs::write(backups.join("previous.jsonlz4"), &new.packed).unwrap();
     let err = {
-        let _hook = Hook::set(TestHook {
-            fail_after_bytes: Some(0),
-            ..TestHook::default()
-        });
+        let _hook = Hook::full_disk_after(0);
         backup_profile(&mut store, "default", &profile, 2_000).unwrap_err()
     };
     match err {
@@ -479,14 +477,7 @@ fn a_corrupt_newest_file_never_gets_the_last_good_snapshot_pruned() {
     }
     let snapshots = store.snapshots().unwrap();
     let candidates = ffsession::prune::candidates(&snapshots, &[]);
-    let policy = RetentionPolicy {
-        keep_last: 1,
-        keep_hourly: 0,
-        keep_daily: 0,
-        keep_weekly: 0,
-        keep_monthly: 0,
-        keep_yearly: 0,
-    };
+    let policy = common::keep_last(1);
     let plan = retention::plan(&policy, &candidates, &jiff::tz::TimeZone::UTC);
     let removed: Vec<i64> = plan.removed().collect();
     assert!(!removed.contains(&taken[1].0), "{plan:?}");

@@ -4,7 +4,7 @@
 //! with placeholder URLs (no real session is committed); each file's name says
 //! which Firefox versions wrote that shape.
 
-use std::path::Path;
+mod common;
 
 use ffsession::SessionData;
 
@@ -126,7 +126,7 @@ const ERAS: &[(&str, usize, usize, Option<&str>)] = &[
 
 #[test]
 fn every_era_reads_as_firefox_reads_it() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eras");
+    let dir = common::fixture("eras");
     let on_disk = std::fs::read_dir(&dir).unwrap().count();
     assert_eq!(on_disk, ERAS.len(), "a fixture without an expectation");
     for &(name, windows, tabs, first_url) in ERAS {
@@ -147,7 +147,7 @@ fn every_era_reads_as_firefox_reads_it() {
 
 #[test]
 fn window_geometry_written_as_strings_is_read() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eras");
+    let dir = common::fixture("eras");
     for (name, want) in [
         ("S04_ff4-57_maximized_string_dims.json", (1280, 1024, 0)),
         ("S05_ff5x_hidpi_decimal_string_dims.json", (1193, 691, 0)),
@@ -166,7 +166,7 @@ fn window_geometry_written_as_strings_is_read() {
 
 #[test]
 fn a_lone_surrogate_reads_as_the_replacement_character() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eras");
+    let dir = common::fixture("eras");
     let data = SessionData::read(dir.join("S20_lone_surrogate_escape.json")).unwrap();
     let s = data.parse().unwrap();
     assert_eq!(s.windows[0].tabs[0].title(), Some("Example \u{fffd}"));

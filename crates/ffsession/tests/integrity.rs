@@ -2,68 +2,45 @@
 //! flipped bits, truncated, deleted and symlinked chunks, a truncated or
 //! deleted catalog, a store folder that is a link or that anyone may write.
 
+mod common;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use ffsession::sources::SourceKind;
+use common::{check, chunk_files, flip_a_bit, recovery_source, sized_session, NOW};
 use ffsession::store::{
-    check_store, CheckReport, SnapshotInfo, SnapshotSource, Store, StoreError, CATALOG_FILE,
-    CHUNKS_DIR,
+    check_store, SnapshotInfo, SnapshotSource, Store, StoreError, CATALOG_FILE, CHUNKS_DIR,
 };
-use ffsession_gen::{generate, mozlz4, Spec};
-
-const NOW: u64 = 1_795_400_000_000;
+use ffsession_gen::mozlz4;
 
 fn source(json: &str) -> SnapshotSource {
-    SnapshotSource {
-        bytes: mozlz4(json.as_bytes()),
-        profile: "default-release".into(),
-        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
-        kind: SourceKind::Recovery,
-        mtime_ms: Some(NOW - 1_000),
-    }
+    recovery_source(
+        "default-release",
+        mozlz4(json.as_bytes()),
+        Some(NOW - 1_000),
+    )
 }
 
 fn session(seed: u64) -> String {
-    generate(&Spec {
-        seed,
-        ..Spec::sized(600_000)
-    })
-}
-
-fn chunk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for sub in fs::read_dir(dir.join(CHUNKS_DIR)).unwrap() {
-        for f in fs::read_dir(sub.unwrap().path()).unwrap() {
-            let f = f.unwrap();
-            if !f.file_name().to_string_lossy().starts_with('.') {
-                out.push(f.path());
-            }
-        }
-    }
-    out.sort();
-    out
+    sized_session(seed, 600_000)
 }
 
 /// A store holding one snapshot of a session; returns the session too.
 fn one_snapshot() -> (tempfile::TempDir, PathBuf, Store, SnapshotInfo, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("store");
-    let mut store = Store::create_or_open(&dir).unwrap();
+    let (tmp, dir, mut store) = common::new_store();
     let json = session(3);
     let info = store.add_snapshot(source(&json), NOW).unwrap();
     (tmp, dir, store, info, json)
 }
 
-fn check(dir: &Path) -> CheckReport {
-    check_store(dir, &mut |_, _| {}).unwrap()
-}
-
-fn flip_a_bit(path: &Path) {
-    let mut bytes = fs::read(path).unwrap();
-    let i = bytes.len() / 2;
-    bytes[i] ^= 0x10;
-    fs::write(path, bytes).unwrap();
+/// [`one_snapshot`]'s store closed, and a link to its folder: the folder
+/// (removed when dropped), the store's path and the link.
+fn linked_store() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (tmp, dir, store, _info, _json) = one_snapshot();
+    drop(store);
+    let link = tmp.path().join("link");
+    ffsession_gen::link_dir(&dir, &link);
+    (tmp, dir, link)
 }
 
 #[test]
@@ -259,10 +236,7 @@ fn check_reports_a_truncated_or_deleted_catalog() {
 #[test]
 #[cfg_attr(windows, ignore = "needs a junction, which Wine 8 cannot make")]
 fn check_reports_a_linked_store_folder() {
-    let (tmp, dir, store, _info, _json) = one_snapshot();
-    drop(store);
-    let link = tmp.path().join("link");
-    ffsession_gen::link_dir(&dir, &link);
+    let (_tmp, _dir, link) = linked_store();
     let report = check(&link);
     assert!(!report.is_whole());
     assert!(report.problems[0].what.contains("symbolic link"));
@@ -272,10 +246,7 @@ fn check_reports_a_linked_store_folder() {
 #[test]
 #[cfg_attr(windows, ignore = "needs a junction, which Wine 8 cannot make")]
 fn a_linked_store_folder_is_refused_by_every_open_and_nothing_is_written_through_it() {
-    let (tmp, dir, store, _info, _json) = one_snapshot();
-    drop(store);
-    let link = tmp.path().join("link");
-    ffsession_gen::link_dir(&dir, &link);
+    let (tmp, dir, link) = linked_store();
     let empty = tmp.path().join("empty");
     fs::create_dir(&empty).unwrap();
     let empty_link = tmp.path().join("empty-link");

@@ -274,16 +274,10 @@ impl Life {
             }
             chosen.id
         } else {
-            let ok: Vec<_> = store
-                .snapshots()
-                .unwrap()
-                .into_iter()
-                .filter(|s| s.is_ok())
-                .collect();
-            if ok.is_empty() {
+            let Some(id) = self.random_whole_snapshot(&store) else {
                 return false;
-            }
-            ok[self.rng.usize(0..ok.len())].id
+            };
+            id
         };
         let want = store.read_json(id).unwrap();
         let contents = self.whole_files();
@@ -296,14 +290,7 @@ impl Life {
             written.as_ref() == Some(&want),
             "the restored file is not the snapshot's session"
         );
-        if std::env::var_os("LIFE_DEBUG").is_some() {
-            eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
-        }
-        self.model.undo.push(Undo {
-            made_at: self.now,
-            contents,
-            restored: Some(want),
-        });
+        self.push_undo(contents, Some(want));
         true
     }
 

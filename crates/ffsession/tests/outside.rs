@@ -8,44 +8,45 @@
 //! (`CreateSymbolicLinkW` succeeds and makes nothing, `mklink /J` fails);
 //! and modes (0600, 0700, chmod) are Unix's.
 
+mod common;
+
 use std::fs;
 #[cfg(unix)]
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use ffsession::backup::backup_profile;
-use ffsession::sources::{SourceKind, MAX_SESSION_BYTES};
 #[cfg(unix)]
-use ffsession::store::{check_store, StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE};
+use common::{check, chunk_files};
+use common::{packed, recovery_source, NOW};
+use ffsession::backup::backup_profile;
+use ffsession::sources::MAX_SESSION_BYTES;
 use ffsession::store::{SnapshotSource, Store};
-use ffsession_gen::{generate, mozlz4, Spec};
+#[cfg(unix)]
+use ffsession::store::{StoreError, CATALOG_FILE, CHUNKS_DIR, LOCK_FILE};
+use ffsession_gen::Spec;
 
-const NOW: u64 = 1_795_400_000_000;
-
+/// A session of 5 tabs (seeded) as the profile's recovery file.
 fn source(seed: u64) -> SnapshotSource {
-    SnapshotSource {
-        bytes: mozlz4(
-            generate(&Spec {
-                seed,
-                tabs: 5,
-                ..Spec::default()
-            })
-            .as_bytes(),
-        ),
-        profile: "default-release".into(),
-        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
-        kind: SourceKind::Recovery,
-        mtime_ms: Some(NOW - 1_000),
-    }
+    recovery_source(
+        "default-release",
+        packed(&Spec {
+            seed,
+            tabs: 5,
+            ..Spec::default()
+        }),
+        Some(NOW - 1_000),
+    )
 }
 
-/// A store in `dir/store` with one snapshot.
+/// A store in `store/` of a temporary folder, with one snapshot: the folder
+/// (removed when dropped) and the store's path.
 #[cfg(unix)]
-fn store_with_a_snapshot(dir: &Path) -> PathBuf {
-    let store_dir = dir.join("store");
+fn store_with_a_snapshot() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
     let mut store = Store::create_or_open(&store_dir).unwrap();
     store.add_snapshots(vec![source(1)], NOW).unwrap();
-    store_dir
+    (dir, store_dir)
 }
 
 /// A file outside the store, 0644, that a followed link would change.
@@ -83,9 +84,17 @@ fn assert_refused<T: std::fmt::Debug>(result: Result<T, StoreError>, link: &Path
     }
 }
 
+/// A reader and a writer of the store at `store_dir` both refuse the link
+/// at `link`.
+#[cfg(unix)]
+fn assert_readers_and_writers_refuse(store_dir: &Path, link: &Path) {
+    assert_refused(Store::open_read_only(store_dir), link);
+    assert_refused(Store::open(store_dir), link);
+}
+
 #[cfg(unix)]
 fn problems(store_dir: &Path) -> Vec<(PathBuf, String)> {
-    let report = check_store(store_dir, &mut |_, _| {}).unwrap();
+    let report = check(store_dir);
     assert!(!report.is_whole() || report.problems.is_empty());
     report
         .problems
@@ -97,8 +106,7 @@ fn problems(store_dir: &Path) -> Vec<(PathBuf, String)> {
 #[cfg(unix)]
 #[test]
 fn a_linked_lock_is_refused_by_every_writer_and_reported_by_check() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
+    let (dir, store_dir) = store_with_a_snapshot();
     let victim = victim(dir.path());
     let lock = store_dir.join(LOCK_FILE);
     fs::remove_file(&lock).unwrap();
@@ -130,16 +138,14 @@ fn a_linked_lock_is_refused_by_every_writer_and_reported_by_check() {
 #[cfg(unix)]
 #[test]
 fn a_linked_catalog_is_refused_by_readers_and_writers() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
+    let (dir, store_dir) = store_with_a_snapshot();
     let catalog = store_dir.join(CATALOG_FILE);
     let elsewhere = dir.path().join("elsewhere.sqlite");
     fs::rename(&catalog, &elsewhere).unwrap();
     symlink(&elsewhere, &catalog).unwrap();
     let before = fs::read(&elsewhere).unwrap();
 
-    assert_refused(Store::open_read_only(&store_dir), &catalog);
-    assert_refused(Store::open(&store_dir), &catalog);
+    assert_readers_and_writers_refuse(&store_dir, &catalog);
     assert_refused(Store::create_or_open(&store_dir), &catalog);
     assert_eq!(fs::read(&elsewhere).unwrap(), before);
     assert!(!dir.path().join("elsewhere.sqlite-wal").exists());
@@ -150,14 +156,12 @@ fn a_linked_catalog_is_refused_by_readers_and_writers() {
 #[cfg(unix)]
 #[test]
 fn a_linked_wal_is_refused_and_its_target_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
+    let (dir, store_dir) = store_with_a_snapshot();
     let victim = victim(dir.path());
     let wal = store_dir.join(format!("{CATALOG_FILE}-wal"));
     let _ = fs::remove_file(&wal);
     symlink(&victim, &wal).unwrap();
-    assert_refused(Store::open_read_only(&store_dir), &wal);
-    assert_refused(Store::open(&store_dir), &wal);
+    assert_readers_and_writers_refuse(&store_dir, &wal);
     assert_untouched(&victim);
     let found = problems(&store_dir);
     assert!(found.iter().any(|(p, _)| *p == wal), "{found:?}");
@@ -166,8 +170,7 @@ fn a_linked_wal_is_refused_and_its_target_untouched() {
 #[cfg(unix)]
 #[test]
 fn chunks_are_never_written_through_a_linked_folder() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
+    let (dir, store_dir) = store_with_a_snapshot();
     let outside = dir.path().join("outside");
     fs::create_dir(&outside).unwrap();
     // A linked fan-out folder: every new chunk of a new session lands in one
@@ -195,8 +198,7 @@ fn chunks_are_never_written_through_a_linked_folder() {
 #[cfg(unix)]
 #[test]
 fn garbage_collection_deletes_nothing_through_a_linked_folder() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
+    let (dir, store_dir) = store_with_a_snapshot();
     let outside = dir.path().join("outside");
     fs::create_dir(&outside).unwrap();
     // A file named like a chunk, in the folder the link points to.
@@ -211,14 +213,13 @@ fn garbage_collection_deletes_nothing_through_a_linked_folder() {
 #[cfg(unix)]
 #[test]
 fn check_reports_a_link_anywhere_in_the_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
-    assert!(check_store(&store_dir, &mut |_, _| {}).unwrap().is_whole());
+    let (_dir, store_dir) = store_with_a_snapshot();
+    assert!(check(&store_dir).is_whole());
     let restores = store_dir.join("restores");
     fs::create_dir(&restores).unwrap();
     let link = restores.join("1-prefs.js");
     symlink("/etc/passwd", &link).unwrap();
-    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    let report = check(&store_dir);
     assert!(!report.is_whole());
     assert!(
         report
@@ -238,7 +239,7 @@ fn check_reports_a_link_anywhere_in_the_store() {
     let prefix = fan.file_name().unwrap().to_string_lossy().into_owned();
     let orphan = fan.join(format!("{prefix}{}.zst", "0".repeat(62)));
     symlink("/etc/passwd", &orphan).unwrap();
-    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    let report = check(&store_dir);
     assert!(
         report.problems.iter().any(|p| p.path == orphan),
         "{:?}",
@@ -252,6 +253,17 @@ fn profile(dir: &Path) -> PathBuf {
     fs::create_dir_all(&profile).unwrap();
     fs::write(profile.join("sessionstore.jsonlz4"), source(7).bytes).unwrap();
     profile
+}
+
+/// A temporary folder holding [`profile`] with an empty
+/// `sessionstore-backups/`: the folder (removed when dropped), the profile
+/// and its `sessionstore-backups/`.
+fn profile_with_backups() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path());
+    let backups = profile.join("sessionstore-backups");
+    fs::create_dir(&backups).unwrap();
+    (dir, profile, backups)
 }
 
 fn back_up(dir: &Path, profile: &Path) -> (Vec<String>, Vec<(String, String)>) {
@@ -322,10 +334,7 @@ fn a_backup_follows_no_link_out_of_the_profile() {
 
 #[test]
 fn a_backup_takes_only_session_file_names_up_to_the_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = profile(dir.path());
-    let backups = profile.join("sessionstore-backups");
-    fs::create_dir(&backups).unwrap();
+    let (dir, profile, backups) = profile_with_backups();
     fs::write(backups.join("recovery.jsonlz4"), source(8).bytes).unwrap();
     fs::write(
         backups.join("upgrade.jsonlz4-20260101123456"),
@@ -396,10 +405,7 @@ fn a_file_promising_more_json_than_the_bound_is_kept_undecompressed() {
 #[cfg(unix)]
 #[test]
 fn an_unreadable_file_is_a_warning_not_a_failed_backup() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = profile(dir.path());
-    let backups = profile.join("sessionstore-backups");
-    fs::create_dir(&backups).unwrap();
+    let (dir, profile, backups) = profile_with_backups();
     let locked = backups.join("recovery.baklz4");
     fs::write(&locked, source(8).bytes).unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
@@ -420,22 +426,9 @@ fn mode(path: &Path) -> u32 {
 }
 
 #[cfg(unix)]
-fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for fan in fs::read_dir(store_dir.join(CHUNKS_DIR)).unwrap() {
-        for f in fs::read_dir(fan.unwrap().path()).unwrap() {
-            out.push(f.unwrap().path());
-        }
-    }
-    out.sort();
-    out
-}
-
-#[cfg(unix)]
 #[test]
 fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
-    let dir = tempfile::tempdir().unwrap();
-    let store_dir = store_with_a_snapshot(dir.path());
+    let (dir, store_dir) = store_with_a_snapshot();
     let files = chunk_files(&store_dir);
     assert!(files.len() >= 3);
     // As `cp -r` under a loose umask, or an archive, leaves them.
@@ -458,7 +451,7 @@ fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
     let victim = victim(dir.path());
     symlink(&victim, fan.join(format!("{}.zst", "f".repeat(64)))).unwrap();
 
-    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    let report = check(&store_dir);
     assert!(!report.is_whole());
     assert!(report.world_writable as usize > files.len(), "{report:?}");
 
@@ -470,7 +463,7 @@ fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
     assert_eq!(mode(&store_dir.join(CHUNKS_DIR)), 0o700);
     assert_eq!(mode(&outside), 0o644, "chmodded through a hard link");
     assert_untouched(&victim);
-    let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
+    let report = check(&store_dir);
     assert_eq!(report.world_writable, 0, "{:?}", report.problems);
 }
 
@@ -481,10 +474,7 @@ fn a_writer_makes_loose_chunk_files_private_but_never_through_a_link() {
 #[test]
 fn a_file_held_open_without_sharing_is_a_warning_not_a_failed_backup() {
     use std::os::windows::fs::OpenOptionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let profile = profile(dir.path());
-    let backups = profile.join("sessionstore-backups");
-    fs::create_dir(&backups).unwrap();
+    let (dir, profile, backups) = profile_with_backups();
     let held = backups.join("recovery.baklz4");
     fs::write(&held, source(8).bytes).unwrap();
     let _other_program = fs::File::options()

@@ -1,6 +1,8 @@
 //! Reading generated sessions against an independent oracle (serde_json::Value),
 //! and every file of the bad-input corpus.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use ffsession::format::FileSummary;
@@ -179,13 +181,9 @@ fn the_corpus_is_what_the_generator_makes() {
 /// compared with what Firefox itself reported over Marionette when it wrote them.
 #[test]
 fn real_firefox_files_match_what_firefox_reported() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/firefox");
+    let dir = common::fixture("firefox");
     let mut checked = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "jsonlz4") {
-            continue;
-        }
+    for path in common::jsonlz4_files(&dir) {
         let expected_path = path.with_extension("expected.json");
         let expected: Value =
             serde_json::from_slice(&std::fs::read(&expected_path).unwrap()).unwrap();

@@ -5,20 +5,22 @@
 //! writers at once, prune under the lock. The real servers (SFTP, S3,
 //! WebDAV) are in the CLI tests, started by `.ci/servers.sh`.
 
+mod common;
+
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::{flip_a_bit, recovery_source, DAY, NOW};
 use ffsession::machine::Machine;
 use ffsession::remote::{
     check_remote, copy_to_remote, open_backend, prune_remote, sync_from_remote, CopyProgress,
-    KeyParams, Location, PruneOptions, Remote, RemoteError, RemoteOptions,
+    CopyReport, KeyParams, Location, PruneOptions, Remote, RemoteError, RemoteOptions,
+    RemotePruneReport, SyncReport,
 };
-use ffsession::sources::SourceKind;
-use ffsession::store::{SnapshotSource, Store};
+use ffsession::store::Store;
 use ffsession_gen::{generate, mozlz4, Spec};
 
-const NOW: u64 = 1_795_400_000_000;
 const FAST: KeyParams = KeyParams { log_n: Some(4) };
 
 fn session(seed: u64, bytes: usize) -> String {
@@ -30,18 +32,63 @@ fn session(seed: u64, bytes: usize) -> String {
 }
 
 fn add(store: &mut Store, json: &str, at: u64) {
-    store
-        .add_snapshot(
-            SnapshotSource {
-                bytes: mozlz4(json.as_bytes()),
-                profile: "default-release".into(),
-                file_name: "sessionstore-backups/recovery.jsonlz4".into(),
-                kind: SourceKind::Recovery,
-                mtime_ms: Some(at),
-            },
-            at,
-        )
-        .unwrap();
+    let source = recovery_source("default-release", mozlz4(json.as_bytes()), Some(at));
+    store.add_snapshot(source, at).unwrap();
+}
+
+/// A store in `local/` of a temporary folder holding a snapshot of each
+/// `(seed, bytes)` session, taken a millisecond apart from `NOW`, and a new
+/// remote in `remote/` with `password`: the folder (removed when dropped),
+/// the store, the remote's path and the remote.
+fn local_and_remote(
+    sessions: &[(u64, usize)],
+    password: &str,
+) -> (tempfile::TempDir, Store, PathBuf, Remote) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    for (i, &(seed, bytes)) in sessions.iter().enumerate() {
+        add(&mut local, &session(seed, bytes), NOW + i as u64);
+    }
+    let remote_dir = tmp.path().join("remote");
+    let remote = create(&remote_dir, password);
+    (tmp, local, remote_dir, remote)
+}
+
+/// Copy `local` to `remote` as the machine labelled `host` at `NOW`,
+/// healing nothing, without progress.
+fn copy(local: &Store, remote: &Remote, host: &str) -> CopyReport {
+    copy_to_remote(
+        local,
+        remote,
+        &machine(host),
+        &HashSet::new(),
+        NOW,
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+/// A new store at `dir` and its first sync from `remote`.
+fn sync_new(remote: &Remote, dir: &Path) -> (Store, SyncReport) {
+    let mut store = Store::create_or_open(dir).unwrap();
+    let report = sync_from_remote(remote, &mut store, &mut |_| {}).unwrap();
+    (store, report)
+}
+
+/// Whether a check of `remote` that reads every object finds it clean.
+fn is_clean(remote: &Remote) -> bool {
+    check_remote(remote, true, &mut |_| {}).unwrap().is_clean()
+}
+
+/// Prune the snapshots `names` from `remote` under `by`'s exclusive lock.
+fn prune(
+    remote: &Remote,
+    by: &Machine,
+    names: &[String],
+    options: PruneOptions,
+) -> RemotePruneReport {
+    let mut lock = remote.lock(true, by, NOW).unwrap();
+    prune_remote(&mut lock, names, options).unwrap()
 }
 
 /// A machine whose identity follows from its label: the same label is the
@@ -57,8 +104,13 @@ fn machine(label: &str) -> Machine {
 /// Set the server's time of every lock to `ago_ms` before now (the folder
 /// backend's server clock is the file system's).
 fn age_locks(remote_dir: &Path, ago_ms: u64) {
+    age_files(&remote_dir.join("locks"), ago_ms);
+}
+
+/// Set the server's time of every file under `dir` to `ago_ms` before now.
+fn age_files(dir: &Path, ago_ms: u64) {
     let when = std::time::SystemTime::now() - std::time::Duration::from_millis(ago_ms);
-    for f in files(&remote_dir.join("locks")) {
+    for f in files(dir) {
         fs::File::options()
             .write(true)
             .open(&f)
@@ -68,16 +120,21 @@ fn age_locks(remote_dir: &Path, ago_ms: u64) {
     }
 }
 
+/// The remote in the folder `dir`, which must hold one.
 fn open(dir: &Path, password: &str) -> Result<Remote, RemoteError> {
     let backend = open_backend(&Location::Folder(dir.into()), &RemoteOptions::default())?;
     Remote::open(backend, password)
 }
 
+/// The remote in the folder `dir`, made there (by `creator`) if the folder
+/// holds none.
+fn open_or_create(dir: &Path, password: &str, creator: &str) -> Result<Remote, RemoteError> {
+    let backend = open_backend(&Location::Folder(dir.into()), &RemoteOptions::default())?;
+    Ok(Remote::open_or_create(backend, password, FAST, creator)?.0)
+}
+
 fn create(dir: &Path, password: &str) -> Remote {
-    let backend = open_backend(&Location::Folder(dir.into()), &RemoteOptions::default()).unwrap();
-    Remote::open_or_create(backend, password, FAST, "test")
-        .unwrap()
-        .0
+    open_or_create(dir, password, "test").unwrap()
 }
 
 /// Every snapshot's content, keyed by what it is (not its id).
@@ -127,13 +184,9 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    let (tmp, mut local, remote_dir, remote) =
+        local_and_remote(&[(1, 400_000), (2, 200_000)], "pw");
     let base = session(1, 400_000);
-    add(&mut local, &base, NOW);
-    add(&mut local, &session(2, 200_000), NOW + 1);
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
 
     let mut bar = Bar::default();
     let first = copy_to_remote(
@@ -149,15 +202,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     assert!(bar.sent > 10);
     assert_eq!(first.snapshots_sent, 2);
     assert!(first.chunks_sent > 10);
-    let again = copy_to_remote(
-        &local,
-        &remote,
-        &machine("laptop"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let again = copy(&local, &remote, "laptop");
     assert_eq!(
         (again.snapshots_sent, again.chunks_sent, again.bytes_sent),
         (0, 0, 0)
@@ -167,15 +212,7 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     // One new snapshot that changes a little: a few chunks travel.
     let edited = base.replacen("https://", "https://changed.", 1);
     add(&mut local, &edited, NOW + 2);
-    let third = copy_to_remote(
-        &local,
-        &remote,
-        &machine("laptop"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let third = copy(&local, &remote, "laptop");
     assert_eq!(third.snapshots_sent, 1);
     assert!(third.chunks_sent <= 4, "{third:?}");
     assert!(
@@ -195,9 +232,8 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
     }
 
     // A new machine: sync into an empty store, same contents.
-    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
     let remote2 = open(&remote_dir, "pw").unwrap();
-    let r = sync_from_remote(&remote2, &mut fresh, &mut |_| {}).unwrap();
+    let (mut fresh, r) = sync_new(&remote2, &tmp.path().join("cache"));
     assert_eq!(r.snapshots_new, 3);
     assert!(r.damaged.is_empty());
     assert_eq!(r.hosts.values().collect::<Vec<_>>(), ["laptop"; 3]);
@@ -229,41 +265,23 @@ fn a_copy_syncs_back_byte_identical_and_only_missing_objects_travel() {
         .is_empty());
 
     // Copying the synced store back sends nothing.
-    let back = copy_to_remote(
-        &fresh,
-        &remote2,
-        &machine("desktop"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let back = copy(&fresh, &remote2, "desktop");
     assert_eq!(back.snapshots_sent + back.chunks_sent, 0, "{back:?}");
-    assert!(check_remote(&remote2, true, &mut |_| {})
-        .unwrap()
-        .is_clean());
+    assert!(is_clean(&remote2));
 }
 
 #[test]
 fn a_wrong_password_is_one_error_and_writes_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
-    add(&mut local, &session(3, 100_000), NOW);
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "right");
-    copy_to_remote(
-        &local,
-        &remote,
-        &machine("h"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
-    let before: Vec<_> = files(&remote_dir)
-        .into_iter()
-        .map(|f| (f.clone(), fs::read(&f).unwrap()))
-        .collect();
+    let (tmp, local, remote_dir, remote) = local_and_remote(&[(3, 100_000)], "right");
+    copy(&local, &remote, "h");
+    // Every file of the remote and what it holds.
+    let on_remote = || -> Vec<_> {
+        files(&remote_dir)
+            .into_iter()
+            .map(|f| (f.clone(), fs::read(&f).unwrap()))
+            .collect()
+    };
+    let before = on_remote();
     match open(&remote_dir, "wrong") {
         Err(e @ RemoteError::WrongPassword { .. }) => {
             assert!(e.to_string().contains("wrong password"), "{e}");
@@ -271,57 +289,31 @@ fn a_wrong_password_is_one_error_and_writes_nothing() {
         }
         other => panic!("{other:?}"),
     }
-    let backend = open_backend(
-        &Location::Folder(remote_dir.clone()),
-        &RemoteOptions::default(),
-    )
-    .unwrap();
     assert!(matches!(
-        Remote::open_or_create(backend, "wrong", FAST, "t"),
+        open_or_create(&remote_dir, "wrong", "t"),
         Err(RemoteError::WrongPassword { .. })
     ));
-    let after: Vec<_> = files(&remote_dir)
-        .into_iter()
-        .map(|f| (f.clone(), fs::read(&f).unwrap()))
-        .collect();
-    assert_eq!(before, after);
+    assert_eq!(before, on_remote());
     // A folder that holds other files is not made a remote.
     let other = tmp.path().join("other");
     fs::create_dir(&other).unwrap();
     fs::write(other.join("x"), b"x").unwrap();
-    let backend = open_backend(&Location::Folder(other), &RemoteOptions::default()).unwrap();
     assert!(matches!(
-        Remote::open_or_create(backend, "pw", FAST, "t"),
+        open_or_create(&other, "pw", "t"),
         Err(RemoteError::NotARemote { .. })
     ));
 }
 
 #[test]
 fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
-    add(&mut local, &session(4, 300_000), NOW);
-    add(&mut local, &session(5, 300_000), NOW + 1);
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
-    copy_to_remote(
-        &local,
-        &remote,
-        &machine("h"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let (tmp, local, remote_dir, remote) = local_and_remote(&[(4, 300_000), (5, 300_000)], "pw");
+    copy(&local, &remote, "h");
     let chunks: Vec<PathBuf> = files(&remote_dir.join("chunks"));
     assert!(chunks.len() > 20);
 
     // One chunk deleted, one flipped.
     fs::remove_file(&chunks[3]).unwrap();
-    let mut bytes = fs::read(&chunks[7]).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x10;
-    fs::write(&chunks[7], &bytes).unwrap();
+    flip_a_bit(&chunks[7]);
 
     // Without --read-data: the deleted one is found by listing.
     let quick = check_remote(&remote, false, &mut |_| {}).unwrap();
@@ -335,8 +327,7 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
         assert_eq!(r.profile, "default-release");
     }
     // A sync skips what it cannot verify, and says which objects.
-    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
-    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    let (mut fresh, r) = sync_new(&remote, &tmp.path().join("cache"));
     assert_eq!(r.damaged.len(), 2, "{r:?}");
     assert_eq!(
         r.snapshots_new as usize + full.damaged_snapshots.len(),
@@ -357,7 +348,7 @@ fn check_names_a_snapshot_whose_object_was_deleted_or_flipped_and_copy_heals_it(
     .unwrap();
     assert_eq!(c.healed, 2, "{c:?}");
     assert_eq!((bar.sent, bar.planned), (2, 2));
-    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
+    assert!(is_clean(&remote));
     let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
     assert!(r.damaged.is_empty());
     assert_eq!(contents(&fresh), contents(&local));
@@ -382,18 +373,8 @@ fn two_machines_copy_into_one_remote_at_once() {
         for (i, s) in stores.into_iter().enumerate() {
             let dir = remote_dir.clone();
             scope.spawn(move || {
-                let backend =
-                    open_backend(&Location::Folder(dir), &RemoteOptions::default()).unwrap();
-                let (r, _) = Remote::open_or_create(backend, "pw", FAST, "t").unwrap();
-                copy_to_remote(
-                    &s,
-                    &r,
-                    &machine(["a", "b"][i]),
-                    &HashSet::new(),
-                    NOW,
-                    &mut |_| {},
-                )
-                .unwrap();
+                let r = open_or_create(&dir, "pw", "t").unwrap();
+                copy(&s, &r, ["a", "b"][i]);
             });
         }
     });
@@ -403,44 +384,16 @@ fn two_machines_copy_into_one_remote_at_once() {
         2,
         "the key and its copy"
     );
-    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
-    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
-    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert!(is_clean(&remote));
+    let (fresh, r) = sync_new(&remote, &tmp.path().join("cache"));
     assert_eq!(r.snapshots_new, 4);
     assert_eq!(contents(&fresh), all);
 }
 
-/// Set the server's time of every file under `dir` to `ago_ms` before now.
-fn age_files(dir: &Path, ago_ms: u64) {
-    let when = std::time::SystemTime::now() - std::time::Duration::from_millis(ago_ms);
-    for f in files(dir) {
-        fs::File::options()
-            .write(true)
-            .open(&f)
-            .unwrap()
-            .set_modified(when)
-            .unwrap();
-    }
-}
-
 #[test]
 fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_servers_clock() {
-    const DAY: u64 = 24 * 3_600_000;
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
-    add(&mut local, &session(9, 300_000), NOW);
-    add(&mut local, &session(10, 300_000), NOW + 1);
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
-    copy_to_remote(
-        &local,
-        &remote,
-        &machine("h"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let (tmp, local, remote_dir, remote) = local_and_remote(&[(9, 300_000), (10, 300_000)], "pw");
+    copy(&local, &remote, "h");
     let before = files(&remote_dir.join("chunks")).len();
     let pruner = machine("pruner");
 
@@ -469,9 +422,7 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
         .path();
     let leftover = fan.join(".tmp-0123456789abcdef-leftover");
     fs::write(&leftover, b"torn").unwrap();
-    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
-    let r = prune_remote(&mut lock, &[oldest], PruneOptions::default()).unwrap();
-    drop(lock);
+    let r = prune(&remote, &pruner, &[oldest], PruneOptions::default());
     drop(held);
     // The snapshot goes at once; what it alone used is only noted, and the
     // temporary file (the server wrote it just now) stays: a copy may still
@@ -488,9 +439,7 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
     assert_eq!(files(&remote_dir.join("unused")).len(), 1);
     // A prune the next moment removes nothing more: the margin has not
     // passed on the server's clock.
-    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
-    let again = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
-    drop(lock);
+    let again = prune(&remote, &pruner, &[], PruneOptions::default());
     assert_eq!(
         (again.chunks_removed, again.unused_found),
         (0, 0),
@@ -500,9 +449,7 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
 
     // A day and a half later by the server's clock: gone.
     age_files(&remote_dir, DAY + DAY / 2);
-    let mut lock = remote.lock(true, &pruner, NOW).unwrap();
-    let later = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
-    drop(lock);
+    let later = prune(&remote, &pruner, &[], PruneOptions::default());
     assert_eq!(
         later.chunks_removed,
         r.unused_kept - later.contents_removed - later.marks_removed
@@ -516,14 +463,9 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
     assert!(!leftover.exists());
     assert!(files(&remote_dir.join("chunks")).len() < before);
     assert!(files(&remote_dir.join("unused")).is_empty());
-    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
-    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
-    assert_eq!(
-        sync_from_remote(&remote, &mut fresh, &mut |_| {})
-            .unwrap()
-            .snapshots_new,
-        1
-    );
+    assert!(is_clean(&remote));
+    let (fresh, r) = sync_new(&remote, &tmp.path().join("cache"));
+    assert_eq!(r.snapshots_new, 1);
     // A local copy made before the prune follows it.
     let r = sync_from_remote(&remote, &mut cache, &mut |_| {}).unwrap();
     assert_eq!((r.snapshots_gone, r.snapshots_known), (1, 1), "{r:?}");
@@ -532,50 +474,36 @@ fn prune_waits_for_writers_and_removes_unused_objects_a_margin_later_by_the_serv
 
 #[test]
 fn an_unused_object_a_snapshot_names_again_is_kept_and_its_time_starts_again() {
-    const DAY: u64 = 24 * 3_600_000;
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
-    add(&mut local, &session(21, 200_000), NOW);
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
+    let (tmp, local, remote_dir, remote) = local_and_remote(&[(21, 200_000)], "pw");
     let laptop = machine("laptop");
-    copy_to_remote(&local, &remote, &laptop, &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    copy(&local, &remote, "laptop");
     let name = remote.snapshot_name(&local.snapshots().unwrap()[0]);
     // Pruned: its objects are noted unused.
-    let mut lock = remote.lock(true, &laptop, NOW).unwrap();
-    let r = prune_remote(&mut lock, &[name], PruneOptions::default()).unwrap();
-    drop(lock);
+    let r = prune(&remote, &laptop, &[name], PruneOptions::default());
     assert!(r.unused_found > 0);
     // A copy sends the snapshot again: its record is new, its chunks and
     // content record were there (not sent again) and are named again.
-    let c = copy_to_remote(&local, &remote, &laptop, &HashSet::new(), NOW, &mut |_| {}).unwrap();
+    let c = copy(&local, &remote, "laptop");
     assert_eq!((c.snapshots_sent, c.chunks_sent), (1, 0), "{c:?}");
     // Long after, a prune removes nothing the snapshot needs, and drops the
     // finding.
     age_files(&remote_dir, 3 * DAY);
-    let mut lock = remote.lock(true, &laptop, NOW).unwrap();
-    let later = prune_remote(&mut lock, &[], PruneOptions::default()).unwrap();
-    drop(lock);
+    let later = prune(&remote, &laptop, &[], PruneOptions::default());
     assert_eq!(
         (later.chunks_removed, later.contents_removed),
         (0, 0),
         "{later:?}"
     );
     assert!(files(&remote_dir.join("unused")).is_empty());
-    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
-    let mut fresh = Store::create_or_open(tmp.path().join("fresh")).unwrap();
-    let s = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert!(is_clean(&remote));
+    let (fresh, s) = sync_new(&remote, &tmp.path().join("fresh"));
     assert_eq!(s.snapshots_new, 1);
     assert_eq!(contents(&fresh), contents(&local));
 }
 
 #[test]
 fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
-    let tmp = tempfile::tempdir().unwrap();
-    let local_dir = tmp.path().join("local");
-    let mut local = Store::create_or_open(&local_dir).unwrap();
-    add(&mut local, &session(11, 200_000), NOW);
-    add(&mut local, &session(12, 200_000), NOW + 1);
+    let (tmp, local, _remote_dir, remote) = local_and_remote(&[(11, 200_000), (12, 200_000)], "pw");
     let snaps = local.snapshots().unwrap();
     let victim = snaps.iter().find(|s| s.taken_at_ms == NOW).unwrap().clone();
     // A chunk only the first snapshot uses, flipped on disk.
@@ -591,42 +519,25 @@ fn a_damaged_local_chunk_is_never_sent_and_skips_only_its_snapshots() {
         .into_iter()
         .find(|(d, _)| !other.contains(d))
         .unwrap();
-    let hex = d.to_hex();
-    let path = local_dir
-        .join("chunks")
-        .join(&hex[..2])
-        .join(format!("{hex}.zst"));
+    let path = common::chunk_path(local.dir(), &d.to_hex());
     let mut bytes = fs::read(&path).unwrap();
     bytes[10] ^= 0x01;
     fs::write(&path, &bytes).unwrap();
 
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
-    let r = copy_to_remote(
-        &local,
-        &remote,
-        &machine("h"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let r = copy(&local, &remote, "h");
     assert_eq!(r.snapshots_sent, 1, "{r:?}");
     assert_eq!(r.skipped.len(), 1, "{r:?}");
     assert_eq!(r.skipped[0].0, victim.id);
-    assert!(check_remote(&remote, true, &mut |_| {}).unwrap().is_clean());
-    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
-    let s = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    assert!(is_clean(&remote));
+    let (_fresh, s) = sync_new(&remote, &tmp.path().join("cache"));
     assert_eq!(s.snapshots_new, 1);
     assert!(s.damaged.is_empty());
 }
 
 #[test]
 fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
-    use ffsession::retention::RetentionPolicy;
     use ffsession::store::{ArchivedTab, UndoAction, UndoPoint};
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
+    let (tmp, mut local, remote_dir, remote) = local_and_remote(&[], "pw");
     for i in 0..4 {
         add(&mut local, &session(10 + i, 20_000), NOW + i * 60_000);
     }
@@ -653,28 +564,10 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
             restored_content: None,
         })
         .unwrap();
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
-    let first = copy_to_remote(
-        &local,
-        &remote,
-        &machine("laptop"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let first = copy(&local, &remote, "laptop");
     // The archive, the undo point, and where each of the 4 snapshots was taken.
     assert_eq!(first.marks_sent, 2 + 4, "{first:?}");
-    let again = copy_to_remote(
-        &local,
-        &remote,
-        &machine("laptop"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let again = copy(&local, &remote, "laptop");
     assert_eq!((again.marks_sent, again.bytes_sent), (0, 0), "{again:?}");
 
     // A new machine's copy knows them, under its own ids, once.
@@ -717,14 +610,7 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
     assert_eq!(undo[0].restored, Some(same(oldest)));
 
     // The strictest prune of the copy keeps them, as a local prune would.
-    let none = RetentionPolicy {
-        keep_last: 1,
-        keep_hourly: 0,
-        keep_daily: 0,
-        keep_weekly: 0,
-        keep_monthly: 0,
-        keep_yearly: 0,
-    };
+    let none = common::keep_last(1);
     let (_, plan) =
         ffsession::prune::plan_store(&cache, &none, &jiff::tz::TimeZone::UTC, NOW + 60_000)
             .unwrap();
@@ -738,9 +624,12 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
         .snapshot(ffsession::store::SnapshotId(removed[0]))
         .unwrap();
     let name = remote.snapshot_name(&gone);
-    let mut lock = remote.lock(true, &machine("laptop"), NOW).unwrap();
-    let report = prune_remote(&mut lock, &[name], PruneOptions { keep_unused_ms: 0 }).unwrap();
-    drop(lock);
+    let report = prune(
+        &remote,
+        &machine("laptop"),
+        &[name],
+        PruneOptions { keep_unused_ms: 0 },
+    );
     assert_eq!(
         (report.snapshots_removed, report.marks_removed),
         (1, 1),
@@ -756,31 +645,11 @@ fn archived_tabs_and_undo_points_travel_and_a_copys_prune_keeps_them() {
 /// next sync brings that snapshot in.
 #[test]
 fn a_chunk_that_does_not_read_holds_up_only_its_snapshot_until_it_reads() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut local = Store::create_or_open(tmp.path().join("local")).unwrap();
-    add(&mut local, &session(21, 200_000), NOW);
-    let remote_dir = tmp.path().join("remote");
-    let remote = create(&remote_dir, "pw");
-    copy_to_remote(
-        &local,
-        &remote,
-        &machine("h"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    let (tmp, mut local, remote_dir, remote) = local_and_remote(&[(21, 200_000)], "pw");
+    copy(&local, &remote, "h");
     let before: HashSet<PathBuf> = files(&remote_dir.join("chunks")).into_iter().collect();
     add(&mut local, &session(22, 200_000), NOW + 1);
-    copy_to_remote(
-        &local,
-        &remote,
-        &machine("h"),
-        &HashSet::new(),
-        NOW,
-        &mut |_| {},
-    )
-    .unwrap();
+    copy(&local, &remote, "h");
     let mut only_second: Vec<PathBuf> = files(&remote_dir.join("chunks"))
         .into_iter()
         .filter(|p| !before.contains(p))
@@ -791,8 +660,7 @@ fn a_chunk_that_does_not_read_holds_up_only_its_snapshot_until_it_reads() {
     fs::remove_file(&bad).unwrap();
     fs::create_dir(&bad).unwrap();
 
-    let mut fresh = Store::create_or_open(tmp.path().join("cache")).unwrap();
-    let r = sync_from_remote(&remote, &mut fresh, &mut |_| {}).unwrap();
+    let (mut fresh, r) = sync_new(&remote, &tmp.path().join("cache"));
     assert_eq!((r.snapshots_new, r.snapshots_left_out), (1, 1), "{r:?}");
     assert!(r.damaged.is_empty(), "{r:?}");
     let name = bad.file_name().unwrap().to_string_lossy().into_owned();

@@ -1,8 +1,11 @@
 //! `rescue` on real Firefox files and generated sessions: truncated, and with
 //! one byte flipped.
 
+mod common;
+
 use std::collections::HashSet;
-use std::path::Path;
+
+use common::{fixture, jsonlz4_files};
 
 use ffsession::format;
 use ffsession::rescue::{rescue, Rescued};
@@ -42,14 +45,10 @@ fn tab_ends(json: &[u8]) -> Vec<usize> {
 
 /// Sessions to damage: the real Firefox fixtures and a generated one.
 fn sessions() -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/firefox");
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "jsonlz4") {
-            let json = format::decompress(&std::fs::read(&path).unwrap()).unwrap();
-            out.push((path.display().to_string(), json));
-        }
+    for path in jsonlz4_files(&fixture("firefox")) {
+        let json = format::decompress(&std::fs::read(&path).unwrap()).unwrap();
+        out.push((path.display().to_string(), json));
     }
     assert!(out.len() >= 2);
     let generated = ffsession_gen::generate(&ffsession_gen::Spec {
@@ -144,14 +143,10 @@ fn decodable_len(file: &[u8]) -> usize {
 
 /// Firefox's own files: the small ones (3 and 50 tabs) and the 500-tab one.
 fn firefox_files() -> Vec<(String, Vec<u8>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut out = Vec::new();
     for dir in ["firefox", "firefox-large"] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "jsonlz4") {
-                out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-            }
+        for path in jsonlz4_files(&fixture(dir)) {
+            out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
         }
     }
     assert!(out.len() >= 5);
@@ -196,8 +191,7 @@ fn a_small_firefox_file_cut_anywhere_gives_back_every_tab_before_the_cut() {
     // The same at every 11th byte of the 50-tab file: wherever the input
     // ends (in literals, a literal length, a match offset or length, a
     // number cut after its sign), nothing before it is distrusted.
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/firefox/s2-recovery.jsonlz4");
+    let path = fixture("firefox/s2-recovery.jsonlz4");
     let packed = std::fs::read(path).unwrap();
     let json = format::decompress(&packed).unwrap();
     let (all, ends) = (urls(&json), tab_ends(&json));
@@ -224,19 +218,13 @@ fn a_small_firefox_file_cut_anywhere_gives_back_every_tab_before_the_cut() {
 /// recognise), the 500-tab one among them, and the generated session as
 /// ffsession compresses it (lz4_flex).
 fn packed_sessions() -> Vec<(String, Vec<u8>, Vec<u8>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut out = Vec::new();
-    for dir in ["firefox", "firefox-large"] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "jsonlz4") {
-                let packed = std::fs::read(&path).unwrap();
-                let json = format::decompress(&packed).unwrap();
-                out.push((path.display().to_string(), json, packed));
-            }
-        }
-    }
-    assert!(out.len() >= 5);
+    let mut out: Vec<_> = firefox_files()
+        .into_iter()
+        .map(|(name, packed)| {
+            let json = format::decompress(&packed).unwrap();
+            (name, json, packed)
+        })
+        .collect();
     let (name, json) = sessions().pop().unwrap();
     let packed = format::compress(&json).unwrap();
     out.push((name, json, packed));
@@ -351,7 +339,6 @@ fn flips_whose_wrong_bytes_read_as_json_for_kilobytes_bring_back_no_foreign_url(
     // gives valid JSON to the end; a flipped length showing so late that
     // little of the data before it agreed with the compressor; a block of
     // full length whose JSON ends early. Every bit of each byte is flipped.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let cases = [
         ("firefox/s2-sessionstore.jsonlz4", 3571),
         ("firefox/s2-sessionstore.jsonlz4", 8598),
@@ -364,7 +351,7 @@ fn flips_whose_wrong_bytes_read_as_json_for_kilobytes_bring_back_no_foreign_url(
     ];
     let (mut detected, mut got_all, mut intact_all) = (0, 0, 0);
     for (file, at) in cases {
-        let packed = std::fs::read(root.join(file)).unwrap();
+        let packed = std::fs::read(fixture(file)).unwrap();
         let json = format::decompress(&packed).unwrap();
         let ends = tab_ends(&json);
         for bit in 0..8 {
@@ -399,8 +386,7 @@ fn a_window_cut_before_its_groups_keeps_its_tabs_ungrouped() {
     // Firefox writes a window's groups after its tabs. Deferring a session
     // whose tab names a group its window lacks, Firefox throws and calls the
     // file invalid: a rescued tab keeps only a group its window still has.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/firefox/s2-sessionstore.jsonlz4");
+    let path = fixture("firefox/s2-sessionstore.jsonlz4");
     let json = format::decompress(&std::fs::read(path).unwrap()).unwrap();
     let (mut grouped_kept, mut ungrouped) = (0, 0);
     for cut in (json.len() / 2..json.len()).step_by(101) {

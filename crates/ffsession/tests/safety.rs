@@ -2,48 +2,49 @@
 //! index stops neither a backup nor a restore (issue 21, items 1-5), and
 //! "latest" means the session's own time (issue 20, item 1).
 
+mod common;
+
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::{check, chunk_path, flip_a_bit, keep_last, new_store, packed, DAY, NOW};
 use ffsession::backup::{backup_profile, backup_profile_with, Alarm, UnchangedFiles};
-use ffsession::retention::{Reason, RetentionPolicy};
+use ffsession::retention::Reason;
 use ffsession::sources::SourceKind;
-use ffsession::store::{SnapshotId, SnapshotSource, Store, CATALOG_FILE};
-use ffsession_gen::{generate, mozlz4, Spec};
-
-const NOW: u64 = 1_795_400_000_000;
-const DAY: u64 = 86_400_000;
+use ffsession::store::{SnapshotId, SnapshotInfo, Store, CATALOG_FILE};
+use ffsession_gen::Spec;
 
 /// A session of `tabs` tabs (seeded) whose `session.lastUpdate` is `last_update`.
 fn session(seed: u64, tabs: usize, last_update: u64) -> Vec<u8> {
-    mozlz4(
-        generate(&Spec {
-            seed,
-            tabs,
-            windows: 2,
-            last_update,
-            ..Spec::default()
-        })
-        .as_bytes(),
-    )
+    packed(&Spec {
+        seed,
+        tabs,
+        windows: 2,
+        last_update,
+        ..Spec::default()
+    })
 }
 
-fn recovery(bytes: Vec<u8>) -> SnapshotSource {
-    SnapshotSource {
-        bytes,
-        profile: "default".into(),
-        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
-        kind: SourceKind::Recovery,
-        mtime_ms: Some(NOW),
-    }
+/// Add a session of `tabs` tabs (seeded) last updated at `at` as the
+/// recovery file of profile "default", taken at `at`.
+fn add(store: &mut Store, seed: u64, tabs: usize, at: u64) -> SnapshotInfo {
+    let source = common::recovery_source("default", session(seed, tabs, at), Some(NOW));
+    store.add_snapshot(source, at).unwrap()
 }
 
-fn new_store() -> (tempfile::TempDir, PathBuf, Store) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("store");
-    let store = Store::create_or_open(&dir).unwrap();
-    (tmp, dir, store)
+/// A new store holding two sessions of 40 tabs: one a day old, one of now.
+fn two_snapshots() -> (
+    tempfile::TempDir,
+    PathBuf,
+    Store,
+    SnapshotInfo,
+    SnapshotInfo,
+) {
+    let (tmp, dir, mut store) = new_store();
+    let one = add(&mut store, 1, 40, NOW - DAY);
+    let two = add(&mut store, 2, 40, NOW);
+    (tmp, dir, store, one, two)
 }
 
 /// The chunk files snapshot `id` uses.
@@ -64,19 +65,9 @@ fn chunk_files(dir: &Path, id: SnapshotId) -> Vec<PathBuf> {
         .iter()
         .map(|h| {
             let hex: String = h.iter().map(|b| format!("{b:02x}")).collect();
-            dir.join("chunks")
-                .join(&hex[..2])
-                .join(format!("{hex}.zst"))
+            chunk_path(dir, &hex)
         })
         .collect()
-}
-
-/// Flip one bit in the middle of `file`.
-fn flip(file: &Path) {
-    let mut bytes = fs::read(file).unwrap();
-    let i = bytes.len() / 2;
-    bytes[i] ^= 0x10;
-    fs::write(file, bytes).unwrap();
 }
 
 /// A chunk file snapshot `newer` uses and `older` does not.
@@ -88,27 +79,10 @@ fn chunk_only_in(dir: &Path, newer: SnapshotId, older: SnapshotId) -> PathBuf {
         .expect("the newer snapshot has a chunk of its own")
 }
 
-fn keep_last(n: u32) -> RetentionPolicy {
-    RetentionPolicy {
-        keep_last: n,
-        keep_hourly: 0,
-        keep_daily: 0,
-        keep_weekly: 0,
-        keep_monthly: 0,
-        keep_yearly: 0,
-    }
-}
-
 #[test]
 fn prune_never_removes_the_only_intact_snapshot_for_a_damaged_one() {
-    let (_tmp, dir, mut store) = new_store();
-    let one = store
-        .add_snapshot(recovery(session(1, 40, NOW - DAY)), NOW - DAY)
-        .unwrap();
-    let two = store
-        .add_snapshot(recovery(session(2, 40, NOW)), NOW)
-        .unwrap();
-    flip(&chunk_only_in(&dir, two.id, one.id));
+    let (_tmp, dir, mut store, one, two) = two_snapshots();
+    flip_a_bit(&chunk_only_in(&dir, two.id, one.id));
 
     let (_, plan) =
         ffsession::prune::plan_store(&store, &keep_last(1), &jiff::tz::TimeZone::UTC, NOW).unwrap();
@@ -135,22 +109,16 @@ fn prune_never_removes_the_only_intact_snapshot_for_a_damaged_one() {
 
 #[test]
 fn restore_latest_takes_the_newest_snapshot_that_reads_back() {
-    let (_tmp, dir, mut store) = new_store();
-    let one = store
-        .add_snapshot(recovery(session(1, 40, NOW - DAY)), NOW - DAY)
-        .unwrap();
-    let two = store
-        .add_snapshot(recovery(session(2, 40, NOW)), NOW)
-        .unwrap();
+    let (_tmp, dir, store, one, two) = two_snapshots();
     assert_eq!(ffsession::restore::latest(&store).unwrap().0.id, two.id);
-    flip(&chunk_only_in(&dir, two.id, one.id));
+    flip_a_bit(&chunk_only_in(&dir, two.id, one.id));
     let (chosen, skipped) = ffsession::restore::latest(&store).unwrap();
     assert_eq!(chosen.id, one.id);
     assert_eq!(skipped.len(), 1);
     assert_eq!(skipped[0].id, two.id);
     // Nothing whole at all: an error that says so, not a damaged restore.
     for c in chunk_files(&dir, one.id) {
-        flip(&c);
+        flip_a_bit(&c);
     }
     let err = ffsession::restore::latest(&store).unwrap_err();
     assert!(err.to_string().contains("reads back whole"), "{err}");
@@ -180,10 +148,8 @@ fn lived_in_profile(dir: &Path, current_tabs: usize) {
 
 #[test]
 fn latest_and_the_alarm_follow_the_sessions_own_clock() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
+    let (_tmp, profile, mut store) = common::profile_and_store();
     lived_in_profile(&profile, 50);
-    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
     let first = backup_profile(&mut store, "default", &profile, NOW).unwrap();
     assert_eq!(first.snapshots.len(), 2);
     assert_eq!(first.alarm, None);
@@ -227,16 +193,14 @@ fn latest_and_the_alarm_follow_the_sessions_own_clock() {
 
 #[test]
 fn watch_verifies_and_stores_a_damaged_unchanged_file_again() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
+    let (_tmp, profile, mut store) = common::profile_and_store();
+    let dir = store.dir().to_path_buf();
     fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
     fs::write(
         profile.join("sessionstore-backups/recovery.jsonlz4"),
         session(3, 30, NOW),
     )
     .unwrap();
-    let dir = tmp.path().join("store");
-    let mut store = Store::create_or_open(&dir).unwrap();
     let first = backup_profile(&mut store, "default", &profile, NOW).unwrap();
     let id = first.snapshots[0].id;
     // Unchanged: a watch cycle stores nothing.
@@ -244,7 +208,7 @@ fn watch_verifies_and_stores_a_damaged_unchanged_file_again() {
         backup_profile_with(store, "default", &profile, at, UnchangedFiles::Skip).unwrap()
     };
     assert!(skip(&mut store, NOW + 1).snapshots.is_empty());
-    flip(&chunk_files(&dir, id)[0]);
+    flip_a_bit(&chunk_files(&dir, id)[0]);
     // Still "unchanged" until the damage is found ...
     assert!(skip(&mut store, NOW + 2).snapshots.is_empty());
     let found = ffsession::watch::verify_newest(&store, "default").unwrap();
@@ -273,9 +237,7 @@ fn garbage(file: &Path) {
 #[test]
 fn a_damaged_tab_index_stops_neither_a_backup_nor_a_restore() {
     let (_tmp, dir, mut store) = new_store();
-    let one = store
-        .add_snapshot(recovery(session(1, 200, NOW - DAY)), NOW - DAY)
-        .unwrap();
+    let one = add(&mut store, 1, 200, NOW - DAY);
     drop(store);
     // The index file is checkpointed into one file at close.
     let index = dir.join(ffsession::store::INDEX_FILE);
@@ -291,9 +253,7 @@ fn a_damaged_tab_index_stops_neither_a_backup_nor_a_restore() {
     let mut store = Store::open(&dir).unwrap();
     let note = store.take_index_note().expect("a note about the index");
     assert!(note.contains("damaged"), "{note}");
-    let two = store
-        .add_snapshot(recovery(session(2, 200, NOW)), NOW)
-        .unwrap();
+    let two = add(&mut store, 2, 200, NOW);
     assert!(store.read_json(two.id).is_ok());
     let url = {
         let json = store.read_json(one.id).unwrap();
@@ -342,13 +302,7 @@ fn break_table(catalog: &Path, table: &str) {
 
 #[test]
 fn a_damaged_catalog_table_stops_no_restore_and_is_rebuilt_from_the_manifests() {
-    let (_tmp, dir, mut store) = new_store();
-    let one = store
-        .add_snapshot(recovery(session(1, 40, NOW - DAY)), NOW - DAY)
-        .unwrap();
-    let two = store
-        .add_snapshot(recovery(session(2, 40, NOW)), NOW)
-        .unwrap();
+    let (_tmp, dir, store, one, two) = two_snapshots();
     let json = store.read_json(two.id).unwrap();
     drop(store);
     break_table(&dir.join(CATALOG_FILE), "content_chunks");
@@ -384,20 +338,16 @@ fn a_damaged_catalog_table_stops_no_restore_and_is_rebuilt_from_the_manifests() 
     );
     assert_eq!(infos[0], two);
     // New snapshots continue after the highest id.
-    let three = store
-        .add_snapshot(recovery(session(3, 40, NOW + 1)), NOW + 1)
-        .unwrap();
+    let three = add(&mut store, 3, 40, NOW + 1);
     assert!(three.id > two.id);
-    let whole = ffsession::store::check_store(&dir, &mut |_, _| {}).unwrap();
+    let whole = check(&dir);
     assert!(whole.is_whole(), "{whole:?}");
 }
 
 #[test]
 fn a_catalog_row_that_no_longer_matches_its_manifest_is_found() {
     let (_tmp, dir, mut store) = new_store();
-    let one = store
-        .add_snapshot(recovery(session(1, 40, NOW)), NOW)
-        .unwrap();
+    let one = add(&mut store, 1, 40, NOW);
     assert_eq!(store.verify_snapshot(one.id).unwrap(), None);
     drop(store);
     for (column, value) in [
@@ -421,7 +371,7 @@ fn a_catalog_row_that_no_longer_matches_its_manifest_is_found() {
         let store = Store::open_read_only(&dir).unwrap();
         let damage = store.verify_snapshot(one.id).unwrap().expect("found");
         assert!(damage.what.contains("manifest"), "{damage:?}");
-        let report = ffsession::store::check_store(&dir, &mut |_, _| {}).unwrap();
+        let report = check(&dir);
         assert!(!report.is_whole(), "{column}: {report:?}");
         drop(store);
         let conn = rusqlite::Connection::open(dir.join(CATALOG_FILE)).unwrap();
@@ -437,15 +387,9 @@ fn a_catalog_row_that_no_longer_matches_its_manifest_is_found() {
 fn a_rebuilt_catalog_never_gives_an_id_twice_nor_writes_over_a_manifest() {
     let (_tmp, dir, mut store) = new_store();
     let manifest = |id: SnapshotId| dir.join("snapshots").join(format!("{}.json", id.0));
-    let _one = store
-        .add_snapshot(recovery(session(1, 20, NOW - 2 * DAY)), NOW - 2 * DAY)
-        .unwrap();
-    let two = store
-        .add_snapshot(recovery(session(2, 20, NOW - DAY)), NOW - DAY)
-        .unwrap();
-    let three = store
-        .add_snapshot(recovery(session(3, 20, NOW)), NOW)
-        .unwrap();
+    let _one = add(&mut store, 1, 20, NOW - 2 * DAY);
+    let two = add(&mut store, 2, 20, NOW - DAY);
+    let three = add(&mut store, 3, 20, NOW);
     // Snapshot three forgotten and collected: only the catalog knows its id.
     store.remove_snapshot(three.id).unwrap();
     store.collect_garbage().unwrap();
@@ -458,9 +402,7 @@ fn a_rebuilt_catalog_never_gives_an_id_twice_nor_writes_over_a_manifest() {
     assert_eq!(report.snapshots, 1);
     assert_eq!(report.unusable.len(), 1, "{report:?}");
     let mut store = Store::open(&dir).unwrap();
-    let four = store
-        .add_snapshot(recovery(session(4, 20, NOW + 1)), NOW + 1)
-        .unwrap();
+    let four = add(&mut store, 4, 20, NOW + 1);
     assert!(four.id > three.id, "{:?} given again", four.id);
     assert_eq!(fs::read(manifest(two.id)).unwrap(), b"damaged");
     drop(store);
@@ -473,9 +415,7 @@ fn a_rebuilt_catalog_never_gives_an_id_twice_nor_writes_over_a_manifest() {
     }
     ffsession::store::rebuild_catalog(&dir, NOW + 6).unwrap();
     let mut store = Store::open(&dir).unwrap();
-    let five = store
-        .add_snapshot(recovery(session(5, 20, NOW + 2)), NOW + 2)
-        .unwrap();
+    let five = add(&mut store, 5, 20, NOW + 2);
     assert!(five.id > four.id, "{:?} given again", five.id);
     assert_eq!(fs::read(manifest(two.id)).unwrap(), b"damaged");
     assert_eq!(fs::read(manifest(four.id)).unwrap(), b"damaged too");

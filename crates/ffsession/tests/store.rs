@@ -2,9 +2,12 @@
 //! corrupt input, permissions, the lock, damaged catalogs and chunks, and
 //! garbage collection after a simulated crash.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::{chunk_files, new_store, recovery_source, NOW};
 use ffsession::format::decompress;
 use ffsession::sources::SourceKind;
 use ffsession::store::{
@@ -15,24 +18,13 @@ use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
 use serde_json::Value;
 
-const NOW: u64 = 1_795_400_000_000;
-
 fn source(bytes: Vec<u8>) -> SnapshotSource {
-    SnapshotSource {
-        bytes,
-        profile: "default-release".into(),
-        file_name: "sessionstore-backups/recovery.jsonlz4".into(),
-        kind: SourceKind::Recovery,
-        mtime_ms: Some(NOW - 1_000),
-    }
+    recovery_source("default-release", bytes, Some(NOW - 1_000))
 }
 
 /// A ~1 MB session (about 100 tabs in 2 windows of 50).
 fn session(seed: u64) -> String {
-    generate(&Spec {
-        seed,
-        ..Spec::sized(1_000_000)
-    })
+    common::sized_session(seed, 1_000_000)
 }
 
 /// The same session with `tabs` tabs pointed at new URLs and a new lastUpdate.
@@ -48,33 +40,9 @@ fn edited(json: &str, tabs: &[usize], last_update: u64) -> String {
     ffsession_gen::firefox_json(&v)
 }
 
-fn chunk_files(store_dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(top) = fs::read_dir(store_dir.join(CHUNKS_DIR)) else {
-        return out;
-    };
-    for sub in top {
-        for f in fs::read_dir(sub.unwrap().path()).unwrap() {
-            let f = f.unwrap();
-            if !f.file_name().to_string_lossy().starts_with('.') {
-                out.push(f.path());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Add `bytes` as the profile's recovery file (see [`source`]), taken at `at`.
 fn add_recovery(store: &mut Store, bytes: Vec<u8>, at: u64) -> SnapshotInfo {
     store.add_snapshot(source(bytes), at).unwrap()
-}
-
-fn new_store() -> (tempfile::TempDir, PathBuf, Store) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("store");
-    let store = Store::create_or_open(&dir).unwrap();
-    (tmp, dir, store)
 }
 
 #[test]
@@ -608,11 +576,15 @@ fn with_tabs(seed: u64, tabs: &[(&str, &str)]) -> Vec<u8> {
         ..Spec::default()
     }))
     .unwrap();
-    v["windows"][0]["tabs"] = tabs
-        .iter()
-        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
-        .collect();
+    v["windows"][0]["tabs"] = tab_list(tabs);
     mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
+}
+
+/// Tabs of `(URL, title)`, each with one history entry, as a window holds them.
+fn tab_list(tabs: &[(&str, &str)]) -> Value {
+    tabs.iter()
+        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
+        .collect()
 }
 
 /// `packed` (a mozlz4 session) with its `session.lastUpdate` set to `ms`:
@@ -957,10 +929,7 @@ fn a_version_2_catalog_reads_with_no_archived_tabs_and_upgrades_when_written() {
 fn with_windows(seed: u64, first: &[(&str, &str)], second: &[(&str, &str)]) -> Vec<u8> {
     let mut v: Value =
         serde_json::from_slice(&decompress(&with_tabs(seed, first)).unwrap()).unwrap();
-    v["windows"][1]["tabs"] = second
-        .iter()
-        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
-        .collect();
+    v["windows"][1]["tabs"] = tab_list(second);
     mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
 }
 

@@ -1,15 +1,17 @@
 //! Tidying sessions: plans, the JSON written, applying with an undo point.
 
-use std::fs;
-use std::path::Path;
+mod common;
 
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::DAY;
 use ffsession::store::Store;
 use ffsession::tidy::{self, Editable, Reason, TidyError, TidyRules};
 use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
 use serde_json::{json, Value};
 
-const DAY: u64 = 86_400_000;
 const NOW: u64 = 1_795_300_000_000;
 
 /// A session with one window: tab 1 pinned and old, tab 2 old in a named
@@ -62,14 +64,29 @@ fn rules() -> TidyRules {
     TidyRules::default()
 }
 
+/// The rules that archive tabs last used more than 30 days ago.
+fn archive_old() -> TidyRules {
+    TidyRules {
+        archive_older_than_ms: Some(30 * DAY),
+        ..rules()
+    }
+}
+
+/// Extracting `selection` from `s` is the error that nothing is selected
+/// (`what` says which selection).
+fn assert_nothing_selected(s: &Editable, selection: &tidy::Selection, what: &str) {
+    let err = tidy::extract(s, selection);
+    assert!(
+        matches!(err, Err(TidyError::NothingSelected { .. })),
+        "{what}: {err:?}"
+    );
+}
+
 #[test]
 fn old_tabs_go_except_pinned_selected_and_named_groups() {
     let data = data_of(&sample());
     let s = Editable::new(&data).unwrap();
-    let r = TidyRules {
-        archive_older_than_ms: Some(30 * DAY),
-        ..rules()
-    };
+    let r = archive_old();
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
     let gone: Vec<usize> = plan.closed.iter().map(|c| c.position).collect();
     assert_eq!(gone, vec![3, 5]);
@@ -206,18 +223,11 @@ fn extract_archived_takes_the_recorded_tabs_not_their_twins() {
     }
     // A record naming a tab the session does not hold is an error.
     let mut wrong = record(closed, Some(3));
-    let err = tidy::extract(&s, &tidy::Selection::Archived(std::slice::from_ref(&wrong)));
-    assert!(
-        matches!(err, Err(TidyError::NothingSelected { .. })),
-        "{err:?}"
-    );
+    let selection = tidy::Selection::Archived(std::slice::from_ref(&wrong));
+    assert_nothing_selected(&s, &selection, "position 3");
     wrong.url = "https://nowhere.test/".to_owned();
     wrong.position = None;
-    let err = tidy::extract(&s, &tidy::Selection::Archived(&[wrong]));
-    assert!(
-        matches!(err, Err(TidyError::NothingSelected { .. })),
-        "{err:?}"
-    );
+    assert_nothing_selected(&s, &tidy::Selection::Archived(&[wrong]), "another URL");
 }
 
 #[test]
@@ -232,11 +242,8 @@ fn extract_tabs_takes_exactly_the_tabs_named() {
     assert_eq!(out["windows"][0]["tabs"][0], v["windows"][0]["tabs"][1]);
     assert_eq!(out["windows"][0]["tabs"][1], v["windows"][0]["tabs"][4]);
     for bad in [vec![(1, 0)], vec![(0, 1)], vec![(1, 999)], vec![(99, 1)]] {
-        let err = tidy::extract(&s, &tidy::Selection::Tabs(bad.clone()));
-        assert!(
-            matches!(err, Err(TidyError::NothingSelected { .. })),
-            "{bad:?}: {err:?}"
-        );
+        let what = format!("{bad:?}");
+        assert_nothing_selected(&s, &tidy::Selection::Tabs(bad), &what);
     }
 }
 
@@ -300,11 +307,8 @@ fn extract_picked_reopens_closed_tabs_and_windows() {
         },
         tidy::Picked::default(),
     ] {
-        let err = tidy::extract(&s, &tidy::Selection::Picked(bad.clone()));
-        assert!(
-            matches!(err, Err(TidyError::NothingSelected { .. })),
-            "{bad:?}: {err:?}"
-        );
+        let what = format!("{bad:?}");
+        assert_nothing_selected(&s, &tidy::Selection::Picked(bad), &what);
     }
 }
 
@@ -395,6 +399,14 @@ fn generated(ages: &[u64]) -> String {
     serde_json::to_string(&v).unwrap()
 }
 
+/// A profile (in a temporary folder, with a new store) whose session is
+/// `json`: see [`profile_with`].
+fn profile_and_store_with(json: &str) -> (tempfile::TempDir, PathBuf, Store) {
+    let (tmp, profile, store) = common::profile_and_store();
+    profile_with(&profile, json);
+    (tmp, profile, store)
+}
+
 fn profile_with(dir: &Path, json: &str) {
     fs::create_dir_all(dir.join("sessionstore-backups")).unwrap();
     fs::write(dir.join("sessionstore.jsonlz4"), mozlz4(json.as_bytes())).unwrap();
@@ -412,18 +424,12 @@ fn profile_with(dir: &Path, json: &str) {
 
 #[test]
 fn apply_keeps_an_undo_point_records_archived_tabs_and_restores_back() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
     let json = generated(&[90, 1]);
-    profile_with(&profile, &json);
-    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
+    let (_tmp, profile, mut store) = profile_and_store_with(&json);
 
     let current = tidy::load_current(&profile).unwrap();
     let s = Editable::new(&current.data).unwrap();
-    let r = TidyRules {
-        archive_older_than_ms: Some(30 * DAY),
-        ..rules()
-    };
+    let r = archive_old();
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
     assert!(!plan.closed.is_empty());
     let report = tidy::apply(
@@ -468,18 +474,12 @@ fn apply_keeps_an_undo_point_records_archived_tabs_and_restores_back() {
 
 #[test]
 fn apply_refuses_while_firefox_holds_the_profile() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
     let json = generated(&[90, 1]);
-    profile_with(&profile, &json);
+    let (_tmp, profile, mut store) = profile_and_store_with(&json);
     let before = fs::read(profile.join("sessionstore.jsonlz4")).unwrap();
-    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
     let current = tidy::load_current(&profile).unwrap();
     let s = Editable::new(&current.data).unwrap();
-    let r = TidyRules {
-        archive_older_than_ms: Some(30 * DAY),
-        ..rules()
-    };
+    let r = archive_old();
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
     let _firefox = ffsession_gen::FirefoxLockHolder::hold(&profile);
     let e = tidy::apply(
@@ -530,10 +530,7 @@ fn a_damaged_newest_file_points_to_rescue_and_no_session_is_an_error() {
 fn a_tidied_or_merged_session_is_a_session_of_its_own_time() {
     let data = data_of(&sample());
     let s = Editable::new(&data).unwrap();
-    let r = TidyRules {
-        archive_older_than_ms: Some(30 * DAY),
-        ..rules()
-    };
+    let r = archive_old();
     let plan = tidy::plan(&s, &r, NOW, false).unwrap();
     let later = NOW + 5 * DAY;
     let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan, Some(later))).unwrap();

@@ -2,6 +2,7 @@
 //! policy is applied after each snapshot with its protections, and a month of
 //! the service stays within the policy's bound.
 
+mod common;
 #[path = "../benches/support/watch_sim.rs"]
 mod watch_sim;
 
@@ -9,26 +10,23 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
+use common::{keep_last, packed, profile_and_store, HOUR};
 use ffsession::backup::{backup_profile, UnchangedFile};
 use ffsession::retention::RetentionPolicy;
-use ffsession::store::{SnapshotId, SnapshotSource, Store};
+use ffsession::store::{SnapshotId, SnapshotSource};
 use ffsession::watch::{cycle, UnchangedNotices};
-use ffsession_gen::{generate, mozlz4, Spec};
+use ffsession_gen::Spec;
 use jiff::tz::TimeZone;
 use watch_sim::{policy_bound, run, SimConfig};
 
-const HOUR: u64 = 3_600_000;
 const T0: u64 = 1_767_225_600_000;
 
 fn session(tabs: usize, seed: u64) -> Vec<u8> {
-    mozlz4(
-        generate(&Spec {
-            tabs,
-            seed,
-            ..Spec::default()
-        })
-        .as_bytes(),
-    )
+    packed(&Spec {
+        tabs,
+        seed,
+        ..Spec::default()
+    })
 }
 
 fn write(profile: &Path, name: &str, bytes: &[u8]) {
@@ -37,22 +35,9 @@ fn write(profile: &Path, name: &str, bytes: &[u8]) {
     fs::write(path, bytes).unwrap();
 }
 
-fn only_last(n: u32) -> RetentionPolicy {
-    RetentionPolicy {
-        keep_last: n,
-        keep_hourly: 0,
-        keep_daily: 0,
-        keep_weekly: 0,
-        keep_monthly: 0,
-        keep_yearly: 0,
-    }
-}
-
 #[test]
 fn unchanged_files_are_not_stored_and_said_once_per_change() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
+    let (_dir, profile, mut store) = profile_and_store();
     let policy = RetentionPolicy::DEFAULT;
     let tz = TimeZone::UTC;
     write(&profile, "recovery.jsonlz4", &session(5, 1));
@@ -131,9 +116,7 @@ fn unchanged_files_are_not_stored_and_said_once_per_change() {
 
 #[test]
 fn latest_content_is_the_content_of_the_newest_snapshot_of_that_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
+    let (_dir, profile, mut store) = profile_and_store();
     assert_eq!(
         store
             .latest_content("p", "sessionstore-backups/recovery.jsonlz4")
@@ -173,11 +156,9 @@ fn latest_content_is_the_content_of_the_newest_snapshot_of_that_file() {
 
 #[test]
 fn each_cycle_applies_the_policy_with_its_protections() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile");
-    let mut store = Store::create_or_open(dir.path().join("store")).unwrap();
+    let (_dir, profile, mut store) = profile_and_store();
     let tz = TimeZone::UTC;
-    let policy = only_last(2);
+    let policy = keep_last(2);
     let mut removed = 0;
     for i in 0..5u64 {
         write(&profile, "recovery.jsonlz4", &session(20, 10 + i));

@@ -2,18 +2,20 @@
 //! for a Firefox session, kept by a prune with the sessions they go with,
 //! and restored with them.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 
+use common::HOUR;
 use ffsession::backup::backup_profile;
-use ffsession::retention::{Reason, RetentionPolicy};
+use ffsession::retention::Reason;
 use ffsession::sources::SourceKind;
 use ffsession::store::{SnapshotInfo, Store};
 use ffsession::zen::companion;
 use ffsession_gen::{mozlz4, zen_files, ZenFiles, ZenSpec};
 
 const T0: u64 = 1_790_000_000_000;
-const HOUR: u64 = 3_600_000;
 
 fn moment(at: u64, tag: &str) -> ZenFiles {
     zen_files(&ZenSpec {
@@ -35,16 +37,21 @@ fn save_and_back_up(store: &mut Store, profile: &Path, files: &ZenFiles, at: u64
     assert!(report.alarm.is_none(), "{:?}", report.alarm);
 }
 
+/// Save and back up a moment tagged with each of `tags`, an hour apart from `T0`.
+fn save_hourly(store: &mut Store, profile: &Path, tags: &[&str]) {
+    for (i, tag) in tags.iter().enumerate() {
+        let at = T0 + i as u64 * HOUR;
+        save_and_back_up(store, profile, &moment(at, tag), at);
+    }
+}
+
 fn by_name<'s>(snapshots: &'s [SnapshotInfo], name: &str) -> Vec<&'s SnapshotInfo> {
     snapshots.iter().filter(|s| s.file_name == name).collect()
 }
 
 #[test]
 fn zens_files_are_verified_as_zens_and_never_a_firefox_session() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
-    fs::create_dir_all(&profile).unwrap();
-    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
+    let (_tmp, profile, mut store) = common::profile_and_store();
     save_and_back_up(&mut store, &profile, &moment(T0, "a"), T0);
 
     let all = store.snapshots().unwrap();
@@ -79,18 +86,8 @@ fn zens_files_are_verified_as_zens_and_never_a_firefox_session() {
 
 #[test]
 fn the_zen_file_of_a_session_is_the_newest_collected_by_its_save() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
-    fs::create_dir_all(&profile).unwrap();
-    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
-    for (i, tag) in ["a", "b", "c"].iter().enumerate() {
-        save_and_back_up(
-            &mut store,
-            &profile,
-            &moment(T0 + i as u64 * HOUR, tag),
-            T0 + i as u64 * HOUR,
-        );
-    }
+    let (_tmp, profile, mut store) = common::profile_and_store();
+    save_hourly(&mut store, &profile, &["a", "b", "c"]);
     let all = store.snapshots().unwrap();
     let sessions = by_name(&all, "sessionstore.jsonlz4");
     let zens = by_name(&all, "zen-sessions.jsonlz4");
@@ -133,26 +130,9 @@ fn the_zen_file_of_a_session_is_the_newest_collected_by_its_save() {
 
 #[test]
 fn a_prune_keeps_zens_file_with_each_session_it_keeps() {
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
-    fs::create_dir_all(&profile).unwrap();
-    let mut store = Store::create_or_open(tmp.path().join("store")).unwrap();
-    for (i, tag) in ["a", "b", "c", "d"].iter().enumerate() {
-        save_and_back_up(
-            &mut store,
-            &profile,
-            &moment(T0 + i as u64 * HOUR, tag),
-            T0 + i as u64 * HOUR,
-        );
-    }
-    let keep_two = RetentionPolicy {
-        keep_last: 2,
-        keep_hourly: 0,
-        keep_daily: 0,
-        keep_weekly: 0,
-        keep_monthly: 0,
-        keep_yearly: 0,
-    };
+    let (_tmp, profile, mut store) = common::profile_and_store();
+    save_hourly(&mut store, &profile, &["a", "b", "c", "d"]);
+    let keep_two = common::keep_last(2);
     let (snapshots, plan) =
         ffsession::prune::plan_store(&store, &keep_two, &jiff::tz::TimeZone::UTC, T0 + 5 * HOUR)
             .unwrap();

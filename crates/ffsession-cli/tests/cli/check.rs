@@ -3,17 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{ok_json, ok_stdout, packed, stderr, Run, TestEnv};
-
-fn chunk_files(store: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = fs::read_dir(store.join("chunks"))
-        .unwrap()
-        .flat_map(|sub| fs::read_dir(sub.unwrap().path()).unwrap())
-        .map(|f| f.unwrap().path())
-        .collect();
-    out.sort();
-    out
-}
+use crate::common::{chunk_files, ok_json, ok_stdout, packed, stderr, Run, TestEnv};
 
 /// The files of `profile` and their bytes.
 fn snapshot_of(profile: &Path) -> Vec<(PathBuf, Vec<u8>)> {

@@ -130,6 +130,14 @@ impl TestEnv {
         profile
     }
 
+    /// A profile folder (`profile/` in the test directory) with an empty
+    /// `sessionstore-backups` folder.
+    pub fn empty_profile(&self) -> PathBuf {
+        let profile = self.path().join("profile");
+        fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+        profile
+    }
+
     /// A profile folder (`profile/` in the test directory) whose
     /// `sessionstore-backups/recovery.jsonlz4` holds `recovery` (written over
     /// the file if the profile is there already).
@@ -169,6 +177,19 @@ impl TestEnv {
         cmd
     }
 
+    /// `copy --to REMOTE` of the test store into a remote in a folder,
+    /// opened with `password` (and quick key stretching); it must succeed.
+    /// Returns what it printed.
+    pub fn copy_to_folder(&self, profile: &Path, remote: &Path, password: &str) -> String {
+        ok_stdout(
+            self.store_cmd(profile)
+                .env("FFSESSION_PASSWORD", password)
+                .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
+                .args(["copy", "--to"])
+                .arg(remote),
+        )
+    }
+
     /// The snapshots `list --json` shows for `profile` and the test store,
     /// newest first.
     pub fn list_snapshots(&self, profile: &Path) -> Vec<serde_json::Value> {
@@ -182,6 +203,52 @@ impl TestEnv {
             .iter()
             .map(|s| s["id"].as_i64().unwrap())
             .collect()
+    }
+
+    /// `watch --interval 1s` of `profile` into the test store, its output
+    /// piped (options may follow).
+    pub fn watch_cmd(&self, profile: &Path) -> std::process::Command {
+        let mut cmd = self.std_store_cmd_at(profile, &self.store_dir());
+        cmd.args(["watch", "--interval", "1s"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    }
+
+    /// A config file (`config.toml`) with two `watch = true` remotes whose
+    /// password file says "watch password": `usb`, a folder in the test
+    /// directory, and `away`, an SFTP server that is not there. Returns the
+    /// `usb` folder and the config file.
+    pub fn watch_remotes_config(&self) -> (PathBuf, PathBuf) {
+        let pw = self.write("pw", b"watch password\n");
+        let usb = self.path().join("usb");
+        let config = self.write(
+            "config.toml",
+            format!(
+                "[remotes.usb]\nlocation = {:?}\npassword_file = {:?}\nwatch = true\n\n\
+                 [remotes.away]\nlocation = \"sftp://127.0.0.1:9/nowhere\"\npassword_file = {:?}\nwatch = true\n",
+                usb.to_string_lossy(),
+                pw.to_string_lossy(),
+                pw.to_string_lossy()
+            )
+            .as_bytes(),
+        );
+        (usb, config)
+    }
+
+    /// `service uninstall --all-profiles --no-enable`, which must succeed
+    /// and say it removed `removed` services.
+    pub fn uninstall_all_services(&self, removed: usize) {
+        let out =
+            ok_stdout(
+                self.cmd()
+                    .args(["service", "uninstall", "--all-profiles", "--no-enable"]),
+            );
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("removed ")).count(),
+            removed,
+            "{out}"
+        );
     }
 
     /// Write a file under the test directory.
@@ -290,6 +357,19 @@ pub fn expect_error(cmd: &mut Command) -> String {
     err
 }
 
+/// `out` is a failure with exit code 1 that printed nothing on stdout;
+/// returns its stderr.
+pub fn failed_quietly(out: &std::process::Output) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    err
+}
+
 /// A generated session: its spec, JSON and mozlz4 bytes.
 pub struct Generated {
     pub spec: Spec,
@@ -303,8 +383,29 @@ pub fn session(spec: Spec) -> Generated {
     Generated { spec, json, packed }
 }
 
-/// The mozlz4 file of a generated session with `tabs` tabs, last updated at
-/// `last_update` (ms).
+/// The mozlz4 file of the session `spec` generates with its first window's
+/// tabs replaced by `tabs` (URL, title), one entry each.
+pub fn packed_with_tabs(spec: Spec, tabs: &[(&str, &str)]) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_str(&generate(&spec)).unwrap();
+    v["windows"][0]["tabs"] = tabs
+        .iter()
+        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
+        .collect();
+    mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
+}
+
+/// A generated session whose first window holds exactly `tabs` (URL, title).
+pub fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
+    packed_with_tabs(
+        Spec {
+            tabs: 4,
+            windows: 2,
+            ..Spec::default()
+        },
+        tabs,
+    )
+}
+
 /// A `profiles.ini` in `root` listing `profiles` (name, folder relative to
 /// `root`, tabs), the first the default. A folder with tabs gets a recovery
 /// file of that many tabs, last updated at `last_update`; one without is not
@@ -325,13 +426,26 @@ pub fn firefox_profiles(root: &Path, profiles: &[(&str, &str, Option<usize>)], l
     fs::write(root.join("profiles.ini"), ini).unwrap();
 }
 
-pub fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
+/// A generated session of `tabs` tabs (the rest as `Spec::default()`).
+pub fn tabs_session(tabs: usize) -> Generated {
+    session(Spec {
+        tabs,
+        ..Spec::default()
+    })
+}
+
+/// A generated session with `tabs` tabs, last updated at `last_update` (ms).
+pub fn session_of(tabs: usize, last_update: u64) -> Generated {
     session(Spec {
         tabs,
         last_update,
         ..Spec::default()
     })
-    .packed
+}
+
+/// The mozlz4 file of [`session_of`] `tabs` and `last_update`.
+pub fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
+    session_of(tabs, last_update).packed
 }
 
 pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {
@@ -347,6 +461,30 @@ pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Replace the recovery file of `profile` with `recovery` as Firefox
+/// does: a new file renamed over it.
+pub fn replace_recovery(profile: &Path, recovery: &[u8]) {
+    let backups = profile.join("sessionstore-backups");
+    fs::write(backups.join("recovery.jsonlz4.tmp"), recovery).unwrap();
+    fs::rename(
+        backups.join("recovery.jsonlz4.tmp"),
+        backups.join("recovery.jsonlz4"),
+    )
+    .unwrap();
+}
+
+/// The chunk files of the store at `store` (under the fan-out folders of
+/// `chunks/`), sorted.
+pub fn chunk_files(store: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(store.join("chunks"))
+        .unwrap()
+        .flat_map(|fan| fs::read_dir(fan.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}
+
 /// Copy a folder tree (a store copied to an external disk and back).
 pub fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
@@ -359,6 +497,39 @@ pub fn copy_tree(from: &Path, to: &Path) {
             fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+/// Write an executable script `name` holding `script` into the folder `bin`
+/// (made if missing), to put first on PATH in place of a real program;
+/// returns `bin`.
+#[cfg(unix)]
+pub fn fake_program(bin: &Path, name: &str, script: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    fs::create_dir_all(bin).unwrap();
+    let path = bin.join(name);
+    fs::write(&path, script).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    bin.to_owned()
+}
+
+#[cfg(unix)]
+/// The test process's PATH with `bin` first (a folder of
+/// [`fake_program`]s).
+pub fn path_with_first(bin: &Path) -> std::ffi::OsString {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .unwrap()
+}
+
+/// A `systemctl` that fails as it does without a user session ("Failed to
+/// connect to bus"), in `bin/` of the test directory: see [`fake_program`].
+#[cfg(target_os = "linux")]
+pub fn systemctl_without_a_bus(env: &TestEnv) -> PathBuf {
+    fake_program(
+        &env.path().join("bin"),
+        "systemctl",
+        "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
+    )
 }
 
 /// Where `service install` writes the service of the profile named `name`

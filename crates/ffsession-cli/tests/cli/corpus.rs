@@ -74,9 +74,8 @@ fn every_command_rejects_every_bad_file_cleanly() {
 fn a_profile_full_of_bad_files_is_reported_not_fatal() {
     let env = TestEnv::new();
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffsession/tests/corpus/bad");
-    let profile = env.path().join("profile");
+    let profile = env.empty_profile();
     let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
     let mut count = 0;
     for entry in fs::read_dir(&corpus).unwrap() {
         let path = entry.unwrap().path();

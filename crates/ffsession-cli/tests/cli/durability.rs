@@ -213,7 +213,7 @@ pub(crate) fn verify(
 
 /// A profile in `env` where a fake Firefox with `tabs` tabs has written its
 /// first session files, backed up once into `store`.
-fn first_backup(env: &TestEnv, store: &Path, tabs: usize) -> FakeFirefox {
+pub(crate) fn first_backup(env: &TestEnv, store: &Path, tabs: usize) -> FakeFirefox {
     let mut fx = FakeFirefox::new(env.path().join("profile"), tabs);
     fx.advance();
     backup_ok(env, &fx.profile, store);

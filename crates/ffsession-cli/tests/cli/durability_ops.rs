@@ -9,14 +9,14 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ffsession::store::{Digest, Store};
 
-use crate::common::{copy_tree, ok_json, Run, TestEnv};
-use crate::durability::{backup_ok, kill_after, verify, FakeFirefox, DELAY_ENV};
+use crate::common::{copy_tree, keep_only_last, ok_json, Run, TestEnv};
+use crate::durability::{backup_ok, first_backup, kill_after, verify, FakeFirefox, DELAY_ENV};
 
 /// Runs go on until this many were killed before they ended (a kill time
 /// past the end of a run kills nothing)...
@@ -73,25 +73,10 @@ fn kill_9_at_a_hundred_points_of_prune_loses_nothing_it_keeps() {
     let all = ids(&store);
     let prune = |dir: &Path| {
         let mut cmd = env.std_store_cmd_at(&fx.profile, dir);
-        cmd.args([
-            "prune",
-            "--keep-last",
-            "4",
-            "--keep-hourly",
-            "0",
-            "--keep-daily",
-            "0",
-        ])
-        .args([
-            "--keep-weekly",
-            "0",
-            "--keep-monthly",
-            "0",
-            "--keep-yearly",
-            "0",
-        ])
-        .env(DELAY_ENV, "1")
-        .stdin(Stdio::null());
+        cmd.arg("prune")
+            .args(keep_only_last(4))
+            .env(DELAY_ENV, "1")
+            .stdin(Stdio::null());
         cmd
     };
     // What a whole prune keeps.
@@ -103,7 +88,7 @@ fn kill_9_at_a_hundred_points_of_prune_loses_nothing_it_keeps() {
         dir
     };
     let whole_dir = fresh();
-    let mut whole = timed(|| prune(&fresh()));
+    let whole = timed(|| prune(&fresh()));
     let out = prune(&whole_dir).run();
     assert!(out.status.success());
     let kept = ids(&whole_dir);
@@ -112,35 +97,51 @@ fn kill_9_at_a_hundred_points_of_prune_loses_nothing_it_keeps() {
         "{kept:?} of {all:?}"
     );
 
+    let (killed, runs, whole) = killed_runs(&mut fresh, &prune, whole, |i, dir| {
+        let left = ids(dir);
+        assert!(
+            left.is_superset(&kept),
+            "run {i}: kept snapshots gone: {left:?}"
+        );
+        let store = Store::open_read_only(dir).unwrap();
+        verify(&store, &fx.written, &mut HashSet::new());
+        drop(store);
+        // Pruning again finishes the job, and leaves no stray chunk.
+        assert!(prune(dir).run().status.success());
+        assert_eq!(ids(dir), kept, "run {i}");
+        let store = Store::open_read_only(dir).unwrap();
+        let (_, unreferenced) = verify(&store, &fx.written, &mut HashSet::new());
+        assert_eq!(unreferenced, 0, "run {i}");
+        drop(store);
+        fs::remove_dir_all(dir).unwrap();
+    });
+    eprintln!("prune: {killed} of {runs} runs killed (a whole prune took {whole:?})");
+}
+
+/// Runs of `cmd`, each on a fresh copy made by `fresh` and killed at a
+/// [`kill_time`] of a whole run (`whole`, timed again every tenth run as
+/// the machine's load changes), until [`KILLS`] of them were killed within
+/// [`MAX_RUNS`]; `check(run, copy)` after each. Returns how many were
+/// killed, how many ran, and the last whole run's time.
+fn killed_runs(
+    fresh: &mut dyn FnMut() -> PathBuf,
+    cmd: &dyn Fn(&Path) -> Command,
+    mut whole: Duration,
+    mut check: impl FnMut(u64, &Path),
+) -> (u32, u64, Duration) {
     let (mut killed, mut runs) = (0, 0);
     while killed < KILLS {
         let i = runs;
         runs += 1;
         assert!(runs <= MAX_RUNS, "only {killed} of {MAX_RUNS} runs killed");
         if i % 10 == 9 {
-            // Re-timed as the machine's load changes.
-            whole = timed(|| prune(&fresh()));
+            whole = timed(|| cmd(&fresh()));
         }
         let dir = fresh();
-        killed += u32::from(kill_after(prune(&dir), kill_time(i, whole)));
-        let left = ids(&dir);
-        assert!(
-            left.is_superset(&kept),
-            "run {i}: kept snapshots gone: {left:?}"
-        );
-        let store = Store::open_read_only(&dir).unwrap();
-        verify(&store, &fx.written, &mut HashSet::new());
-        drop(store);
-        // Pruning again finishes the job, and leaves no stray chunk.
-        assert!(prune(&dir).run().status.success());
-        assert_eq!(ids(&dir), kept, "run {i}");
-        let store = Store::open_read_only(&dir).unwrap();
-        let (_, unreferenced) = verify(&store, &fx.written, &mut HashSet::new());
-        assert_eq!(unreferenced, 0, "run {i}");
-        drop(store);
-        fs::remove_dir_all(&dir).unwrap();
+        killed += u32::from(kill_after(cmd(&dir), kill_time(i, whole)));
+        check(i, &dir);
     }
-    eprintln!("prune: {killed} of {runs} runs killed (a whole prune took {whole:?})");
+    (killed, runs, whole)
 }
 
 /// The content the store would keep for a session file's bytes.
@@ -155,9 +156,7 @@ fn content_digest(bytes: &[u8]) -> Digest {
 fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
     let env = TestEnv::new();
     let store = env.path().join("store");
-    let mut fx = FakeFirefox::new(env.path().join("profile"), 3);
-    fx.advance();
-    backup_ok(&env, &fx.profile, &store);
+    let mut fx = first_backup(&env, &store, 3);
     let snapshots = ok_json(
         env.store_cmd_at(&fx.profile, &store)
             .args(["list", "--json"]),
@@ -201,20 +200,11 @@ fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
             .stdin(Stdio::null());
         cmd
     };
-    let mut whole = timed(|| restore(&fresh()));
+    let whole = timed(|| restore(&fresh()));
 
-    let (mut killed, mut runs) = (0, 0);
     let mut restored_seen = 0;
-    while killed < KILLS {
-        let i = runs;
-        runs += 1;
-        assert!(runs <= MAX_RUNS, "only {killed} of {MAX_RUNS} runs killed");
-        if i % 10 == 9 {
-            whole = timed(|| restore(&fresh()));
-        }
-        let dir = fresh();
+    let (killed, runs, whole) = killed_runs(&mut fresh, &restore, whole, |i, dir| {
         let profile = dir.join("profile");
-        killed += u32::from(kill_after(restore(&dir), kill_time(i, whole)));
         let store = Store::open_read_only(dir.join("store")).unwrap();
         verify(&store, &fx.written, &mut HashSet::new());
         let stored: HashSet<Digest> = store
@@ -254,7 +244,7 @@ fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
             "run {i}: prefs.js {prefs:?}"
         );
         // A restore run to its end afterwards puts the snapshot in place.
-        let out = restore(&dir).env_remove(DELAY_ENV).run();
+        let out = restore(dir).env_remove(DELAY_ENV).run();
         assert!(
             out.status.success(),
             "run {i}: {}",
@@ -266,8 +256,8 @@ fn kill_9_at_a_hundred_points_of_restore_leaves_old_or_new_and_loses_nothing() {
             target_json,
             "run {i}"
         );
-        fs::remove_dir_all(&dir).unwrap();
-    }
+        fs::remove_dir_all(dir).unwrap();
+    });
     eprintln!(
         "restore: {killed} of {runs} runs killed (a whole restore took {whole:?}); \
          {restored_seen} left the restored sessionstore.jsonlz4 in place"
@@ -287,9 +277,7 @@ fn orphans_of_killed_backups_are_counted_in_one_line_and_prune_removes_them() {
     use std::os::unix::process::ExitStatusExt;
     let env = TestEnv::new();
     let store = env.path().join("store");
-    let mut fx = FakeFirefox::new(env.path().join("profile"), 40);
-    fx.advance();
-    backup_ok(&env, &fx.profile, &store);
+    let mut fx = first_backup(&env, &store, 40);
     let before = ids(&store);
     let mut killed = 0;
     for k in 0..12u64 {

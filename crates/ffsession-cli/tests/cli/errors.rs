@@ -129,8 +129,7 @@ fn a_store_that_is_a_file_is_one_line_with_a_hint() {
 #[test]
 fn backing_up_a_profile_with_no_session_files_fails_and_makes_no_store() {
     let env = TestEnv::new();
-    let profile = env.path().join("profile");
-    fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+    let profile = env.empty_profile();
     let out = env.store_cmd(&profile).arg("backup").run();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");

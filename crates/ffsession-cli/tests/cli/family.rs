@@ -30,6 +30,27 @@ fn browser_root(root: &Path, name: &str, folder: &str, tabs: usize, last_update:
     .unwrap();
 }
 
+/// Firefox's and Zen's roots, each with a profile named `default-release`
+/// (Firefox's in `f.default-release`, 3 tabs; Zen's in `z.default-release`,
+/// 7 tabs).
+fn firefox_and_zen_default_release(env: &TestEnv) {
+    let roots = Platform::CURRENT.firefox_roots(&env.folders(), false);
+    let zen = roots
+        .iter()
+        .find(|r| r.browser == "Zen")
+        .unwrap()
+        .path
+        .clone();
+    browser_root(
+        &env.firefox_root(),
+        "default-release",
+        "f.default-release",
+        3,
+        NOW,
+    );
+    browser_root(&zen, "default-release", "z.default-release", 7, NOW);
+}
+
 /// The name each browser gives its first profile.
 fn first_profile(browser: &str) -> &'static str {
     match browser {
@@ -166,16 +187,7 @@ fn firefox_editions_share_a_folder_and_each_has_its_default() {
 #[test]
 fn one_profile_name_under_two_browsers_gets_two_stores_that_say_whose() {
     let env = TestEnv::new();
-    let firefox = env.firefox_root();
-    let roots = Platform::CURRENT.firefox_roots(&env.folders(), false);
-    let zen = roots
-        .iter()
-        .find(|r| r.browser == "Zen")
-        .unwrap()
-        .path
-        .clone();
-    browser_root(&firefox, "default-release", "f.default-release", 3, NOW);
-    browser_root(&zen, "default-release", "z.default-release", 7, NOW);
+    firefox_and_zen_default_release(&env);
     ok_output(env.cmd().args(["backup", "--all-profiles"]));
     let stores = ok_json(env.cmd().args(["stores", "--json"]));
     let rows = stores.as_array().unwrap();
@@ -212,16 +224,7 @@ fn one_profile_name_under_two_browsers_gets_two_stores_that_say_whose() {
 #[test]
 fn services_of_two_browsers_profiles_of_one_name_are_kept_apart() {
     let env = TestEnv::new();
-    let firefox = env.firefox_root();
-    let roots = Platform::CURRENT.firefox_roots(&env.folders(), false);
-    let zen = roots
-        .iter()
-        .find(|r| r.browser == "Zen")
-        .unwrap()
-        .path
-        .clone();
-    browser_root(&firefox, "default-release", "f.default-release", 3, NOW);
-    browser_root(&zen, "default-release", "z.default-release", 7, NOW);
+    firefox_and_zen_default_release(&env);
     let out = ok_stdout(
         env.cmd()
             .args(["service", "install", "--all-profiles", "--no-enable"]),
@@ -238,13 +241,5 @@ fn services_of_two_browsers_profiles_of_one_name_are_kept_apart() {
         .collect();
     assert!(watched[0].contains("f.default-release"), "{}", watched[0]);
     assert!(watched[1].contains("z.default-release"), "{}", watched[1]);
-    let out = ok_stdout(
-        env.cmd()
-            .args(["service", "uninstall", "--all-profiles", "--no-enable"]),
-    );
-    assert_eq!(
-        out.lines().filter(|l| l.starts_with("removed ")).count(),
-        2,
-        "{out}"
-    );
+    env.uninstall_all_services(2);
 }

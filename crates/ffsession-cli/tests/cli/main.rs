@@ -23,6 +23,7 @@ mod profiles;
 mod promises;
 mod read;
 mod remote;
+mod remote_common;
 mod remote_errors;
 mod remote_faults;
 mod remote_kept;

@@ -4,8 +4,7 @@
 //! `snapshot:latest` and `profile:current` are never a file, `./1` always
 //! is.
 
-use crate::common::{ok_stdout, output, stderr, TestEnv};
-use crate::ui_page::with_tabs;
+use crate::common::{ok_stdout, output, stderr, with_tabs, TestEnv};
 
 /// A store of two snapshots of `profile/`, and in the working folder the
 /// files `1`, `latest` and `current`, each a session of its own.
@@ -92,12 +91,16 @@ fn the_two_ways_to_say_it_mean_one_thing() {
     assert!(urls(&out).contains("https://first.example/"));
     // The profile's session.
     let merged = env.path().join("merged.jsonlz4");
-    ok_stdout(
-        env.store_cmd(&profile)
-            .args(["merge", "profile:current", "snapshot:1", "-o"])
-            .arg(&merged),
-    );
-    let both = urls(&merged);
+    // `merge A B -o merged`, which must succeed: the merged session's URLs.
+    let merge = |a: &str, b: &str| {
+        ok_stdout(
+            env.store_cmd(&profile)
+                .args(["merge", a, b, "-o"])
+                .arg(&merged),
+        );
+        urls(&merged)
+    };
+    let both = merge("profile:current", "snapshot:1");
     assert!(both.contains("https://second.example/"), "{both}");
     assert!(both.contains("https://first.example/"), "{both}");
     assert!(!both.contains("file-"), "{both}");
@@ -107,12 +110,7 @@ fn the_two_ways_to_say_it_mean_one_thing() {
             .args(["restore", "./1", "--dry-run"]),
     );
     assert!(plan.contains("./1"), "{plan}");
-    ok_stdout(
-        env.store_cmd(&profile)
-            .args(["merge", "./current", "./latest", "-o"])
-            .arg(&merged),
-    );
-    let files = urls(&merged);
+    let files = merge("./current", "./latest");
     assert!(files.contains("https://file-current.example/"), "{files}");
     assert!(files.contains("https://file-latest.example/"), "{files}");
     let diff = ok_stdout(env.store_cmd(&profile).args(["diff", "./1", "snapshot:1"]));

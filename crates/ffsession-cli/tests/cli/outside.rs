@@ -6,7 +6,7 @@
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 
-use crate::common::{ok_output, packed, stderr, stdout_json, Run, TestEnv};
+use crate::common::{chunk_files, ok_output, packed, stderr, stdout_json, Run, TestEnv};
 
 const NOW: u64 = 1_795_400_000_000;
 
@@ -166,20 +166,8 @@ fn a_link_that_cannot_be_read_does_not_fail_the_backup_nor_stop_watch() {
         ["sessionstore-backups/recovery.jsonlz4"]
     );
 
-    let child = env
-        .std_store_cmd_at(&profile, &env.store_dir())
-        .args(["watch", "--interval", "1s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let backups = profile.join("sessionstore-backups");
-    fs::write(backups.join("recovery.jsonlz4.tmp"), packed(9, NOW + 1)).unwrap();
-    fs::rename(
-        backups.join("recovery.jsonlz4.tmp"),
-        backups.join("recovery.jsonlz4"),
-    )
-    .unwrap();
+    let child = env.watch_cmd(&profile).spawn().unwrap();
+    crate::common::replace_recovery(&profile, &packed(9, NOW + 1));
     let mut tabs = 0;
     for _ in 0..150 {
         if let Some(s) = env.list_snapshots(&profile).first() {
@@ -331,16 +319,6 @@ fn names_that_would_act_on_the_terminal_are_escaped_in_text_and_exact_in_json() 
     let out = ok_output(env.cmd().arg("stores").arg(&root));
     assert_terminal_safe("stores", &out.stdout);
     assert!(String::from_utf8_lossy(&out.stdout).contains(r"s\u{1b}[8m"));
-}
-
-fn chunk_files(store: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out: Vec<_> = fs::read_dir(store.join("chunks"))
-        .unwrap()
-        .flat_map(|fan| fs::read_dir(fan.unwrap().path()).unwrap())
-        .map(|f| f.unwrap().path())
-        .collect();
-    out.sort();
-    out
 }
 
 #[test]

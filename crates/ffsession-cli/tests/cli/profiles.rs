@@ -26,6 +26,17 @@ fn with_profile(env: &TestEnv) -> std::path::PathBuf {
     root.join("Profiles/abc.default-release")
 }
 
+/// [`with_profile`], its recovery file a session of `tabs` tabs.
+fn with_recovery(env: &TestEnv, tabs: usize) -> std::path::PathBuf {
+    let profile = with_profile(env);
+    fs::write(
+        profile.join("sessionstore-backups/recovery.jsonlz4"),
+        packed(tabs, 1_795_300_000_000),
+    )
+    .unwrap();
+    profile
+}
+
 #[test]
 fn commands_without_a_file_use_the_newest_valid_session() {
     let env = TestEnv::new();
@@ -73,12 +84,7 @@ fn commands_without_a_file_use_the_newest_valid_session() {
 #[test]
 fn profiles_lists_files_defaults_and_locks() {
     let env = TestEnv::new();
-    let profile = with_profile(&env);
-    fs::write(
-        profile.join("sessionstore-backups/recovery.jsonlz4"),
-        packed(9, 1_795_300_000_000),
-    )
-    .unwrap();
+    let profile = with_recovery(&env, 9);
     fs::write(profile.join("sessionstore-backups/previous.jsonlz4"), b"").unwrap();
     #[cfg(target_os = "linux")]
     std::os::unix::fs::symlink(
@@ -292,12 +298,7 @@ fn all_profiles_keeps_two_profiles_of_one_name_in_their_own_stores() {
 #[test]
 fn a_lock_symlink_left_by_a_clean_quit_is_not_running() {
     let env = TestEnv::new();
-    let profile = with_profile(&env);
-    fs::write(
-        profile.join("sessionstore-backups/recovery.jsonlz4"),
-        packed(3, 1_795_300_000_000),
-    )
-    .unwrap();
+    let profile = with_recovery(&env, 3);
     fs::write(profile.join(".parentlock"), b"").unwrap();
     std::os::unix::fs::symlink("127.0.1.1:+4294967", profile.join("lock")).unwrap();
     let args = ["--profile", "default-release", "profiles"];

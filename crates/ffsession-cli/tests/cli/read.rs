@@ -303,13 +303,7 @@ fn a_closed_pipe_is_not_an_error() {
             "1s",
         ],
     ] {
-        let mut child = env
-            .std_cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(&env, args);
         let mut first = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut first)
@@ -319,15 +313,31 @@ fn a_closed_pipe_is_not_an_error() {
             "{first}"
         );
         // The reader is dropped here, closing the pipe while ffsession still writes.
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: exit {:?}: {}",
-            out.status,
-            stderr(&out)
-        );
-        assert_eq!(stderr(&out), "", "{args:?}");
+        ends_quietly(child, args);
     }
+}
+
+/// `ffsession ARGS`, started with its stdout and stderr piped.
+fn spawn_piped(env: &TestEnv, args: &[&str]) -> std::process::Child {
+    env.std_cmd()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `child` (`ffsession ARGS`, whose stdout the test closed) ends well and
+/// says nothing on stderr.
+fn ends_quietly(child: std::process::Child, args: &[&str]) {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: exit {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out), "", "{args:?}");
 }
 
 #[test]
@@ -336,22 +346,9 @@ fn a_pipe_closed_before_anything_is_written_is_not_an_error() {
     // The completion script is made by clap_complete, which panics on a
     // write error, and the manual page by clap_mangen.
     for args in [&["completions", "bash"][..], &["man"]] {
-        let mut child = env
-            .std_cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(&env, args);
         drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: exit {:?}: {}",
-            out.status,
-            stderr(&out)
-        );
-        assert_eq!(stderr(&out), "", "{args:?}");
+        ends_quietly(child, args);
     }
 }
 

@@ -3,183 +3,29 @@
 //! copy, `--store LOCATION` for list and restore, a wrong password, a full
 //! remote, objects deleted and flipped, a copy killed at 50+ points and the
 //! server killed mid-copy, two machines at once. After each, every snapshot
-//! listed restores byte-identical.
-//!
-//! Without the servers (FFSESSION_TEST_SERVERS unset) these tests say so and
-//! pass, except under CI (CI=true), where the servers must be there.
+//! listed restores byte-identical. What these tests share with the other
+//! remote tests is in `remote_common.rs`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
-use std::sync::Mutex;
+use std::path::Path;
 
-use assert_cmd::Command;
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
-
-/// Tests that stop or fill a server run one at a time.
-pub(crate) static SERVERS: Mutex<()> = Mutex::new(());
-
-pub(crate) fn servers() -> Option<PathBuf> {
-    match std::env::var_os("FFSESSION_TEST_SERVERS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI: the remote-store servers are not running (.ci/servers.sh)"
-            );
-            eprintln!("remote tests skipped: no servers (source .ci/servers.sh first)");
-            None
-        }
-    }
-}
-
-pub(crate) fn var(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set by .ci/servers.sh"))
-}
-
-/// A fresh, unique location on each kind of server.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Kind {
-    Folder,
-    Sftp,
-    S3,
-    WebDav,
-    /// WebDAV over HTTPS (its test trusts the server's CA on Linux only).
-    #[cfg(target_os = "linux")]
-    WebDavs,
-}
-
-pub(crate) fn unique() -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "t{}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_007
-    )
-}
-
-pub(crate) fn location(kind: Kind, env: &TestEnv) -> String {
-    match kind {
-        Kind::Folder => env.path().join("remote").to_string_lossy().into_owned(),
-        Kind::Sftp => format!("{}/{}", var("FFSESSION_TEST_SFTP"), unique()),
-        Kind::S3 => format!("s3://ffs/{}", unique()),
-        Kind::WebDav => format!("{}/{}", var("FFSESSION_TEST_WEBDAV"), unique()),
-        #[cfg(target_os = "linux")]
-        Kind::WebDavs => format!("{}/{}", var("FFSESSION_TEST_WEBDAVS"), unique()),
-    }
-}
-
+use crate::common::{
+    keep_only_last, ok_json, ok_output, ok_stdout, session, session_of, stderr, Run, TestEnv,
+};
+#[cfg(target_os = "linux")]
+use crate::remote_common::webdav_dir;
+use crate::remote_common::{
+    assert_remote_restores, backed_up, backed_up_jsons, cmd, copy, location, prepared, servers,
+    std_store_cmd, store_cmd, unique, Kind,
+};
 #[cfg(unix)]
-/// Where an SFTP location's objects are on this machine's disk.
-pub(crate) fn sftp_dir(loc: &str) -> PathBuf {
-    PathBuf::from(loc.strip_prefix("sftp://127.0.0.1/").unwrap())
-}
-
-/// The password of the remotes the tests make.
-pub(crate) const PASSWORD: &str = "correct horse battery staple";
-
-/// `ffsession` in the sealed environment, with the servers' settings and a
-/// password; `ssh` is the wrapper that reads the test's SSH config.
-pub(crate) fn cmd(env: &TestEnv) -> Command {
-    Command::from_std(std_cmd(env))
-}
-
-pub(crate) fn std_cmd(env: &TestEnv) -> StdCommand {
-    let mut c = env.std_cmd();
-    let path = format!(
-        "{}:{}",
-        var("FFSESSION_TEST_SSH_BIN"),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    c.env("PATH", path)
-        .env("FFSESSION_PASSWORD", PASSWORD)
-        .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
-        .env("AWS_ACCESS_KEY_ID", var("FFSESSION_TEST_S3_KEY_ID"))
-        .env("AWS_SECRET_ACCESS_KEY", var("FFSESSION_TEST_S3_SECRET"))
-        .env("AWS_ENDPOINT_URL", var("FFSESSION_TEST_S3_ENDPOINT"))
-        .env("AWS_REGION", var("FFSESSION_TEST_S3_REGION"))
-        .env(
-            "FFSESSION_WEBDAV_PASSWORD",
-            var("FFSESSION_TEST_WEBDAV_PASSWORD"),
-        );
-    // The CA of the HTTPS server's certificate, trusted through the file
-    // the system's verifier reads on Linux (on Windows and macOS it asks
-    // the system's own store).
-    #[cfg(target_os = "linux")]
-    c.env("SSL_CERT_FILE", var("FFSESSION_TEST_CA"));
-    c
-}
-
-/// A profile with `n` snapshots backed up into the test store (each a
-/// session of about `bytes`); returns the profile and each snapshot's JSON.
-pub(crate) fn backed_up(env: &TestEnv, n: u64, bytes: usize) -> (PathBuf, Vec<String>) {
-    let mut jsons = Vec::new();
-    let mut profile = PathBuf::new();
-    for i in 0..n {
-        let g = session(Spec {
-            seed: 100 + i,
-            last_update: 1_795_300_000_000 + i * 60_000,
-            ..Spec::sized(bytes)
-        });
-        profile = env.back_up_recovery(&g.packed);
-        jsons.push(g.json);
-    }
-    (profile, jsons)
-}
-
-pub(crate) fn copy(env: &TestEnv, profile: &Path, to: &str) -> serde_json::Value {
-    let mut c = cmd(env);
-    c.arg("--profile")
-        .arg(profile)
-        .arg("--store")
-        .arg(env.store_dir())
-        .args(["copy", "--json", "--to", to]);
-    ok_json(&mut c)
-}
-
-/// Every snapshot the remote lists, read through a new machine's cache
-/// (a fresh HOME), each restored into a new profile folder and compared
-/// byte for byte with `expected` (JSON texts, any order).
-pub(crate) fn assert_remote_restores(loc: &str, expected: &[String]) {
-    let fresh = TestEnv::new();
-    let list = ok_json(cmd(&fresh).args(["--store", loc, "list", "--json"]));
-    let list = list.as_array().unwrap();
-    assert_eq!(list.len(), expected.len(), "{list:?}");
-    let mut got = Vec::new();
-    for s in list {
-        let id = s["id"].as_i64().unwrap().to_string();
-        let target = fresh.path().join(format!("profile-{id}"));
-        ok_stdout(
-            cmd(&fresh)
-                .args(["--store", loc, "restore", &id, "--profile"])
-                .arg(&target),
-        );
-        let bytes = fs::read(target.join("sessionstore.jsonlz4")).unwrap();
-        got.push(String::from_utf8(ffsession::format::decompress(&bytes).unwrap()).unwrap());
-    }
-    got.sort();
-    let mut want = expected.to_vec();
-    want.sort();
-    assert!(
-        got == want,
-        "a restored session differs from the one backed up"
-    );
-}
+use crate::remote_common::{copied, is_temporary, kill_sshd, sftp_dir, start_sshd, var};
 
 fn round_trip(kind: Kind) {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, mut jsons) = backed_up(&env, 2, 300_000);
-    let loc = location(kind, &env);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, mut jsons, loc) = prepared(kind, 2, 300_000);
     let first = copy(&env, &profile, &loc);
     assert_eq!(first["snapshots_sent"], 2, "{first}");
     let again = copy(&env, &profile, &loc);
@@ -228,22 +74,11 @@ fn round_trip(kind: Kind) {
     // prune on the remote: the newest session stays, the others go, and
     // with them the chunks only they used; a machine's local copy follows.
     if kind == Kind::S3 {
-        let keep_one = [
-            "prune",
-            "--keep-last",
-            "1",
-            "--keep-hourly",
-            "0",
-            "--keep-daily",
-            "0",
-            "--keep-weekly",
-            "0",
-            "--keep-monthly",
-            "0",
-            "--keep-yearly",
-            "0",
-        ];
-        let out = ok_output(cmd(&fresh).args(["--store", &loc]).args(keep_one));
+        let out = ok_output(
+            cmd(&fresh)
+                .args(["--store", &loc, "prune"])
+                .args(keep_only_last(1)),
+        );
         assert!(
             stderr(&out).contains("removed 2 snapshot records"),
             "{}",
@@ -288,24 +123,17 @@ fn remote_round_trip_webdav() {
 #[cfg(target_os = "linux")]
 #[test]
 fn remote_round_trip_webdav_over_https() {
-    let Some(servers) = servers() else { return };
     {
-        let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-        let env = TestEnv::new();
-        let (profile, _) = backed_up(&env, 1, 10_000);
-        let loc = location(Kind::WebDavs, &env);
+        let Some(servers) = servers() else { return };
+        let (env, profile, _, loc) = prepared(Kind::WebDavs, 1, 10_000);
         let no_ca = env.path().join("no-ca.pem");
         fs::write(&no_ca, "").unwrap();
         // The server's own certificate as the only one trusted: not the CA
         // that issued it.
-        let other = servers.join("tls.pem");
+        let other = servers.dir.join("tls.pem");
         for (trusted, says) in [(&other, "UnknownIssuer"), (&no_ca, "CA certificates")] {
-            let out = cmd(&env)
+            let out = store_cmd(&env, &profile)
                 .env("SSL_CERT_FILE", trusted)
-                .arg("--profile")
-                .arg(&profile)
-                .arg("--store")
-                .arg(env.store_dir())
                 .args(["copy", "--to", &loc])
                 .output()
                 .unwrap();
@@ -313,9 +141,7 @@ fn remote_round_trip_webdav_over_https() {
             assert_eq!(out.status.code(), Some(1), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");
             assert!(err.contains(&loc) && err.contains(says), "{err}");
-            let written = servers
-                .join("webdav/store")
-                .join(loc.rsplit('/').next().unwrap());
+            let written = webdav_dir(&loc);
             assert!(!written.exists(), "{}", written.display());
         }
     }
@@ -329,12 +155,8 @@ fn remote_sftp_on_windows_is_one_clear_error() {
     let env = TestEnv::new();
     let (profile, _) = backed_up(&env, 1, 10_000);
     let out = env
-        .cmd()
+        .store_cmd(&profile)
         .env("FFSESSION_PASSWORD", "pw")
-        .arg("--profile")
-        .arg(&profile)
-        .arg("--store")
-        .arg(env.store_dir())
         .args(["copy", "--to", "sftp://127.0.0.1:9/nowhere"])
         .run();
     assert_eq!(out.status.code(), Some(1));
@@ -351,12 +173,8 @@ fn remote_sftp_on_windows_is_one_clear_error() {
 #[cfg(unix)]
 #[test]
 fn remote_wrong_password_is_one_error_and_nothing_is_written() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, _) = backed_up(&env, 1, 100_000);
-    let loc = location(Kind::Sftp, &env);
-    copy(&env, &profile, &loc);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, _, loc) = copied(Kind::Sftp, 1, 100_000);
     let dir = sftp_dir(&loc);
     let before = ffsession_gen::files_under(&dir);
     let store = env.store_dir().to_string_lossy().into_owned();
@@ -385,8 +203,7 @@ fn remote_wrong_password_is_one_error_and_nothing_is_written() {
 
 #[test]
 fn remote_full_bucket_is_a_clear_error_and_the_remote_stays_readable() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_servers) = servers() else { return };
     let env = TestEnv::new();
     let (profile, jsons) = backed_up(&env, 1, 100_000);
     // A bucket of its own per platform: CI runs this test on Linux, then
@@ -411,13 +228,7 @@ fn remote_full_bucket_is_a_clear_error_and_the_remote_stays_readable() {
         ..Spec::sized(1_500_000)
     });
     env.back_up_recovery(&big.packed);
-    let mut c = cmd(&env);
-    c.arg("--profile")
-        .arg(&profile)
-        .arg("--store")
-        .arg(env.store_dir())
-        .args(["copy", "--to", &loc]);
-    let out = c.run();
+    let out = store_cmd(&env, &profile).args(["copy", "--to", &loc]).run();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("out of space"), "{err}");
@@ -458,12 +269,8 @@ fn empty_bucket(bucket: &str) {
 #[cfg(unix)]
 #[test]
 fn remote_object_deleted_or_flipped_is_named_by_check_and_healed_by_copy() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, jsons) = backed_up(&env, 2, 300_000);
-    let loc = location(Kind::Sftp, &env);
-    copy(&env, &profile, &loc);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, jsons, loc) = copied(Kind::Sftp, 2, 300_000);
     let chunks = ffsession_gen::files_under(&sftp_dir(&loc).join("chunks"));
     assert!(chunks.len() > 10);
     fs::remove_file(&chunks[2]).unwrap();
@@ -491,8 +298,7 @@ fn remote_object_deleted_or_flipped_is_named_by_check_and_healed_by_copy() {
 
 #[test]
 fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_servers) = servers() else { return };
     // SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`).
     let kinds: &[Kind] = if cfg!(unix) {
         &[Kind::Sftp, Kind::S3]
@@ -500,9 +306,7 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
         &[Kind::S3]
     };
     for &kind in kinds {
-        let env = TestEnv::new();
-        let (profile, jsons) = backed_up(&env, 2, 200_000);
-        let loc = location(kind, &env);
+        let (env, profile, jsons, loc) = prepared(kind, 2, 200_000);
         // Count the objects a whole copy writes, into a throwaway location.
         let total = copy(&env, &profile, &location(kind, &env));
         let objects = (total["chunks_sent"].as_u64().unwrap()
@@ -516,14 +320,10 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
         let reader = TestEnv::new();
         for &p in &points {
             let n = p.saturating_sub(done_before).max(1);
-            let mut c = std_cmd(&env);
-            c.arg("--profile")
-                .arg(&profile)
-                .arg("--store")
-                .arg(env.store_dir())
+            let out = std_store_cmd(&env, &profile)
                 .args(["copy", "--json", "--to", &loc])
-                .env("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES", n.to_string());
-            let out = c.run();
+                .env("FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES", n.to_string())
+                .run();
             if !out.status.success() {
                 killed += 1;
                 done_before += n;
@@ -548,12 +348,7 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
         if kind == Kind::Sftp {
             let left: Vec<_> = ffsession_gen::files_under(&sftp_dir(&loc))
                 .into_iter()
-                .filter(|p| {
-                    p.file_name()
-                        .unwrap()
-                        .to_string_lossy()
-                        .starts_with(".tmp-")
-                })
+                .filter(|p| is_temporary(p))
                 .collect();
             assert!(left.is_empty(), "{left:?}");
         }
@@ -561,37 +356,19 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
     }
 }
 
-#[cfg(unix)]
-/// The children of process `pid` (Linux).
-pub(crate) fn children(pid: u32) -> Vec<u32> {
-    fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
 // SFTP is Unix-only (ffsession speaks it through OpenSSH's `ssh`), and
 // the test reads or kills the server's side directly.
 #[cfg(unix)]
 #[test]
 fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, _) = backed_up(&env, 1, 100_000);
-    let loc = location(Kind::Sftp, &env);
-    copy(&env, &profile, &loc);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, _, loc) = copied(Kind::Sftp, 1, 100_000);
     let (_, _) = backed_up(&env, 3, 300_000);
     let jsons = backed_up_jsons(&env);
     let mut interrupted = 0;
     for round in 0..3u64 {
-        let mut c = std_cmd(&env);
-        c.arg("--profile")
-            .arg(&profile)
-            .arg("--store")
-            .arg(env.store_dir())
-            .args(["copy", "--to", &loc])
+        let mut c = std_store_cmd(&env, &profile);
+        c.args(["copy", "--to", &loc])
             .env("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS", "20")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
@@ -638,55 +415,9 @@ fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
     assert!(stderr(&out).contains("sftp://"), "{}", stderr(&out));
 }
 
-#[cfg(unix)]
-/// Kill the test sshd: its listener and every connection's processes.
-pub(crate) fn kill_sshd() {
-    let sshd: u32 = fs::read_to_string(var("FFSESSION_TEST_SSHD_PID"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let mut doomed = children(sshd);
-    doomed.push(sshd);
-    for p in doomed {
-        let _ = StdCommand::new("kill")
-            .arg("-9")
-            .arg(p.to_string())
-            .status();
-    }
-    let _ = fs::remove_file(var("FFSESSION_TEST_SSHD_PID"));
-}
-
-#[cfg(unix)]
-/// Start the test sshd again, with the config `.ci/servers.sh` wrote.
-pub(crate) fn start_sshd() {
-    let servers = PathBuf::from(var("FFSESSION_TEST_SERVERS"));
-    let started = StdCommand::new("/usr/sbin/sshd")
-        .arg("-f")
-        .arg(servers.join("sshd_config"))
-        .arg("-E")
-        .arg(servers.join("sshd.log"))
-        .status()
-        .unwrap();
-    assert!(started.success());
-    // sshd leaves the foreground before it listens, and writes its pid file
-    // once it does: wait for that, on a slow machine too.
-    let pid_file = PathBuf::from(var("FFSESSION_TEST_SSHD_PID"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !fs::read_to_string(&pid_file).is_ok_and(|p| p.trim().parse::<u32>().is_ok()) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "sshd did not start again (no pid in {})",
-            pid_file.display()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn remote_two_machines_copy_at_once() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_servers) = servers() else { return };
     let loc = format!("s3://ffs/{}", unique());
     let a = TestEnv::new();
     let b = TestEnv::new();
@@ -700,15 +431,12 @@ fn remote_two_machines_copy_at_once() {
         .iter()
         .map(|(env, profile, host)| {
             let config = env.write("config.toml", format!("host = \"{host}\"\n").as_bytes());
-            let mut c = std_cmd(env);
-            c.arg("--config")
+            std_store_cmd(env, profile)
+                .arg("--config")
                 .arg(&config)
-                .arg("--profile")
-                .arg(profile)
-                .arg("--store")
-                .arg(env.store_dir())
-                .args(["copy", "--to", &loc]);
-            c.spawn().unwrap()
+                .args(["copy", "--to", &loc])
+                .spawn()
+                .unwrap()
         })
         .collect();
     for h in handles {
@@ -720,17 +448,6 @@ fn remote_two_machines_copy_at_once() {
     all.extend(jb);
     assert_remote_restores(&loc, &all);
     ok_stdout(cmd(&a).args(["--store", &loc, "check", "--read-data"]));
-}
-
-/// The session JSON of every snapshot in `env`'s store.
-pub(crate) fn backed_up_jsons(env: &TestEnv) -> Vec<String> {
-    let store = ffsession::store::Store::open_read_only(env.store_dir()).unwrap();
-    store
-        .snapshots()
-        .unwrap()
-        .iter()
-        .map(|s| String::from_utf8(store.read_json(s.id).unwrap()).unwrap())
-        .collect()
 }
 
 /// Files in `dir` (none if it is not there).
@@ -748,19 +465,7 @@ fn count_files(dir: &Path) -> usize {
 #[test]
 fn watch_copies_after_each_cycle_and_says_once_when_a_remote_is_away() {
     let env = TestEnv::new();
-    let pw = env.write("pw", b"watch password\n");
-    let usb = env.path().join("usb");
-    let config = env.write(
-        "config.toml",
-        format!(
-            "[remotes.usb]\nlocation = {:?}\npassword_file = {:?}\nwatch = true\n\n\
-             [remotes.away]\nlocation = \"sftp://127.0.0.1:9/nowhere\"\npassword_file = {:?}\nwatch = true\n",
-            usb.to_string_lossy(),
-            pw.to_string_lossy(),
-            pw.to_string_lossy()
-        )
-        .as_bytes(),
-    );
+    let (usb, config) = env.watch_remotes_config();
     let g = |tabs: usize| {
         session(Spec {
             tabs,
@@ -769,14 +474,13 @@ fn watch_copies_after_each_cycle_and_says_once_when_a_remote_is_away() {
         })
     };
     let profile = env.profile_with_recovery(&g(5).packed);
-    let mut c = env.std_store_cmd_at(&profile, &env.store_dir());
-    c.env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
+    let mut child = env
+        .watch_cmd(&profile)
+        .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
         .arg("--config")
         .arg(&config)
-        .args(["watch", "--interval", "1s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
+        .spawn()
+        .unwrap();
     let wait_for = |n: usize| {
         for _ in 0..300 {
             if count_files(&usb.join("snapshots")) >= n {
@@ -787,10 +491,8 @@ fn watch_copies_after_each_cycle_and_says_once_when_a_remote_is_away() {
         panic!("the remote did not get {n} snapshots within 15 s");
     };
     wait_for(1);
-    let backups = profile.join("sessionstore-backups");
     for tabs in [6, 7] {
-        fs::write(backups.join("r.tmp"), g(tabs).packed).unwrap();
-        fs::rename(backups.join("r.tmp"), backups.join("recovery.jsonlz4")).unwrap();
+        crate::common::replace_recovery(&profile, &g(tabs).packed);
         wait_for(tabs - 4);
     }
     ffsession_gen::interrupt(&mut child);
@@ -819,25 +521,12 @@ fn watch_copies_after_each_cycle_and_says_once_when_a_remote_is_away() {
 #[test]
 fn restore_from_a_remote_keeps_the_undo_in_the_profiles_own_store() {
     let env = TestEnv::new();
-    let old = session(Spec {
-        tabs: 4,
-        last_update: 1_795_300_000_000,
-        ..Spec::default()
-    });
+    let old = session_of(4, 1_795_300_000_000);
     let profile = env.back_up_recovery(&old.packed);
     let usb = env.path().join("usb");
-    let mut c = env.store_cmd(&profile);
-    c.env("FFSESSION_PASSWORD", "pw")
-        .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
-        .args(["copy", "--to"])
-        .arg(&usb);
-    ok_stdout(&mut c);
+    env.copy_to_folder(&profile, &usb, "pw");
     // The profile moves on; then the remote's session is restored into it.
-    let newer = session(Spec {
-        tabs: 9,
-        last_update: 1_795_400_000_000,
-        ..Spec::default()
-    });
+    let newer = session_of(9, 1_795_400_000_000);
     env.profile_with_recovery(&newer.packed);
     let mut r = env.cmd();
     r.env("FFSESSION_PASSWORD", "pw")

@@ -8,37 +8,35 @@ use std::fs;
 #[cfg(unix)]
 use std::path::{Path, PathBuf};
 
-use crate::common::{ok_output, stderr, Run, TestEnv};
-use crate::remote::backed_up;
 #[cfg(unix)]
-use crate::remote::{assert_remote_restores, cmd, location, servers, Kind, SERVERS};
+use crate::common::{fake_program, path_with_first};
+use crate::common::{stderr, Run, TestEnv};
+use crate::remote_common::backed_up;
+#[cfg(unix)]
+use crate::remote_common::{
+    assert_remote_restores, cmd, prepared, servers, servers_dir, sftp_dir, store_cmd, Kind,
+};
 
 /// A folder of its own with an `ssh` that reads the servers' SSH config but
 /// the known hosts file `known_hosts`.
 #[cfg(unix)]
 fn ssh_with_known_hosts(env: &TestEnv, known_hosts: &Path) -> PathBuf {
-    let servers = servers().unwrap();
+    let servers = servers_dir().unwrap();
     let config = fs::read_to_string(servers.join("ssh_config"))
         .unwrap()
         .replace(
             &servers.join("known_hosts").to_string_lossy().into_owned(),
             &known_hosts.to_string_lossy(),
         );
-    let bin = env.path().join("ssh-bin");
-    fs::create_dir_all(&bin).unwrap();
     let config_path = env.write("ssh_config", config.as_bytes());
-    let script = bin.join("ssh");
-    fs::write(
-        &script,
-        format!(
+    fake_program(
+        &env.path().join("ssh-bin"),
+        "ssh",
+        &format!(
             "#!/bin/sh\nexec /usr/bin/ssh -F {} \"$@\"\n",
             config_path.display()
         ),
     )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    bin
 }
 
 /// A server whose host key is not known yet: the error says so and gives
@@ -48,26 +46,15 @@ fn ssh_with_known_hosts(env: &TestEnv, known_hosts: &Path) -> PathBuf {
 #[test]
 fn remote_unknown_host_key_is_named_with_the_command_that_accepts_it() {
     let Some(servers) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, jsons) = backed_up(&env, 1, 50_000);
-    let loc = location(Kind::Sftp, &env);
+    let (env, profile, jsons, loc) = prepared(Kind::Sftp, 1, 50_000);
     let known = env.write("known_hosts", b"");
     let bin = ssh_with_known_hosts(&env, &known);
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with_first(&bin);
     let run = |env: &TestEnv| {
-        let mut c = cmd(env);
-        c.env("PATH", &path)
-            .arg("--profile")
-            .arg(&profile)
-            .arg("--store")
-            .arg(env.store_dir())
-            .args(["copy", "--to", &loc]);
-        c.run()
+        store_cmd(env, &profile)
+            .env("PATH", &path)
+            .args(["copy", "--to", &loc])
+            .run()
     };
     let out = run(&env);
     let err = stderr(&out);
@@ -80,7 +67,7 @@ fn remote_unknown_host_key_is_named_with_the_command_that_accepts_it() {
     let command = "ssh -o StrictHostKeyChecking=ask 127.0.0.1 exit";
     assert!(err.contains(command), "{err}");
     assert!(!err.contains("check the connection"), "{err}");
-    assert!(!crate::remote::sftp_dir(&loc).exists());
+    assert!(!sftp_dir(&loc).exists());
 
     // The command works (here without its question: accept-new).
     let accepted = std::process::Command::new(bin.join("ssh"))
@@ -101,7 +88,7 @@ fn remote_unknown_host_key_is_named_with_the_command_that_accepts_it() {
         .status()
         .unwrap();
     assert!(made.success());
-    let known_line = fs::read_to_string(servers.join("known_hosts")).unwrap();
+    let known_line = fs::read_to_string(servers.dir.join("known_hosts")).unwrap();
     let host = known_line.split(' ').next().unwrap();
     let other_pub = fs::read_to_string(other.with_extension("pub")).unwrap();
     let fields: Vec<&str> = other_pub.split(' ').take(2).collect();
@@ -135,12 +122,8 @@ fn remote_mistyped_locations_are_one_error_each_and_make_no_folder() {
     ] {
         let before = env.files();
         let out = env
-            .cmd()
+            .store_cmd(&profile)
             .env("FFSESSION_PASSWORD", "pw")
-            .arg("--profile")
-            .arg(&profile)
-            .arg("--store")
-            .arg(env.store_dir())
             .args(["copy", "--to", to])
             .run();
         let err = stderr(&out);
@@ -152,13 +135,9 @@ fn remote_mistyped_locations_are_one_error_each_and_make_no_folder() {
     }
     // `./nas` is a folder, and becomes a remote store.
     let out = env
-        .cmd()
+        .store_cmd(&profile)
         .env("FFSESSION_PASSWORD", "pw")
         .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
-        .arg("--profile")
-        .arg(&profile)
-        .arg("--store")
-        .arg(env.store_dir())
         .args(["copy", "--to", "./nas"])
         .run();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -170,7 +149,7 @@ fn remote_mistyped_locations_are_one_error_each_and_make_no_folder() {
 #[cfg(unix)]
 #[test]
 fn remote_read_errors_say_what_ssh_said_without_a_copy_hint() {
-    let Some(_) = servers() else { return };
+    let Some(_) = servers_dir() else { return };
     let env = TestEnv::new();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
@@ -193,12 +172,7 @@ fn remote_age_errors_are_one_line_without_a_literal_newline() {
     let env = TestEnv::new();
     let (profile, _) = backed_up(&env, 2, 10_000);
     let usb = env.path().join("usb");
-    let mut c = env.store_cmd(&profile);
-    c.env("FFSESSION_PASSWORD", "pw")
-        .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
-        .args(["copy", "--to"])
-        .arg(&usb);
-    ok_output(&mut c);
+    env.copy_to_folder(&profile, &usb, "pw");
     let newer = b"age-encryption.org/v9\nfrom the future\n";
     let record = ffsession_gen::files_under(&usb.join("snapshots"))[0].clone();
     fs::write(&record, newer).unwrap();

@@ -15,30 +15,29 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
-use crate::common::{stderr, Run, TestEnv};
+use crate::common::{failed_quietly, stderr, Run, TestEnv};
 #[cfg(unix)]
-use crate::remote::backed_up;
+use crate::remote_common::{
+    assert_remote_restores, backed_up, cmd, copied, copy, is_temporary, servers, sftp_dir,
+    store_cmd, unavailable, unique, var, Kind, Servers, PASSWORD,
+};
 #[cfg(target_os = "linux")]
-use crate::remote::std_cmd;
-#[cfg(unix)]
-use crate::remote::{assert_remote_restores, cmd, copy, location, servers, unique, Kind, SERVERS};
+use crate::remote_common::{prepared, std_store_cmd};
 
-/// The small disk `.ci/servers.sh` mounts (`FFSESSION_TEST_SMALL_DISK`), or
-/// `None` (said; a failure under CI) where it could not.
+/// The small disk `.ci/servers.sh` mounts (`FFSESSION_TEST_SMALL_DISK`),
+/// with the servers held (see [`Servers`]), or `None` (said; a failure
+/// under CI) where it could not.
 #[cfg(unix)]
-fn small_disk() -> Option<PathBuf> {
-    servers()?;
-    match std::env::var_os("FFSESSION_TEST_SMALL_DISK") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI: .ci/servers.sh mounted no small disk (FFSESSION_TEST_SMALL_DISK)"
-            );
-            eprintln!("full-disk tests skipped: no small disk (.ci/servers.sh mounts one as root)");
-            None
-        }
-    }
+fn small_disk() -> Option<(PathBuf, Servers)> {
+    let servers = servers()?;
+    let Some(disk) = std::env::var_os("FFSESSION_TEST_SMALL_DISK") else {
+        unavailable(
+            "CI: .ci/servers.sh mounted no small disk (FFSESSION_TEST_SMALL_DISK)",
+            "full-disk tests skipped: no small disk (.ci/servers.sh mounts one as root)",
+        );
+        return None;
+    };
+    Some((PathBuf::from(disk), servers))
 }
 
 /// A file that fills the small disk but for `room` bytes, removed when
@@ -86,7 +85,7 @@ impl Drop for Cleanup {
 fn not_whole(dir: &Path) -> Vec<PathBuf> {
     use age::secrecy::SecretString;
     let files = ffsession_gen::files_under(dir);
-    let password = SecretString::from(crate::remote::PASSWORD.to_owned());
+    let password = SecretString::from(PASSWORD.to_owned());
     let identity = files
         .iter()
         .filter(|p| p.parent().is_some_and(|d| d.ends_with("keys")))
@@ -104,15 +103,7 @@ fn not_whole(dir: &Path) -> Vec<PathBuf> {
         });
     let Some(identity) = identity else {
         // No key: then nothing else may be there.
-        return files
-            .into_iter()
-            .filter(|p| {
-                !p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with(".tmp-")
-            })
-            .collect();
+        return files.into_iter().filter(|p| !is_temporary(p)).collect();
     };
     files
         .into_iter()
@@ -131,24 +122,12 @@ fn not_whole(dir: &Path) -> Vec<PathBuf> {
 /// short; a machine reading the remote then is not told a lie; once there
 /// is room, the next copy completes and every snapshot restores.
 #[cfg(unix)]
-fn full_disk(loc: &str, disk_dir: &Path) {
+fn full_disk(disk: &Path, loc: &str, disk_dir: &Path) {
     let env = TestEnv::new();
     let (profile, jsons) = backed_up(&env, 6, 60_000);
-    let filler = Filler::leaving(&small_disk().unwrap(), 64 * 1024);
-    let mut c = cmd(&env);
-    c.arg("--profile")
-        .arg(&profile)
-        .arg("--store")
-        .arg(env.store_dir())
-        .args(["copy", "--to", loc]);
-    let out = c.run();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let filler = Filler::leaving(disk, 64 * 1024);
+    let out = store_cmd(&env, &profile).args(["copy", "--to", loc]).run();
+    let err = failed_quietly(&out);
     let error = err.lines().find(|l| l.contains("error:")).unwrap_or("");
     assert!(error.contains("disk is full"), "{err}");
     assert!(error.contains("free some"), "{err}");
@@ -166,32 +145,27 @@ fn full_disk(loc: &str, disk_dir: &Path) {
 #[cfg(unix)]
 #[test]
 fn remote_full_sftp_disk_fails_the_copy_and_the_next_one_completes() {
-    let Some(disk) = small_disk() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let loc = format!(
-        "{}/{}",
-        crate::remote::var("FFSESSION_TEST_SFTP_SMALL"),
-        unique()
-    );
-    let dir = crate::remote::sftp_dir(&loc);
+    let Some((disk, _servers)) = small_disk() else {
+        return;
+    };
+    let loc = format!("{}/{}", var("FFSESSION_TEST_SFTP_SMALL"), unique());
+    let dir = sftp_dir(&loc);
     let _clean = Cleanup(dir.clone());
     assert!(dir.starts_with(&disk), "{}", dir.display());
-    full_disk(&loc, &dir);
+    full_disk(&disk, &loc, &dir);
 }
 
 #[cfg(unix)]
 #[test]
 fn remote_full_webdav_disk_fails_the_copy_and_the_next_one_completes() {
-    let Some(disk) = small_disk() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((disk, _servers)) = small_disk() else {
+        return;
+    };
     let name = unique();
-    let loc = format!(
-        "{}/{name}",
-        crate::remote::var("FFSESSION_TEST_WEBDAV_SMALL")
-    );
+    let loc = format!("{}/{name}", var("FFSESSION_TEST_WEBDAV_SMALL"));
     let dir = disk.join("webdav").join("store").join(&name);
     let _clean = Cleanup(dir.clone());
-    full_disk(&loc, &dir);
+    full_disk(&disk, &loc, &dir);
 }
 
 /// Objects an older ffsession left cut short on a full disk (empty files
@@ -201,13 +175,9 @@ fn remote_full_webdav_disk_fails_the_copy_and_the_next_one_completes() {
 #[cfg(unix)]
 #[test]
 fn remote_objects_cut_short_are_sent_again_and_never_read_as_an_empty_remote() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, jsons) = backed_up(&env, 3, 100_000);
-    let loc = location(Kind::Sftp, &env);
-    copy(&env, &profile, &loc);
-    let dir = crate::remote::sftp_dir(&loc);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, jsons, loc) = copied(Kind::Sftp, 3, 100_000);
+    let dir = sftp_dir(&loc);
     // Every snapshot record, and every other object of the rest.
     let mut emptied = 0;
     let mut marks = 0;
@@ -303,20 +273,13 @@ fn wait_for(secs: u64, mut f: impl FnMut() -> bool) -> bool {
 #[cfg(target_os = "linux")]
 #[test]
 fn remote_copy_killed_leaves_no_ssh_behind_and_no_child_has_the_password() {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, jsons) = backed_up(&env, 3, 150_000);
-    let loc = location(Kind::Sftp, &env);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, jsons, loc) = prepared(Kind::Sftp, 3, 150_000);
     let mark = format!("FFSESSION_TEST_MARK={}", unique());
     let (mark_name, mark_value) = mark.split_once('=').unwrap();
     let start = |to: &str, delay: bool| {
-        let mut c = std_cmd(&env);
+        let mut c = std_store_cmd(&env, &profile);
         c.env(mark_name, mark_value)
-            .arg("--profile")
-            .arg(&profile)
-            .arg("--store")
-            .arg(env.store_dir())
             .args(["copy", "--to", to])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
@@ -325,8 +288,19 @@ fn remote_copy_killed_leaves_no_ssh_behind_and_no_child_has_the_password() {
         }
         c.spawn().unwrap()
     };
+    // Kill `child` (SIGKILL): every ssh it started must be gone within 5 s
+    // (`says` names it otherwise).
+    let kill_leaves_no_ssh = |mut child: std::process::Child, says: &str| {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            wait_for(5, || marked_ssh(&mark).is_empty()),
+            "{says}: {:?}",
+            marked_ssh(&mark)
+        );
+    };
     for round in 0..3u64 {
-        let mut child = start(&loc, true);
+        let child = start(&loc, true);
         assert!(
             wait_for(20, || !marked_ssh(&mark).is_empty()),
             "round {round}: no ssh started"
@@ -346,12 +320,9 @@ fn remote_copy_killed_leaves_no_ssh_behind_and_no_child_has_the_password() {
                 "ssh {pid} has a password variable: {vars:?}"
             );
         }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert!(
-            wait_for(5, || marked_ssh(&mark).is_empty()),
-            "round {round}: ssh left running after kill -9: {:?}",
-            marked_ssh(&mark)
+        kill_leaves_no_ssh(
+            child,
+            &format!("round {round}: ssh left running after kill -9"),
         );
     }
     // A server that takes the connection and never answers.
@@ -362,15 +333,9 @@ fn remote_copy_killed_leaves_no_ssh_behind_and_no_child_has_the_password() {
         std::thread::sleep(std::time::Duration::from_secs(10));
         drop(conns);
     });
-    let mut child = start(&format!("sftp://127.0.0.1:{port}/away"), false);
+    let child = start(&format!("sftp://127.0.0.1:{port}/away"), false);
     assert!(wait_for(20, || !marked_ssh(&mark).is_empty()));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        wait_for(5, || marked_ssh(&mark).is_empty()),
-        "ssh left running at an unanswering server: {:?}",
-        marked_ssh(&mark)
-    );
+    kill_leaves_no_ssh(child, "ssh left running at an unanswering server");
     drop(held);
     // A port nobody listens on: one clear error, and no ssh left.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -7,25 +7,10 @@
 use std::path::Path;
 
 use crate::common::{ok_output, stderr, TestEnv};
+use crate::remote_common::{day, password_cmd as cmd, PASSWORD};
 
-const PASSWORD: &str = "correct horse battery staple";
-
-/// `ffsession` with the store and quick key stretching, and the password
-/// only when asked for.
-fn cmd(env: &TestEnv, password: Option<&str>) -> assert_cmd::Command {
-    let mut c = env.cmd();
-    c.env("FFSESSION_TEST_SCRYPT_LOG_N", "10");
-    if let Some(p) = password {
-        c.env("FFSESSION_PASSWORD", p);
-    }
-    c
-}
-
-fn backed_up(env: &TestEnv, tabs: usize, day: u64) {
-    env.back_up_recovery(&crate::common::packed(
-        tabs,
-        1_795_000_000_000 + day * 86_400_000,
-    ));
+fn backed_up(env: &TestEnv, tabs: usize, n: u64) {
+    env.back_up_recovery(&crate::common::packed(tabs, day(n)));
 }
 
 fn copy(env: &TestEnv, remote: &Path, password: Option<&str>) -> std::process::Output {

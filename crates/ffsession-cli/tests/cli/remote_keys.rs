@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::common::ok_output;
-use crate::remote_prune::Machine;
+use crate::remote_common::Machine;
 
 /// The key files of a remote in a folder.
 fn key_files(remote: &Path) -> Vec<std::path::PathBuf> {
@@ -32,59 +32,38 @@ fn a_damaged_key_file_loses_nothing_and_a_copy_repairs_it() {
     let a = Machine::new("laptop-a", 0, &[10, 11]);
     let remote = a.env.path().join("remote");
     let copy = || {
-        let out = ok_output(
-            a.cmd()
-                .arg("--store")
-                .arg(a.env.store_dir())
-                .arg("copy")
-                .arg("--to")
-                .arg(&remote),
-        );
+        let out = ok_output(&mut a.copy_to(&remote));
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     copy();
     assert_eq!(key_files(&remote).len(), 2, "two copies of the key");
-    let list = |m: &Machine| {
-        m.cmd()
-            .arg("--store")
-            .arg(&remote)
-            .arg("list")
-            .output()
-            .unwrap()
+    let list = |m: &Machine| m.on(&remote).arg("list").output().unwrap();
+    // `list` from `m`, which must succeed: what it printed.
+    let lists = |m: &Machine| {
+        let out = list(m);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
 
     // One copy damaged: any machine still opens the remote.
     flip(&key_files(&remote)[0]);
     let c = Machine::new("laptop-c", 30, &[]);
-    let out = list(&c);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    assert_eq!(lists(&c).lines().count(), 2);
 
     // Every copy damaged: a machine that opened it before reads on with
     // its spare; a new one cannot.
     flip(&key_files(&remote)[1]);
-    let out = list(&a);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    lists(&a);
     let new = Machine::new("laptop-d", 40, &[]);
     assert!(!list(&new).status.success());
     // The next copy from a machine that knows the key repairs it.
     let said = copy();
     assert!(said.contains("of the remote's key"), "{said}");
-    let out = list(&new);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    assert_eq!(lists(&new).lines().count(), 2);
     // Nothing more to repair.
     assert!(!copy().contains("of the remote's key"));
 }
@@ -98,11 +77,8 @@ fn a_damaged_key_file_loses_nothing_and_a_copy_repairs_it() {
 /// and a third machine restores every snapshot of both byte-identical.
 #[test]
 fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
-    use crate::remote::{assert_remote_restores, backed_up_jsons, servers, Kind};
-    let Some(servers) = servers() else { return };
-    let _serial = crate::remote::SERVERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    use crate::remote_common::{assert_remote_restores, backed_up_jsons, servers, Kind};
+    let Some(_servers) = servers() else { return };
     let a = Machine::new("race-a", 0, &[10, 11]);
     let b = Machine::new("race-b", 10, &[20]);
     let mut all = backed_up_jsons(&a.env);
@@ -113,14 +89,12 @@ fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
     }
     for kind in kinds {
         for round in 0..3 {
-            let loc = crate::remote::location(kind, &a.env);
+            let loc = crate::remote_common::location(kind, &a.env);
             let copies: Vec<_> = [&a, &b]
                 .iter()
                 .map(|m| {
-                    let mut c = crate::remote::std_cmd(&m.env);
-                    c.arg("--config")
-                        .arg(&m.config)
-                        .arg("--profile")
+                    let mut c = m.server_cmd();
+                    c.arg("--profile")
                         .arg(&m.profile)
                         .arg("--store")
                         .arg(m.env.store_dir())
@@ -145,20 +119,12 @@ fn two_machines_creating_one_remote_at_once_agree_on_one_key() {
             // servers serve): copies of one key file.
             #[cfg(unix)]
             let keys = match kind {
-                Kind::Sftp => Some(crate::remote::sftp_dir(&loc).join("keys")),
-                Kind::WebDav => Some(
-                    servers
-                        .join("webdav/store")
-                        .join(loc.rsplit('/').next().unwrap())
-                        .join("keys"),
-                ),
+                Kind::Sftp => Some(crate::remote_common::sftp_dir(&loc).join("keys")),
+                Kind::WebDav => Some(crate::remote_common::webdav_dir(&loc).join("keys")),
                 _ => None,
             };
             #[cfg(not(unix))]
-            let keys: Option<std::path::PathBuf> = {
-                let _ = &servers;
-                None
-            };
+            let keys: Option<std::path::PathBuf> = None;
             if let Some(keys) = keys {
                 let files: Vec<Vec<u8>> = fs::read_dir(&keys)
                     .unwrap()

@@ -17,31 +17,25 @@ use std::time::{Duration, Instant};
 
 use ffsession_gen::Spec;
 
-use crate::common::{session, TestEnv};
-use crate::remote::{location, servers, sftp_dir, Kind};
-use crate::remote_prune::Machine;
+use crate::common::{keep_only_last, session, TestEnv};
+use crate::remote_common::{
+    assert_remote_restores, day, is_temporary, location, servers, sftp_dir, std_cmd, unavailable,
+    Kind, Machine, Servers,
+};
 
 /// A machine named `host` (a config file says so) with `n` sessions of
 /// about 300 KB backed up on days `first..first + n`; returns it and each
 /// session's JSON.
-fn machine(host: &str, first: u64, n: u64) -> (Machine, Vec<String>) {
+fn machine(host: &str, first: u64, n: u64) -> WithSessions {
     let m = Machine::new(host, first, &[]);
     let mut jsons = Vec::new();
     for i in 0..n {
         let g = session(Spec {
             seed: first * 100 + i,
-            last_update: 1_795_000_000_000 + (first + i) * 86_400_000,
+            last_update: day(first + i),
             ..Spec::sized(300_000)
         });
-        let profile = m.env.profile_with_recovery(&g.packed);
-        assert_eq!(profile, m.profile);
-        crate::common::ok_output(
-            m.env
-                .store_cmd(&m.profile)
-                .arg("--config")
-                .arg(&m.config)
-                .arg("backup"),
-        );
+        m.back_up(&g.packed);
         jsons.push(g.json);
     }
     (m, jsons)
@@ -50,22 +44,34 @@ fn machine(host: &str, first: u64, n: u64) -> (Machine, Vec<String>) {
 /// `ffsession` as machine `m` (its config and home), with the
 /// servers' settings, under `faketime` when `clock` says so.
 fn ffs(m: &Machine, clock: Option<&str>) -> StdCommand {
-    let mut c = match clock {
-        Some(offset) => {
-            let mut c = m.env.sealed_cmd("faketime");
-            c.args(["-f", offset])
-                .arg(assert_cmd::cargo::cargo_bin("ffsession"));
-            for (k, v) in crate::remote::std_cmd(&m.env).get_envs() {
-                if let Some(v) = v {
-                    c.env(k, v);
-                }
-            }
-            c
-        }
-        None => crate::remote::std_cmd(&m.env),
+    let Some(offset) = clock else {
+        return m.server_cmd();
     };
+    let mut c = m.env.sealed_cmd("faketime");
+    c.args(["-f", offset])
+        .arg(assert_cmd::cargo::cargo_bin("ffsession"));
+    for (k, v) in std_cmd(&m.env).get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
     c.arg("--config").arg(&m.config);
     c
+}
+
+/// `copy --to LOC` of `m`'s store, as [`ffs`] runs it.
+fn copy_cmd(m: &Machine, clock: Option<&str>, loc: &str) -> StdCommand {
+    let mut c = ffs(m, clock);
+    c.arg("--store")
+        .arg(m.env.store_dir())
+        .args(["copy", "--to", loc]);
+    c
+}
+
+/// [`copy_cmd`], run: it must succeed (`what` heads what it said if not).
+fn copies(m: &Machine, clock: Option<&str>, loc: &str, what: &str) {
+    let out = run(&mut copy_cmd(m, clock, loc));
+    assert!(out.status.success(), "{what}{}", said(&out));
 }
 
 fn run(c: &mut StdCommand) -> std::process::Output {
@@ -95,23 +101,15 @@ fn count_files(dir: &Path) -> usize {
     }
     ffsession_gen::files_under(dir)
         .into_iter()
-        .filter(|p| {
-            !p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(".tmp-")
-        })
+        .filter(|p| !is_temporary(p))
         .count()
 }
 
 /// Start `copy --to loc` from `m`, slowed to 60 ms an object, and stop it
 /// (SIGSTOP) once it has written `chunks` new chunks: a copy paused mid-way.
 fn start_paused_copy(m: &Machine, loc: &str, chunks: usize) -> Child {
-    let mut c = ffs(m, None);
-    c.arg("--store")
-        .arg(m.env.store_dir())
-        .args(["copy", "--to", loc])
-        .env("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS", "60")
+    let mut c = copy_cmd(m, None, loc);
+    c.env("FFSESSION_TEST_REMOTE_WRITE_DELAY_MS", "60")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let dir = on_disk(loc).join("chunks");
@@ -154,28 +152,50 @@ fn age_locks(loc: &str, ago: Duration) {
 /// is whole, and every snapshot restores as one of `expected`.
 fn assert_whole_and_restorable(loc: &str, expected: &[String]) {
     let fresh = TestEnv::new();
-    let out = run(crate::remote::std_cmd(&fresh).args(["--store", loc, "check"]));
+    let out = run(std_cmd(&fresh).args(["--store", loc, "check"]));
     assert!(
         out.status.success(),
         "check on a new machine: {}",
         said(&out)
     );
-    crate::remote::assert_remote_restores(loc, expected);
+    assert_remote_restores(loc, expected);
 }
 
-fn have_faketime() -> bool {
+/// The servers, held (see [`servers`]), where `faketime` is installed too;
+/// `None` (said; a failure under CI) where either is missing.
+fn servers_and_faketime() -> Option<Servers> {
+    let servers = servers()?;
     let there = StdCommand::new("faketime")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !there {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI: faketime is not installed (.ci/run installs it)"
+        unavailable(
+            "CI: faketime is not installed (.ci/run installs it)",
+            "skipped: no faketime",
         );
-        eprintln!("skipped: no faketime");
+        return None;
     }
-    there
+    Some(servers)
+}
+
+/// A machine and the JSON of each session it backed up.
+type WithSessions = (Machine, Vec<String>);
+
+/// Machines A and B, each a [`machine`] of (host, first day, sessions),
+/// and a new location of `kind` to which B (its clock as `clock` says) has
+/// copied its sessions.
+fn b_copied_first(
+    kind: Kind,
+    a: (&str, u64, u64),
+    b: (&str, u64, u64),
+    clock: Option<&str>,
+) -> (WithSessions, WithSessions, String) {
+    let a = machine(a.0, a.1, a.2);
+    let b = machine(b.0, b.1, b.2);
+    let loc = location(kind, &a.0.env);
+    copies(&b.0, clock, &loc, "");
+    (a, b, loc)
 }
 
 fn kinds() -> Vec<Kind> {
@@ -187,23 +207,13 @@ fn kinds() -> Vec<Kind> {
 /// the server's), and A's "copied" must be true for a third machine.
 #[test]
 fn a_prune_from_a_clock_two_hours_ahead_during_a_copy_loses_nothing_the_copy_sent() {
-    let Some(_) = servers() else { return };
-    if !have_faketime() {
+    let Some(_servers) = servers_and_faketime() else {
         return;
-    }
-    let _serial = crate::remote::SERVERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    };
     for kind in kinds() {
-        let (a, a_jsons) = machine("laptop-a", 0, 3);
-        let (b, b_jsons) = machine("laptop-b", 20, 2);
-        let loc = location(kind, &a.env);
         // B's sessions are there first; then A's copy starts, and pauses.
-        let out = run(ffs(&b, Some("+2h"))
-            .arg("--store")
-            .arg(b.env.store_dir())
-            .args(["copy", "--to", &loc]));
-        assert!(out.status.success(), "{}", said(&out));
+        let ((a, a_jsons), (b, b_jsons), loc) =
+            b_copied_first(kind, ("laptop-a", 0, 3), ("laptop-b", 20, 2), Some("+2h"));
         let mut copy = start_paused_copy(&a, &loc, 4);
         let prune = run(ffs(&b, Some("+2h")).args(["--store", &loc, "prune", "--keep-last", "1"]));
         signal(copy.id(), "CONT");
@@ -228,22 +238,12 @@ fn a_prune_from_a_clock_two_hours_ahead_during_a_copy_loses_nothing_the_copy_sen
 /// on waking, finds them gone and sends them again before it says copied.
 #[test]
 fn a_copy_that_slept_past_its_lock_sends_again_what_a_prune_removed_meanwhile() {
-    let Some(_) = servers() else { return };
-    if !have_faketime() {
+    let Some(_servers) = servers_and_faketime() else {
         return;
-    }
-    let _serial = crate::remote::SERVERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    };
     for kind in kinds() {
-        let (a, a_jsons) = machine("laptop-a", 0, 3);
-        let (b, b_jsons) = machine("laptop-b", 20, 1);
-        let loc = location(kind, &a.env);
-        let out = run(ffs(&b, None)
-            .arg("--store")
-            .arg(b.env.store_dir())
-            .args(["copy", "--to", &loc]));
-        assert!(out.status.success(), "{}", said(&out));
+        let ((a, a_jsons), (b, b_jsons), loc) =
+            b_copied_first(kind, ("laptop-a", 0, 3), ("laptop-b", 20, 1), None);
         let mut copy = start_paused_copy(&a, &loc, 4);
         // Two hours pass while A sleeps: on the server (its lock's time),
         // and on B's clock.
@@ -283,19 +283,10 @@ fn a_copy_that_slept_past_its_lock_sends_again_what_a_prune_removed_meanwhile() 
 /// by its identity.
 #[test]
 fn two_machines_with_one_host_name_are_two_machines() {
-    let Some(_) = servers() else { return };
-    let _serial = crate::remote::SERVERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let Some(_servers) = servers() else { return };
     for kind in kinds() {
-        let (a, a_jsons) = machine("laptop", 0, 4);
-        let (b, b_jsons) = machine("laptop", 20, 4);
-        let loc = location(kind, &a.env);
-        let out = run(ffs(&b, None)
-            .arg("--store")
-            .arg(b.env.store_dir())
-            .args(["copy", "--to", &loc]));
-        assert!(out.status.success(), "{}", said(&out));
+        let ((a, a_jsons), (b, b_jsons), loc) =
+            b_copied_first(kind, ("laptop", 0, 4), ("laptop", 20, 4), None);
         // A's copy dies mid-way (SIGKILL): its lock stays, of a pid that is
         // not running. B, of the same name, must not remove it as dead.
         let mut copy = start_paused_copy(&a, &loc, 3);
@@ -308,28 +299,10 @@ fn two_machines_with_one_host_name_are_two_machines() {
             said(&prune)
         );
         // A's next copy removes its own dead lock and finishes.
-        let out = run(ffs(&a, None)
-            .arg("--store")
-            .arg(a.env.store_dir())
-            .args(["copy", "--to", &loc]));
-        assert!(out.status.success(), "{kind:?}: {}", said(&out));
-        let prune = run(ffs(&b, None).args([
-            "--store",
-            &loc,
-            "prune",
-            "--keep-last",
-            "1",
-            "--keep-hourly",
-            "0",
-            "--keep-daily",
-            "0",
-            "--keep-weekly",
-            "0",
-            "--keep-monthly",
-            "0",
-            "--keep-yearly",
-            "0",
-        ]));
+        copies(&a, None, &loc, &format!("{kind:?}: "));
+        let prune = run(ffs(&b, None)
+            .args(["--store", &loc, "prune"])
+            .args(keep_only_last(1)));
         assert!(prune.status.success(), "{kind:?}: {}", said(&prune));
         // Each machine's newest is there, and only that: one each.
         let newest = [
@@ -339,7 +312,7 @@ fn two_machines_with_one_host_name_are_two_machines() {
         assert_whole_and_restorable(&loc, &newest);
         // `list` tells them apart; `restore latest` from each takes its own.
         let fresh = TestEnv::new();
-        let list = run(crate::remote::std_cmd(&fresh).args(["--store", &loc, "list"]));
+        let list = run(std_cmd(&fresh).args(["--store", &loc, "list"]));
         let text = String::from_utf8_lossy(&list.stdout).into_owned();
         let ids: std::collections::BTreeSet<&str> = text
             .lines()
@@ -369,10 +342,7 @@ fn two_machines_with_one_host_name_are_two_machines() {
 /// restores every session of all twenty.
 #[test]
 fn twenty_machines_creating_one_remote_at_once_all_succeed() {
-    let Some(_) = servers() else { return };
-    let _serial = crate::remote::SERVERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let Some(_servers) = servers() else { return };
     for kind in kinds() {
         let machines: Vec<(Machine, Vec<String>)> = (0..20)
             .map(|i| {
@@ -382,14 +352,7 @@ fn twenty_machines_creating_one_remote_at_once_all_succeed() {
                     last_update: 1_795_000_000_000 + i * 60_000,
                     ..Spec::sized(20_000)
                 });
-                m.env.profile_with_recovery(&g.packed);
-                crate::common::ok_output(
-                    m.env
-                        .store_cmd(&m.profile)
-                        .arg("--config")
-                        .arg(&m.config)
-                        .arg("backup"),
-                );
+                m.back_up(&g.packed);
                 (m, vec![g.json])
             })
             .collect();
@@ -397,10 +360,7 @@ fn twenty_machines_creating_one_remote_at_once_all_succeed() {
         let mut children: Vec<Child> = machines
             .iter()
             .map(|(m, _)| {
-                ffs(m, None)
-                    .arg("--store")
-                    .arg(m.env.store_dir())
-                    .args(["copy", "--to", &loc])
+                copy_cmd(m, None, &loc)
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()

@@ -6,13 +6,11 @@ use std::path::Path;
 use assert_cmd::Command;
 
 use crate::common::{keep_only_last, ok_output, packed, undo_id, TestEnv};
+use crate::remote_common::{day, password_cmd, Machine, PASSWORD};
 
 /// `ffsession` with the remote's password (and quick key stretching).
 fn cmd(env: &TestEnv) -> Command {
-    let mut c = env.cmd();
-    c.env("FFSESSION_PASSWORD", "correct horse battery staple")
-        .env("FFSESSION_TEST_SCRYPT_LOG_N", "10");
-    c
+    password_cmd(env, Some(PASSWORD))
 }
 
 /// The plan lines of `prune` output (the lines before the count), as
@@ -158,50 +156,6 @@ fn a_copy_on_a_new_machine_knows_archived_tabs_undo_points_and_where_each_snapsh
     assert!(!text.lines().any(|l| l.starts_with("remove")), "{text}");
 }
 
-/// One machine of a household: its own home, profile and store, and a
-/// config file naming it.
-pub struct Machine {
-    pub env: TestEnv,
-    pub profile: std::path::PathBuf,
-    pub config: std::path::PathBuf,
-}
-
-impl Machine {
-    /// `host` backs up a session of `tabs[i]` tabs on each day `first + i`.
-    pub fn new(host: &str, first: u64, tabs: &[usize]) -> Machine {
-        let env = TestEnv::new();
-        let config = env.path().join("config.toml");
-        std::fs::write(&config, format!("host = \"{host}\"\n")).unwrap();
-        let mut profile = env.profile_with(&[]);
-        for (i, t) in tabs.iter().enumerate() {
-            let day = 1_795_000_000_000 + (first + i as u64) * 86_400_000;
-            profile = env.profile_with_recovery(&packed(*t, day));
-            ok_output(
-                env.store_cmd(&profile)
-                    .arg("--config")
-                    .arg(&config)
-                    .arg("backup"),
-            );
-        }
-        Machine {
-            env,
-            profile,
-            config,
-        }
-    }
-
-    /// `ffsession --config <its config> --profile <its profile>` and the
-    /// remote's password.
-    pub fn cmd(&self) -> Command {
-        let mut c = cmd(&self.env);
-        c.arg("--config")
-            .arg(&self.config)
-            .arg("--profile")
-            .arg(&self.profile);
-        c
-    }
-}
-
 /// Two laptops copy their profiles of one name to one remote (issue
 /// 38, item 3 and 9): a prune of the remote keeps each one's newest
 /// sessions, and `restore latest` from it takes this machine's newest
@@ -213,20 +167,9 @@ fn two_laptops_sharing_a_remote_each_keep_and_restore_their_own_newest_session()
     let b = Machine::new("laptop-b", 10, &[20, 21, 22, 23]);
     let remote = a.env.path().join("remote");
     for m in [&a, &b] {
-        ok_output(
-            m.cmd()
-                .arg("--store")
-                .arg(m.env.store_dir())
-                .arg("copy")
-                .arg("--to")
-                .arg(&remote),
-        );
+        ok_output(&mut m.copy_to(&remote));
     }
-    let on_remote = |m: &Machine| {
-        let mut c = m.cmd();
-        c.arg("--store").arg(&remote);
-        c
-    };
+    let on_remote = |m: &Machine| m.on(&remote);
     let list = String::from_utf8(ok_output(on_remote(&a).arg("list")).stdout).unwrap();
     assert_eq!(list.lines().count(), 8, "{list}");
     assert_eq!(
@@ -237,18 +180,7 @@ fn two_laptops_sharing_a_remote_each_keep_and_restore_their_own_newest_session()
         "{list}"
     );
     // restore latest: this machine's newest, though the other's is newer.
-    let restore = |m: &Machine, extra: &[&str]| {
-        let out = on_remote(m)
-            .args(["restore", "latest", "--dry-run"])
-            .args(extra)
-            .output()
-            .unwrap();
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    };
+    let restore = |m: &Machine, extra: &[&str]| restore_latest(on_remote(m), extra);
     let text = restore(&a, &[]);
     assert!(
         text.contains("13 tabs") && !text.contains("23 tabs"),
@@ -277,14 +209,19 @@ fn two_laptops_sharing_a_remote_each_keep_and_restore_their_own_newest_session()
     ok_output(on_remote(&b).arg("prune").args(keep_only_last(1)));
     let left: serde_json::Value =
         serde_json::from_slice(&ok_output(on_remote(&a).args(["list", "--json"])).stdout).unwrap();
-    let mut tabs: Vec<u64> = left
+    assert_eq!(tab_counts(&left), [13, 23], "{left}");
+}
+
+/// The tab counts of the snapshots of `list` (a `list --json`), sorted.
+fn tab_counts(list: &serde_json::Value) -> Vec<u64> {
+    let mut tabs: Vec<u64> = list
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["counts"]["tabs"].as_u64().unwrap())
         .collect();
     tabs.sort_unstable();
-    assert_eq!(tabs, [13, 23], "{left}");
+    tabs
 }
 
 /// Replace `dir` with a copy of `from` (a remote's folder put back from an
@@ -303,51 +240,20 @@ fn put_back(from: &Path, dir: &Path) {
 fn a_rolled_back_remote_loses_no_snapshot_a_reader_has_seen() {
     let a = Machine::new("laptop-a", 0, &[10, 11]);
     let remote = a.env.path().join("remote");
-    let copy = |m: &Machine| {
-        ok_output(
-            m.cmd()
-                .arg("--store")
-                .arg(m.env.store_dir())
-                .arg("copy")
-                .arg("--to")
-                .arg(&remote),
-        )
-    };
+    let copy = |m: &Machine| ok_output(&mut m.copy_to(&remote));
     copy(&a);
     let old_records = a.env.path().join("old-records");
     crate::common::copy_tree(&remote.join("snapshots"), &old_records);
     // Two more sessions, copied; a reader (another laptop) sees all four.
     for (i, tabs) in [12usize, 13].iter().enumerate() {
-        a.env.profile_with_recovery(&packed(
-            *tabs,
-            1_795_000_000_000 + (5 + i as u64) * 86_400_000,
-        ));
-        ok_output(
-            a.env
-                .store_cmd(&a.profile)
-                .arg("--config")
-                .arg(&a.config)
-                .arg("backup"),
-        );
+        a.back_up(&packed(*tabs, day(5 + i as u64)));
     }
     copy(&a);
     let reader = Machine::new("laptop-b", 20, &[]);
-    let on_remote = |m: &Machine| {
-        let mut c = m.cmd();
-        c.arg("--store").arg(&remote);
-        c
-    };
+    let on_remote = |m: &Machine| m.on(&remote);
     let tabs = |m: &Machine| -> Vec<u64> {
         let out = ok_output(on_remote(m).args(["list", "--json"]));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let mut t: Vec<u64> = v
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["counts"]["tabs"].as_u64().unwrap())
-            .collect();
-        t.sort_unstable();
-        t
+        tab_counts(&serde_json::from_slice(&out.stdout).unwrap())
     };
     assert_eq!(tabs(&reader), [10, 11, 12, 13]);
 
@@ -361,7 +267,8 @@ fn a_rolled_back_remote_loses_no_snapshot_a_reader_has_seen() {
         "{err}"
     );
     assert_eq!(tabs(&reader), [10, 11, 12, 13]);
-    let text = restore_latest(on_remote(&reader));
+    // Laptop A's newest.
+    let text = restore_latest(on_remote(&reader), &["--from-machine", "laptop-a"]);
     assert!(text.contains("13 tabs"), "{text}");
     let check = on_remote(&reader).arg("check").output().unwrap();
     let said = String::from_utf8_lossy(&check.stdout);
@@ -392,16 +299,12 @@ fn a_rolled_back_remote_loses_no_snapshot_a_reader_has_seen() {
     assert_eq!(tabs(&reader), [13]);
 }
 
-/// `restore latest --dry-run` of laptop A's newest, with what it said.
-fn restore_latest(mut c: Command) -> String {
+/// `restore latest --dry-run` by `c` with the options `extra`, and what it
+/// said (stdout, then stderr).
+fn restore_latest(mut c: Command, extra: &[&str]) -> String {
     let out = c
-        .args([
-            "restore",
-            "latest",
-            "--dry-run",
-            "--from-machine",
-            "laptop-a",
-        ])
+        .args(["restore", "latest", "--dry-run"])
+        .args(extra)
         .output()
         .unwrap();
     format!(
@@ -418,13 +321,7 @@ fn damage_a_third_machine_found_is_healed_by_the_next_copy_of_the_source() {
     let a = Machine::new("laptop-a", 0, &[10, 11, 12]);
     let remote = a.env.path().join("remote");
     let copy = || {
-        let out = ok_output(
-            a.cmd()
-                .arg("--store")
-                .arg(a.env.store_dir())
-                .args(["copy", "--json", "--to"])
-                .arg(&remote),
-        );
+        let out = ok_output(a.copy_to(&remote).arg("--json"));
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     copy();
@@ -440,9 +337,7 @@ fn damage_a_third_machine_found_is_healed_by_the_next_copy_of_the_source() {
     // A third machine's check finds it.
     let c = Machine::new("nas-checker", 30, &[]);
     let check = |m: &Machine| {
-        m.cmd()
-            .arg("--store")
-            .arg(&remote)
+        m.on(&remote)
             .args(["check", "--read-data"])
             .output()
             .unwrap()

@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 use ffsession_gen::Spec;
 
 use crate::common::{session, stderr, Run, TestEnv};
-use crate::remote::{backed_up, cmd, copy, location, servers, var, Kind, SERVERS};
+use crate::remote_common::{
+    assert_same_sessions, cmd, copied, copy, restored_sessions, servers, sftp_dir, var, webdav_dir,
+    Kind,
+};
 
 /// The per-object read timeout the commands get here.
 const READ_TIMEOUT_MS: u64 = 2000;
@@ -48,11 +51,8 @@ enum Fault {
 /// Where a location's objects are on this machine's disk.
 fn disk_dir(kind: Kind, loc: &str) -> PathBuf {
     match kind {
-        Kind::Sftp => crate::remote::sftp_dir(loc),
-        Kind::WebDav => servers()
-            .unwrap()
-            .join("webdav/store")
-            .join(loc.rsplit('/').next().unwrap()),
+        Kind::Sftp => sftp_dir(loc),
+        Kind::WebDav => webdav_dir(loc),
         other => panic!("no disk for {other:?}"),
     }
 }
@@ -209,12 +209,8 @@ fn timed(fresh: &TestEnv, args: &[&str], extra: &[&Path]) -> std::process::Outpu
 /// Four snapshots copied to `kind`; the one chunk of the newest (one only
 /// it needs) made `fault`; then a new machine reads the remote.
 fn one_object_does_not_read(kind: Kind, fault: Fault) {
-    let Some(_) = servers() else { return };
-    let _serial = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    let env = TestEnv::new();
-    let (profile, jsons) = backed_up(&env, 3, 60_000);
-    let mut loc = location(kind, &env);
-    copy(&env, &profile, &loc);
+    let Some(_servers) = servers() else { return };
+    let (env, profile, jsons, mut loc) = copied(kind, 3, 60_000);
     let dir = disk_dir(kind, &loc);
     let before = chunk_files(&dir);
     let newest = session(Spec {
@@ -277,26 +273,11 @@ fn one_object_does_not_read(kind: Kind, fault: Fault) {
     );
 
     // Every snapshot listed restores byte-identical.
-    let mut got = Vec::new();
-    for s in list.as_array().unwrap() {
-        let id = s["id"].as_i64().unwrap().to_string();
-        let target = fresh.path().join(format!("profile-{id}"));
-        let out = timed(
-            &fresh,
-            &["--store", &loc, "restore", &id, "--profile"],
-            &[&target],
-        );
+    let got = restored_sessions(&fresh, &loc, &list, |args, target| {
+        let out = timed(&fresh, args, &[target]);
         assert!(out.status.success(), "{}", stderr(&out));
-        let bytes = fs::read(target.join("sessionstore.jsonlz4")).unwrap();
-        got.push(String::from_utf8(ffsession::format::decompress(&bytes).unwrap()).unwrap());
-    }
-    got.sort();
-    let mut want = jsons.clone();
-    want.sort();
-    assert!(
-        got == want,
-        "a restored session differs from the one backed up"
-    );
+    });
+    assert_same_sessions(got, &jsons);
 
     // check: names the chunk and fails. A read that fails or hangs is
     // unreadable (exit 1), never noted on the remote as damage; a chunk the

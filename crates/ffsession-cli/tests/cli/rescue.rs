@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
+use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, tabs_session, Run, TestEnv};
 
 /// `ffsession rescue INPUT -o out.jsonlz4`, run to the end.
 fn rescue_to_out(env: &TestEnv, input: &Path) -> std::process::Output {
@@ -87,10 +87,7 @@ fn a_truncated_file_is_rescued_into_a_session_that_reads() {
 #[test]
 fn an_undamaged_file_is_written_as_it_is() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 10,
-        ..Spec::default()
-    });
+    let g = tabs_session(10);
     let input = env.write("ok.jsonlz4", &g.packed);
     let text = ok_stdout(env.cmd().args(["rescue", "-o", "out.jsonlz4"]).arg(&input));
     assert!(text.contains("not damaged"), "{text}");
@@ -100,10 +97,7 @@ fn an_undamaged_file_is_written_as_it_is() {
 #[test]
 fn nothing_to_rescue_exits_4_and_writes_nothing() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 3,
-        ..Spec::default()
-    });
+    let g = tabs_session(3);
     for (name, bytes) in [
         ("tiny.jsonlz4", g.packed[..40].to_vec()),
         ("header.jsonlz4", g.packed[..12].to_vec()),
@@ -121,10 +115,7 @@ fn nothing_to_rescue_exits_4_and_writes_nothing() {
 #[test]
 fn a_file_that_is_no_session_is_said_to_be_none() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 3,
-        ..Spec::default()
-    });
+    let g = tabs_session(3);
     for (name, bytes) in [
         ("empty.jsonlz4", Vec::new()),
         ("other.json", br#"{"version": 1, "engines": []}"#.to_vec()),
@@ -197,10 +188,7 @@ fn every_bad_file_gives_one_line_and_a_whole_output_or_none() {
 #[test]
 fn a_damaged_snapshot_in_the_store_is_rescued() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 60,
-        ..Spec::default()
-    });
+    let g = tabs_session(60);
     let cut = &g.packed[..g.packed.len() * 8 / 10];
     let profile = env.profile_with_recovery(cut);
     // backup raises its alarm for the damaged newest file and names rescue.

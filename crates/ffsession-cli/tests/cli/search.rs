@@ -1,29 +1,14 @@
 //! `search` and `history` over the tab index that `backup` builds.
 
-use std::fs;
 use std::path::PathBuf;
 
 use ffsession_gen::Spec;
 use serde_json::{json, Value};
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, session, stderr, Run, TestEnv};
-
-/// A generated session whose first window holds exactly `tabs` (URL, title).
-fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
-    let generated = session(Spec {
-        tabs: 4,
-        windows: 2,
-        ..Spec::default()
-    });
-    let mut v: Value = serde_json::from_str(&generated.json).unwrap();
-    v["windows"][0]["tabs"] = tabs
-        .iter()
-        .map(|(url, title)| {
-            serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1})
-        })
-        .collect();
-    ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
-}
+use crate::common::{
+    expect_error, failed_quietly, ok_json, ok_output, ok_stdout, session, stderr, with_tabs, Run,
+    TestEnv,
+};
 
 struct Fixture {
     env: TestEnv,
@@ -33,8 +18,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Self {
         let env = TestEnv::new();
-        let profile = env.path().join("profile");
-        fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+        let profile = env.empty_profile();
         Fixture { env, profile }
     }
 
@@ -290,13 +274,7 @@ fn history_of_an_unknown_url_exits_1_as_search_does() {
     // As `search` with no match: exit 1, a note on stderr (not an error),
     // nothing on stdout; with --json an empty list.
     let out = f.cmd().args(["history", "https://never.example/"]).run();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let err = failed_quietly(&out);
     assert!(
         err.contains("https://never.example/ is in no snapshot") && !err.contains("error"),
         "{err}"

@@ -6,7 +6,10 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{copy_tree, expect_error, ok_json, ok_stdout, session, undo_id, TestEnv};
+use crate::common::{
+    copy_tree, expect_error, ok_json, ok_stdout, session, session_of, tabs_session, undo_id,
+    TestEnv,
+};
 
 fn urls(env: &TestEnv, file: &Path) -> String {
     ok_stdout(env.cmd().args(["tabs", "--format", "urls"]).arg(file))
@@ -16,11 +19,7 @@ fn urls(env: &TestEnv, file: &Path) -> String {
 fn a_copied_store_works_on_a_machine_without_firefox() {
     // The old machine: two backups of a profile.
     let old = TestEnv::new();
-    let first = session(Spec {
-        tabs: 30,
-        last_update: 1_000,
-        ..Spec::default()
-    });
+    let first = session_of(30, 1_000);
     let profile = old.back_up_recovery(&first.packed);
     let second = session(Spec {
         tabs: 25,
@@ -120,10 +119,7 @@ fn without_a_profile_or_a_store_the_error_points_at_stores() {
 #[test]
 fn stores_lists_the_stores_of_the_data_directory() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 5,
-        ..Spec::default()
-    });
+    let g = tabs_session(5);
     let profile = env.profile_with_recovery(&g.packed);
     // The default store: <data dir>/ffsession/<profile name>.
     ok_stdout(env.cmd().arg("--profile").arg(&profile).arg("backup"));
@@ -147,11 +143,7 @@ fn stores_lists_the_stores_of_the_data_directory() {
 #[test]
 fn restore_accepts_a_session_file_and_can_be_undone() {
     let env = TestEnv::new();
-    let current = session(Spec {
-        tabs: 9,
-        last_update: 1_000,
-        ..Spec::default()
-    });
+    let current = session_of(9, 1_000);
     let profile = env.profile_with_recovery(&current.packed);
     let other = session(Spec {
         tabs: 4,
@@ -197,11 +189,7 @@ fn restoring_a_file_into_a_new_profile_folder_creates_it_and_keeps_the_file_in_i
         "[Profile0]\nName=default-release\nIsRelative=1\nPath=Profiles/abc.default-release\nDefault=1\n",
     )
     .unwrap();
-    let current = session(Spec {
-        tabs: 12,
-        last_update: 1_795_000_000_000,
-        ..Spec::default()
-    });
+    let current = session_of(12, 1_795_000_000_000);
     fs::write(
         default.join("sessionstore-backups/recovery.jsonlz4"),
         &current.packed,

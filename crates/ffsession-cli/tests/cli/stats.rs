@@ -4,7 +4,7 @@ use std::fs;
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_output, session, TestEnv};
+use crate::common::{ok_output, session, session_of, TestEnv};
 
 const T0: u64 = 1_795_000_000_000;
 const HOUR: u64 = 3_600_000;
@@ -43,6 +43,32 @@ fn texts(svg: &str) -> Vec<(f64, String)> {
         .collect()
 }
 
+/// `stats ARGS --plot CHART` of `profile`'s test store, which must succeed:
+/// the chart, and its time marks (texts that start with a year), two to
+/// eight of them.
+fn plot_marks(
+    env: &TestEnv,
+    profile: &std::path::Path,
+    args: &[&str],
+    chart: &std::path::Path,
+) -> (String, Vec<String>) {
+    ok_output(
+        env.store_cmd(profile)
+            .arg("stats")
+            .args(args)
+            .arg("--plot")
+            .arg(chart),
+    );
+    let svg = fs::read_to_string(chart).unwrap();
+    let labels: Vec<String> = texts(&svg)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| t.starts_with("20"))
+        .collect();
+    assert!(labels.len() >= 2 && labels.len() <= 8, "{labels:?}");
+    (svg, labels)
+}
+
 fn num(s: &str) -> f64 {
     s.parse().unwrap()
 }
@@ -50,9 +76,8 @@ fn num(s: &str) -> f64 {
 #[test]
 fn the_plot_keeps_its_legend_off_the_data_whole_tab_counts_and_equal_series_apart() {
     let env = TestEnv::new();
-    let profile = env.path().join("profile");
+    let profile = env.empty_profile();
     let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
     // Two files with the same tab counts at each backup, and an upgrade copy
     // whose session is a day older than the others though backed up last.
     for (n, tabs) in [(0, 3), (1, 5), (2, 4)] {
@@ -194,15 +219,10 @@ fn the_plot_keeps_its_legend_off_the_data_whole_tab_counts_and_equal_series_apar
 #[test]
 fn list_search_and_history_show_the_session_s_own_time() {
     let env = TestEnv::new();
-    let profile = env.path().join("profile");
+    let profile = env.empty_profile();
     let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
     // A session last updated on 2026-11-18 at 11:06:40 UTC, backed up now.
-    let g = session(Spec {
-        tabs: 3,
-        last_update: T0,
-        ..Spec::default()
-    });
+    let g = session_of(3, T0);
     fs::write(backups.join("recovery.jsonlz4"), &g.packed).unwrap();
     ok_output(env.store_cmd(&profile).arg("backup"));
     let session_time = "2026-11-18 11:06:40 UTC";
@@ -237,9 +257,8 @@ fn list_search_and_history_show_the_session_s_own_time() {
 #[test]
 fn stats_since_leaves_out_old_sessions_and_the_time_axis_is_readable() {
     let env = TestEnv::new();
-    let profile = env.path().join("profile");
+    let profile = env.empty_profile();
     let backups = profile.join("sessionstore-backups");
-    fs::create_dir_all(&backups).unwrap();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -299,18 +318,7 @@ fn stats_since_leaves_out_old_sessions_and_the_time_axis_is_readable() {
     // The chart of the last 7 days spans hours, not months: its time marks
     // are round hours or minutes of the last day, none months old.
     let chart = env.path().join("week.svg");
-    ok_output(
-        env.store_cmd(&profile)
-            .args(["stats", "--since", "7d", "--plot"])
-            .arg(&chart),
-    );
-    let svg = fs::read_to_string(&chart).unwrap();
-    let labels: Vec<String> = texts(&svg)
-        .into_iter()
-        .map(|(_, t)| t)
-        .filter(|t| t.starts_with("20"))
-        .collect();
-    assert!(labels.len() >= 2 && labels.len() <= 8, "{labels:?}");
+    let (svg, labels) = plot_marks(&env, &profile, &["--since", "7d"], &chart);
     let day_ago = jiff::Timestamp::from_millisecond((now - 30 * HOUR) as i64)
         .unwrap()
         .to_zoned(jiff::tz::TimeZone::UTC)
@@ -330,17 +338,6 @@ fn stats_since_leaves_out_old_sessions_and_the_time_axis_is_readable() {
     );
     // Without --since, the months-old copy stretches the axis: month or day
     // marks, still no seconds.
-    ok_output(
-        env.store_cmd(&profile)
-            .args(["stats", "--plot"])
-            .arg(&chart),
-    );
-    let svg = fs::read_to_string(&chart).unwrap();
-    let labels: Vec<String> = texts(&svg)
-        .into_iter()
-        .map(|(_, t)| t)
-        .filter(|t| t.starts_with("20"))
-        .collect();
-    assert!(labels.len() >= 2 && labels.len() <= 8, "{labels:?}");
+    let (_, labels) = plot_marks(&env, &profile, &[], &chart);
     assert!(labels.iter().all(|l| l.len() <= 10), "{labels:?}");
 }

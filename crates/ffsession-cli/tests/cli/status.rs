@@ -6,28 +6,23 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{packed, TestEnv};
+use crate::common::{fake_program, packed, path_with_first, TestEnv};
 
 /// A `systemctl` that answers `is-active` with `answer` (exit 0 when
 /// "active", 3 otherwise), in a folder to put first on PATH.
 fn fake_systemctl(env: &TestEnv, answer: &str) -> PathBuf {
-    let bin = env.path().join(format!("bin-{answer}"));
-    fs::create_dir_all(&bin).unwrap();
     let code = if answer == "active" { 0 } else { 3 };
-    let script = bin.join("systemctl");
-    fs::write(&script, format!("#!/bin/sh\necho {answer}\nexit {code}\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    bin
+    fake_program(
+        &env.path().join(format!("bin-{answer}")),
+        "systemctl",
+        &format!("#!/bin/sh\necho {answer}\nexit {code}\n"),
+    )
 }
 
 /// `status` (`--json` when `json`) with `bin` first on PATH: (exit code,
 /// stdout).
 fn status(env: &TestEnv, profile: &Path, bin: &Path, json: bool) -> (i32, String) {
-    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .unwrap();
+    let path = path_with_first(bin);
     let mut cmd = env.store_cmd(profile);
     cmd.arg("status").env("PATH", path);
     if json {
@@ -187,26 +182,13 @@ fn status_shows_failing_backups_and_copies_watch_remembered() {
 #[test]
 fn status_shows_the_copies_watch_made() {
     let env = TestEnv::new();
-    let pw = env.write("pw", b"watch password\n");
-    let usb = env.path().join("usb");
-    let config = env.write(
-        "config.toml",
-        format!(
-            "[remotes.usb]\nlocation = {:?}\npassword_file = {:?}\nwatch = true\n\n\
-             [remotes.away]\nlocation = \"sftp://127.0.0.1:9/nowhere\"\npassword_file = {:?}\nwatch = true\n",
-            usb.to_string_lossy(),
-            pw.to_string_lossy(),
-            pw.to_string_lossy()
-        )
-        .as_bytes(),
-    );
+    let (_usb, config) = env.watch_remotes_config();
     let profile = env.profile_with_recovery(&packed(5, 1_790_000_000_000));
     let mut child = env
-        .std_store_cmd_at(&profile, &env.store_dir())
+        .watch_cmd(&profile)
         .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
         .arg("--config")
         .arg(&config)
-        .args(["watch", "--interval", "1s"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::Spec;
 
 use crate::common::{
-    expect_error, ok_json, ok_stdout, packed, session, stderr, stdout_json, undo_id, Run, TestEnv,
+    expect_error, keep_only_last, ok_json, ok_stdout, packed, session, session_of, stderr,
+    stdout_json, undo_id, Run, TestEnv,
 };
 
 #[test]
@@ -195,24 +196,11 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
         let out = env.store_cmd(&profile).arg("backup").run();
         assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
     }
-    let none = [
-        "--keep-last",
-        "1",
-        "--keep-hourly",
-        "0",
-        "--keep-daily",
-        "0",
-        "--keep-weekly",
-        "0",
-        "--keep-monthly",
-        "0",
-        "--keep-yearly",
-        "0",
-    ];
+    let none = keep_only_last(1);
     let plan = ok_json(
         env.store_cmd(&profile)
             .arg("prune")
-            .args(none)
+            .args(&none)
             .args(["--dry-run", "--json"]),
     );
     let kept: Vec<i64> = plan["decisions"]
@@ -230,7 +218,7 @@ fn prune_shows_its_plan_and_keeps_what_it_must() {
         "dry run removed something"
     );
 
-    let text = ok_stdout(env.store_cmd(&profile).arg("prune").args(none));
+    let text = ok_stdout(env.store_cmd(&profile).arg("prune").args(&none));
     assert!(
         text.contains("keep (last good before damaged #4)"),
         "{text}"
@@ -326,11 +314,7 @@ fn snapshot_files(profile: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn restore_puts_the_snapshot_back_and_can_be_undone() {
     let env = TestEnv::new();
-    let old = session(Spec {
-        tabs: 25,
-        last_update: 1_000,
-        ..Spec::default()
-    });
+    let old = session_of(25, 1_000);
     let profile = env.profile_with_recovery(&old.packed);
     fs::write(profile.join("prefs.js"), "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resuming_after_os_restart\", true);\n").unwrap();
     env.store_cmd(&profile).arg("backup").assert().success();
@@ -423,13 +407,7 @@ fn restore_refuses_bad_snapshots_and_a_running_firefox() {
 fn watch_backs_up_on_change_and_stops_on_interrupt() {
     let env = TestEnv::new();
     let profile = env.profile_with_recovery(&packed(5, 1_000));
-    let mut child = env
-        .std_store_cmd_at(&profile, &env.store_dir())
-        .args(["watch", "--interval", "1s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.watch_cmd(&profile).spawn().unwrap();
     let list = |env: &TestEnv| -> Vec<serde_json::Value> {
         let out = env.store_cmd(&profile).args(["list", "--json"]).run();
         if !out.status.success() {
@@ -448,13 +426,7 @@ fn watch_backs_up_on_change_and_stops_on_interrupt() {
     };
     wait_for(1);
     // Firefox replaces the file with tmp + rename.
-    let backups = profile.join("sessionstore-backups");
-    fs::write(backups.join("recovery.jsonlz4.tmp"), packed(9, 2_000)).unwrap();
-    fs::rename(
-        backups.join("recovery.jsonlz4.tmp"),
-        backups.join("recovery.jsonlz4"),
-    )
-    .unwrap();
+    crate::common::replace_recovery(&profile, &packed(9, 2_000));
     wait_for(2);
     let newest = &list(&env)[0];
     assert_eq!(newest["counts"]["tabs"], 9);
@@ -506,19 +478,9 @@ fn service_install_writes_a_systemd_user_unit() {
 #[cfg(target_os = "linux")]
 #[test]
 fn service_install_without_a_user_bus_says_how_to_finish() {
-    use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let profile = env.profile_with(&[]);
-    let bin = env.path().join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    let systemctl = bin.join("systemctl");
-    fs::write(
-        &systemctl,
-        "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
-    )
-    .unwrap();
-    fs::set_permissions(&systemctl, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let path = crate::common::path_with_first(&crate::common::systemctl_without_a_bus(&env));
     let err = expect_error(
         env.store_cmd(&profile)
             .env("PATH", path)

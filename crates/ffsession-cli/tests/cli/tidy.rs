@@ -126,16 +126,7 @@ fn tidy_dry_run_then_apply_archive_search_and_undo() {
 
     // search and history mark them.
     let url = archived[0]["url"].as_str().unwrap();
-    let hits = ok_json(
-        env.store_cmd(&p)
-            .args(["search", &format!("\"{url}\""), "--json"]),
-    );
-    let hit = hits
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["url"] == url)
-        .unwrap_or_else(|| panic!("{hits}"));
+    let hit = search_hit(&env, &p, url);
     assert_eq!(hit["archived"]["snapshot"], undo);
     let text = ok_stdout(env.store_cmd(&p).args(["search", &format!("\"{url}\"")]));
     assert!(
@@ -177,25 +168,28 @@ fn bad_input_is_one_line_and_writes_nothing() {
         "{err}"
     );
 
-    let err = expect_error(env.store_cmd(&p).args([
-        "tidy",
-        "--archive-older-than",
-        "0s",
-        "--include-selected",
-        "--include-grouped",
-    ]));
-    one_line(&err);
+    // `tidy ARGS` of `profile`, which must fail with one line: that line.
+    let refused = |profile: &Path, args: &[&str]| {
+        let err = expect_error(env.store_cmd(profile).arg("tidy").args(args));
+        one_line(&err);
+        err
+    };
+    let err = refused(
+        &p,
+        &[
+            "--archive-older-than",
+            "0s",
+            "--include-selected",
+            "--include-grouped",
+        ],
+    );
     assert!(
         err.contains("would close every one of its 30 tabs") && err.contains("--allow-empty"),
         "{err}"
     );
 
     let firefox = ffsession_gen::FirefoxLockHolder::hold(&p);
-    let err = expect_error(
-        env.store_cmd(&p)
-            .args(["tidy", "--archive-older-than", "30d"]),
-    );
-    one_line(&err);
+    let err = refused(&p, &["--archive-older-than", "30d"]);
     assert!(
         err.contains("Firefox is running") && err.contains("quit Firefox"),
         "{err}"
@@ -210,11 +204,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
         "sessionstore-backups/recovery.jsonlz4",
         &before[..before.len() / 2],
     )]);
-    let err = expect_error(
-        env.store_cmd(&p)
-            .args(["tidy", "--archive-older-than", "30d"]),
-    );
-    one_line(&err);
+    let err = refused(&p, &["--archive-older-than", "30d"]);
     assert!(
         err.contains("damaged") && err.contains("ffsession rescue"),
         "{err}"
@@ -225,11 +215,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
     // No session at all.
     let empty = env.path().join("empty");
     fs::create_dir_all(&empty).unwrap();
-    let err = expect_error(
-        env.store_cmd(&empty)
-            .args(["tidy", "--archive-older-than", "30d"]),
-    );
-    one_line(&err);
+    let err = refused(&empty, &["--archive-older-than", "30d"]);
     assert!(err.contains("no readable session file"), "{err}");
     assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
     assert!(!env.store_dir().exists());
@@ -488,15 +474,21 @@ fn extract_archived_gives_exactly_the_tabs_tidy_closed() {
         "{history}"
     );
     assert!(!history.contains("then archived"), "{history}");
+    let hit = search_hit(&env, &p, url);
+    assert_eq!(hit["archived"]["stayed_open"], true, "{hit}");
+}
+
+/// The hit of `url` when `search --json` looks for it as a phrase in the
+/// test store of `profile` (there must be one).
+fn search_hit(env: &TestEnv, profile: &Path, url: &str) -> serde_json::Value {
     let hits = ok_json(
-        env.store_cmd(&p)
+        env.store_cmd(profile)
             .args(["search", &format!("\"{url}\""), "--json"]),
     );
-    let hit = hits
-        .as_array()
+    hits.as_array()
         .unwrap()
         .iter()
-        .find(|h| h["url"] == url.as_str())
-        .unwrap_or_else(|| panic!("{hits}"));
-    assert_eq!(hit["archived"]["stayed_open"], true, "{hit}");
+        .find(|h| h["url"] == url)
+        .cloned()
+        .unwrap_or_else(|| panic!("{hits}"))
 }

@@ -1,10 +1,8 @@
 //! `ffsession ui`: the local page, asked over HTTP on 127.0.0.1 as a
 //! browser would, against a store built in the test's folder.
 
-use ffsession_gen::Spec;
-
-use crate::common::session;
-use crate::ui_page::{two_snapshots, with_tabs, Page, EVIL_TITLE};
+use crate::common::{tabs_session, with_tabs};
+use crate::ui_page::{two_snapshots, Page, EVIL_TITLE};
 
 #[test]
 fn the_page_shows_every_snapshot_and_its_tabs_escaped() {
@@ -226,51 +224,28 @@ fn a_restore_shows_its_plan_and_command_line_first() {
 #[test]
 fn picked_windows_are_added_at_next_start() {
     let page = Page::start(&[]);
-    let token = page.csrf();
     // Window 1 of snapshot 1, a window of its own.
-    assert_eq!(
-        page.post("/picks", &format!("pick=w%3A1%3A1&csrf={token}"))
-            .status,
-        303
-    );
-    let plan = page.get("/plan?action=add");
+    let plan = page.plan_for("pick=w%3A1%3A1", "add");
     assert_eq!(plan.status, 200, "{}", plan.body);
     assert!(
         plan.body.contains(" extract snapshot:1 --window 1 -o "),
         "{}",
         plan.body
     );
-    assert!(
-        plan.body.contains(" merge profile:current "),
-        "{}",
-        plan.body
-    );
-    assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let done = page.do_it("action=add", &plan);
-    assert!(done.body.contains("Done."), "{}", done.body);
+    page.add_as_planned(&plan);
     assert!(page.profile.join("sessionstore.jsonlz4").exists());
 }
 
 #[cfg(unix)]
 #[test]
 fn open_now_runs_the_browser_remote_command() {
-    use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("args");
-    let bin = dir.path().join("fake-firefox");
-    std::fs::write(
-        &bin,
-        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = crate::ui_page::fake_browser(dir.path(), &log);
     let page = Page::start(&["--browser-bin", bin.to_str().unwrap()]);
-    let token = page.csrf();
     // The window of snapshot 2 (three tabs, one javascript:), and one tab.
-    let body = format!("pick=w%3A2%3A1&pick=t%3A1%3A1%3A1&csrf={token}");
-    assert_eq!(page.post("/picks", &body).status, 303);
-    let plan = page.get("/plan?action=open");
+    let plan = page.plan_for("pick=w%3A2%3A1&pick=t%3A1%3A1%3A1", "open");
     assert!(
         plan.body.contains(
             "--new-window https://doc.rust-lang.org/book/ --new-tab https://added.example/"
@@ -319,10 +294,7 @@ fn bringing_back_is_refused_while_the_browser_runs() {
 #[test]
 fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
     let (env, profile) = two_snapshots();
-    let g = session(Spec {
-        tabs: 60,
-        ..Spec::default()
-    });
+    let g = tabs_session(60);
     env.profile_with_recovery(&g.packed[..g.packed.len() * 8 / 10]);
     let out = env.store_cmd(&profile).arg("backup").output().unwrap();
     assert_eq!(out.status.code(), Some(3), "backup's alarm");
@@ -355,11 +327,8 @@ fn a_picked_tab_is_added_at_next_start() {
     // The profile's session now holds one other page.
     page.env
         .profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
-    let token = page.csrf();
     // One tab of snapshot 2 (window 1, third tab); a group is its tabs.
-    let body = format!("pick=t%3A2%3A1%3A3&csrf={token}");
-    assert_eq!(page.post("/picks", &body).status, 303);
-    let plan = page.get("/plan?action=add");
+    let plan = page.plan_for("pick=t%3A2%3A1%3A3", "add");
     assert!(
         plan.body.contains(" extract snapshot:2 --tab 1:3 -o "),
         "{}",

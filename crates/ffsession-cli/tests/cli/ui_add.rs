@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::common::{ok_json, ok_stdout, undo_id, TestEnv};
-use crate::ui_page::{with_tabs, Page};
+use crate::common::{ok_json, ok_stdout, undo_id, with_tabs, TestEnv};
+use crate::ui_page::Page;
 
 /// The open tabs' URLs of the session file `file`.
 fn urls(env: &TestEnv, file: &Path) -> String {
@@ -48,27 +48,17 @@ fn a_closed_tab_and_a_closed_window_are_added_at_next_start() {
         .profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
     let session = page.profile.join("sessionstore-backups/recovery.jsonlz4");
     assert!(!urls(&page.env, &session).contains(&closed_tab));
-    let token = page.csrf();
     let snap = page.get("/snapshot/2").body;
     assert!(snap.contains("value=\"c:2:1:1\""), "{snap}");
     assert!(snap.contains("value=\"k:2:1\""), "a closed window's box");
-    let body = format!("pick=c%3A2%3A1%3A1&pick=k%3A2%3A1&csrf={token}");
-    assert_eq!(page.post("/picks", &body).status, 303);
-    let plan = page.get("/plan?action=add");
+    let plan = page.plan_for("pick=c%3A2%3A1%3A1&pick=k%3A2%3A1", "add");
     assert!(
         plan.body
             .contains(" extract snapshot:2 --closed-tab 1:1 --closed-window 1 -o "),
         "{}",
         plan.body
     );
-    assert!(
-        plan.body.contains(" merge profile:current "),
-        "{}",
-        plan.body
-    );
-    assert!(plan.body.contains("Do it"), "{}", plan.body);
-    let done = page.do_it("action=add", &plan);
-    assert!(done.body.contains("Done."), "{}", done.body);
+    page.add_as_planned(&plan);
     let now = urls(&page.env, &page.profile.join("sessionstore.jsonlz4"));
     assert!(now.contains("https://now.example/"), "{now}");
     // Open tabs now, beside the current ones.
@@ -120,10 +110,7 @@ fn an_archived_tab_is_added_at_next_start() {
     let pick = format!("a:{undo}:0");
     assert!(snap.contains(&format!("value=\"{pick}\"")), "{snap}");
     assert!(snap.contains("https://old.example/"), "{snap}");
-    let token = page.csrf();
-    let body = format!("pick={}&csrf={token}", pick.replace(':', "%3A"));
-    assert_eq!(page.post("/picks", &body).status, 303);
-    let plan = page.get("/plan?action=add");
+    let plan = page.plan_for(&format!("pick={}", pick.replace(':', "%3A")), "add");
     assert!(
         plan.body
             .contains(&format!(" extract snapshot:{undo} --archived-tab 1 -o ")),
@@ -158,13 +145,7 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
     }
     let (env, profile) = crate::ui_page::two_snapshots();
     let remote = env.path().join("remote");
-    ok_stdout(
-        env.store_cmd(&profile)
-            .env("FFSESSION_PASSWORD", PASSWORD)
-            .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
-            .args(["copy", "--to"])
-            .arg(&remote),
-    );
+    env.copy_to_folder(&profile, &remote, PASSWORD);
     // This machine kept the remote's key: forgotten, so that the password
     // is asked (as on a machine that never opened it).
     ok_stdout(env.cmd().args(["remote", "forget", "--all"]));
@@ -238,12 +219,7 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
     };
     page.env
         .profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
-    let token = page.csrf();
-    assert_eq!(
-        page.post("/picks", &format!("pick=t%3A2%3A1%3A3&csrf={token}"))
-            .status,
-        303
-    );
+    page.pick("pick=t%3A2%3A1%3A3");
     // The preview runs `extract` on the remote store: it has the password.
     let plan = page.get("/plan?action=add");
     assert!(
@@ -271,10 +247,7 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
 #[test]
 fn what_the_page_writes_is_in_a_private_folder() {
     let page = Page::start(&[]);
-    let token = page.csrf();
-    let body = format!("pick=c%3A2%3A1%3A1&csrf={token}");
-    assert_eq!(page.post("/picks", &body).status, 303);
-    let plan = page.get("/plan?action=add");
+    let plan = page.plan_for("pick=c%3A2%3A1%3A1", "add");
     assert!(plan.body.contains("Do it"), "{}", plan.body);
     let [folder] = &page.private_folders()[..] else {
         panic!("not one private folder: {:?}", page.private_folders());

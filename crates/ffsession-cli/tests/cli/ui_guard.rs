@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::ui_page::{two_snapshots, Page};
+use crate::ui_page::{private_folders_in, two_snapshots, Page};
 
 /// The timeouts of the server under test, shortened (the defaults are
 /// 10 s for headers and 30 s for a stalled answer).
@@ -178,10 +178,7 @@ fn a_slow_client_is_dropped() {
 fn a_signal_leaves_nothing_of_the_page() {
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let mut page = Page::start(&[]);
-        let token = page.csrf();
-        let pick = format!("pick=t%3A2%3A1%3A3&csrf={token}");
-        assert_eq!(page.post("/picks", &pick).status, 303);
-        let plan = page.get("/plan?action=add");
+        let plan = page.plan_for("pick=t%3A2%3A1%3A3", "add");
         assert!(plan.body.contains("Do it"), "{}", plan.body);
         let folders = page.private_folders();
         assert_eq!(folders.len(), 1, "{folders:?}");
@@ -234,12 +231,12 @@ fn what_a_killed_server_left_is_removed_at_the_next_start() {
         child
     };
     let mut running = start("running.stderr");
-    let [running_folder] = &list_private(env.path())[..] else {
-        panic!("{:?}", list_private(env.path()));
+    let [running_folder] = &private_folders_in(env.path())[..] else {
+        panic!("{:?}", private_folders_in(env.path()));
     };
     let running_folder = running_folder.clone();
     let mut killed = start("killed.stderr");
-    let killed_folder = list_private(env.path())
+    let killed_folder = private_folders_in(env.path())
         .into_iter()
         .find(|f| *f != running_folder)
         .unwrap();
@@ -257,7 +254,7 @@ fn what_a_killed_server_left_is_removed_at_the_next_start() {
         }
     }
     let mut next = start("next.stderr");
-    let left = list_private(env.path());
+    let left = private_folders_in(env.path());
     assert!(!left.contains(&killed_folder), "{left:?}");
     assert!(
         left.contains(&running_folder),
@@ -273,19 +270,6 @@ fn what_a_killed_server_left_is_removed_at_the_next_start() {
         child.kill().unwrap();
         child.wait().unwrap();
     }
-}
-
-fn list_private(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("ffsession-ui-"))
-        })
-        .collect();
-    found.sort();
-    found
 }
 
 /// The browser is given the path of a small page in the private folder

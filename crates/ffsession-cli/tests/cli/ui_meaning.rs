@@ -9,10 +9,9 @@
 use std::path::Path;
 
 use ffsession_gen::Spec;
-use serde_json::Value;
 
-use crate::common::{ok_json, ok_stdout, session, TestEnv};
-use crate::ui_page::{two_snapshots, with_tabs, Page};
+use crate::common::{ok_json, ok_stdout, packed_with_tabs, with_tabs, TestEnv};
+use crate::ui_page::{two_snapshots, Page};
 
 /// The open tabs' URLs of the session file `file`.
 fn urls(env: &TestEnv, file: &Path) -> String {
@@ -22,20 +21,15 @@ fn urls(env: &TestEnv, file: &Path) -> String {
 /// A session of one window holding `tabs` (URL, title), whose own time is
 /// `last_update`.
 fn one_window(tabs: &[(&str, &str)], last_update: u64) -> Vec<u8> {
-    let generated = session(Spec {
+    let spec = Spec {
         windows: 1,
         tabs: tabs.len(),
         closed_windows: 0,
         closed_tabs_per_window: 0,
         last_update,
         ..Spec::default()
-    });
-    let mut v: Value = serde_json::from_str(&generated.json).unwrap();
-    v["windows"][0]["tabs"] = tabs
-        .iter()
-        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
-        .collect();
-    ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
+    };
+    packed_with_tabs(spec, tabs)
 }
 
 /// Files named `current` and `1` in the folder `ui` was started in, each a
@@ -56,9 +50,7 @@ fn files_named_like_snapshots_where_the_page_started_change_nothing() {
     // The profile's session now: one other page.
     env.profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
     let page = Page::serve(env, profile, &[]);
-    let token = page.csrf();
-    let pick = format!("pick=t%3A2%3A1%3A3&csrf={token}");
-    assert_eq!(page.post("/picks", &pick).status, 303);
+    page.pick("pick=t%3A2%3A1%3A3");
     let done = page.confirm("action=add");
     assert!(done.body.contains("Done."), "{}", done.body);
     let session = page.profile.join("sessionstore.jsonlz4");
@@ -94,13 +86,10 @@ fn do_it_runs_only_the_plan_it_showed() {
     page.env
         .profile_with_recovery(&with_tabs(&[("https://now.example/", "Now")]));
     let token = page.csrf();
-    let first = format!("pick=t%3A2%3A1%3A3&csrf={token}");
-    assert_eq!(page.post("/picks", &first).status, 303);
-    let shown = page.get("/plan?action=add");
+    let shown = page.plan_for("pick=t%3A2%3A1%3A3", "add");
     assert!(shown.body.contains(" --tab 1:3 -o "), "{}", shown.body);
     // Another tab picks one more.
-    let second = format!("pick=t%3A1%3A1%3A1&csrf={token}");
-    assert_eq!(page.post("/picks", &second).status, 303);
+    page.pick("pick=t%3A1%3A1%3A1");
     let answer = page.do_it("action=add", &shown);
     assert_eq!(answer.status, 200);
     assert!(!answer.body.contains("Done."), "{}", answer.body);
@@ -129,16 +118,9 @@ fn do_it_runs_only_the_plan_it_showed() {
 #[cfg(unix)]
 #[test]
 fn a_url_that_cannot_be_passed_is_left_out_and_the_others_open() {
-    use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let log = env.path().join("browser.log");
-    let bin = env.path().join("fake-firefox");
-    std::fs::write(
-        &bin,
-        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = crate::ui_page::fake_browser(env.path(), &log);
     let profile = env.back_up_recovery(&one_window(
         &[
             ("https://one.example/", "One"),
@@ -149,13 +131,7 @@ fn a_url_that_cannot_be_passed_is_left_out_and_the_others_open() {
         1_790_000_000_000,
     ));
     let page = Page::serve(env, profile, &["--browser-bin", bin.to_str().unwrap()]);
-    let token = page.csrf();
-    assert_eq!(
-        page.post("/picks", &format!("pick=w%3A1%3A1&csrf={token}"))
-            .status,
-        303
-    );
-    let plan = page.get("/plan?action=open");
+    let plan = page.plan_for("pick=w%3A1%3A1", "open");
     let done = page.do_it("action=open", &plan);
     assert!(done.body.contains("Done."), "{}", done.body);
     let start = std::time::Instant::now();
@@ -204,12 +180,7 @@ fn bidirectional_characters_are_shown_escaped() {
         1_790_000_000_000,
     ));
     let page = Page::serve(env, profile, &[]);
-    let token = page.csrf();
-    assert_eq!(
-        page.post("/picks", &format!("pick=w%3A1%3A1&csrf={token}"))
-            .status,
-        303
-    );
+    page.pick("pick=w%3A1%3A1");
     for path in ["/snapshot/1", "/search?q=invoice", "/picks"] {
         let a = page.get(path);
         assert_eq!(a.status, 200, "{path}: {}", a.body);
@@ -322,13 +293,7 @@ fn a_remote_store_is_named_by_its_address() {
     const PASSWORD: &str = "for the label test";
     let (env, profile) = two_snapshots();
     let remote = env.path().join("remote");
-    ok_stdout(
-        env.store_cmd(&profile)
-            .env("FFSESSION_PASSWORD", PASSWORD)
-            .env("FFSESSION_TEST_SCRYPT_LOG_N", "10")
-            .args(["copy", "--to"])
-            .arg(&remote),
-    );
+    env.copy_to_folder(&profile, &remote, PASSWORD);
     let mut cmd = env.std_store_cmd_at(&profile, &remote);
     Page::temp_here(&env, &mut cmd);
     cmd.args(["ui", "--no-open", "--port", "0"])

@@ -8,25 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use ffsession_gen::Spec;
-use serde_json::Value;
-
-use crate::common::{ok_json, session, TestEnv};
-
-/// A generated session whose first window holds exactly `tabs` (URL, title).
-pub(crate) fn with_tabs(tabs: &[(&str, &str)]) -> Vec<u8> {
-    let generated = session(Spec {
-        tabs: 4,
-        windows: 2,
-        ..Spec::default()
-    });
-    let mut v: Value = serde_json::from_str(&generated.json).unwrap();
-    v["windows"][0]["tabs"] = tabs
-        .iter()
-        .map(|(url, title)| serde_json::json!({"entries": [{"url": url, "title": title}], "index": 1}))
-        .collect();
-    ffsession_gen::mozlz4(ffsession_gen::firefox_json(&v).as_bytes())
-}
+use crate::common::{ok_json, with_tabs, TestEnv};
 
 pub(crate) const EVIL_TITLE: &str = "<script>alert('pwned')</script>";
 const EVIL_URL: &str = "javascript:alert(document.cookie)";
@@ -34,8 +16,7 @@ const EVIL_URL: &str = "javascript:alert(document.cookie)";
 /// A profile whose two sessions are backed up (snapshots 1 and 2).
 pub(crate) fn two_snapshots() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
-    let profile = env.path().join("profile");
-    std::fs::create_dir_all(profile.join("sessionstore-backups")).unwrap();
+    let profile = env.empty_profile();
     for tabs in [
         &[
             ("https://doc.rust-lang.org/book/", "The Rust book"),
@@ -146,16 +127,7 @@ impl Page {
 
     /// The page's private folders in the test's folder.
     pub(crate) fn private_folders(&self) -> Vec<PathBuf> {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(self.env.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("ffsession-ui-"))
-            })
-            .collect();
-        found.sort();
-        found
+        private_folders_in(self.env.path())
     }
 
     /// The plan page of `query` (`action=...`), then its *Do it*: the form
@@ -164,6 +136,19 @@ impl Page {
         let plan = self.get(&format!("/plan?{query}"));
         assert_eq!(plan.status, 200, "{}", plan.body);
         self.do_it(query, &plan)
+    }
+
+    /// *Do it* on `plan`, the plan page of `action=add`, which must merge
+    /// into the profile's current session; it must be done.
+    pub(crate) fn add_as_planned(&self, plan: &Answer) {
+        assert!(
+            plan.body.contains(" merge profile:current "),
+            "{}",
+            plan.body
+        );
+        assert!(plan.body.contains("Do it"), "{}", plan.body);
+        let done = self.do_it("action=add", plan);
+        assert!(done.body.contains("Done."), "{}", done.body);
     }
 
     /// *Do it* on the plan page `plan` of `query`: the form it holds.
@@ -238,6 +223,20 @@ impl Page {
         self.raw("POST", &path, &[("Host", &host), ("Origin", &origin)], body)
     }
 
+    /// Post the picks `picks` (a form body: `pick=…&pick=…`) with the
+    /// page's token; the page must answer them with a redirect (303).
+    pub(crate) fn pick(&self, picks: &str) {
+        let token = self.csrf();
+        let answer = self.post("/picks", &format!("{picks}&csrf={token}"));
+        assert_eq!(answer.status, 303, "{picks}: {}", answer.body);
+    }
+
+    /// [`Page::pick`] `picks`, then the plan page of `action` for them.
+    pub(crate) fn plan_for(&self, picks: &str, action: &str) -> Answer {
+        self.pick(picks);
+        self.get(&format!("/plan?action={action}"))
+    }
+
     /// The CSRF token the page's forms carry.
     pub(crate) fn csrf(&self) -> String {
         let page = self.get("/snapshot/1").body;
@@ -247,4 +246,26 @@ impl Page {
             + 19;
         page[at..at + 32].to_owned()
     }
+}
+
+/// The private folders of `ui` pages (`ffsession-ui-*`) in `dir`, sorted.
+pub(crate) fn private_folders_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("ffsession-ui-"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// A stand-in browser, `fake-firefox` in `dir`, that adds its arguments
+/// as a line to `log`; returns its path.
+#[cfg(unix)]
+pub(crate) fn fake_browser(dir: &Path, log: &Path) -> PathBuf {
+    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display());
+    crate::common::fake_program(dir, "fake-firefox", &script).join("fake-firefox")
 }

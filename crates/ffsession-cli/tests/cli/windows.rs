@@ -47,13 +47,7 @@ fn profile_named(env: &TestEnv, name: &str, tabs: usize) -> PathBuf {
 
 /// Replace the recovery file as Firefox does (a new file renamed over it).
 fn rewrite(profile: &Path, tabs: usize, at: u64) {
-    let backups = profile.join("sessionstore-backups");
-    fs::write(backups.join("recovery.jsonlz4.tmp"), packed(tabs, at)).unwrap();
-    fs::rename(
-        backups.join("recovery.jsonlz4.tmp"),
-        backups.join("recovery.jsonlz4"),
-    )
-    .unwrap();
+    crate::common::replace_recovery(profile, &packed(tabs, at));
 }
 
 /// How many snapshots `store` holds (0 while it does not exist).

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use ffsession_gen::StoreLockHolder;
 
-use crate::common::{expect_error, ok_json, ok_output, ok_stdout, packed, stderr, Run, TestEnv};
+use crate::common::{
+    expect_error, keep_only_last, ok_json, ok_output, ok_stdout, packed, stderr, Run, TestEnv,
+};
 
 /// A store with one backup, and a child process holding its lock.
 fn locked_store(env: &TestEnv) -> (std::path::PathBuf, StoreLockHolder) {
@@ -235,15 +237,7 @@ fn service_install_all_profiles_writes_one_unit_per_profile() {
         assert!(out.contains(&format!("wrote {}", path.display())), "{out}");
     }
     let units = units.unwrap();
-    let out = ok_stdout(
-        env.cmd()
-            .args(["service", "uninstall", "--all-profiles", "--no-enable"]),
-    );
-    assert_eq!(
-        out.lines().filter(|l| l.starts_with("removed ")).count(),
-        2,
-        "{out}"
-    );
+    env.uninstall_all_services(2);
     assert!(fs::read_dir(&units).unwrap().next().is_none());
 }
 
@@ -252,19 +246,8 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
     let env = TestEnv::new();
     let profile = env.profile_with_recovery(&packed(5, 1_000));
     let mut child = env
-        .std_store_cmd_at(&profile, &env.store_dir())
-        .args(["watch", "--interval", "1s", "--keep-last", "2"])
-        .args([
-            "--keep-hourly",
-            "0",
-            "--keep-daily",
-            "0",
-            "--keep-weekly",
-            "0",
-        ])
-        .args(["--keep-monthly", "0", "--keep-yearly", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .watch_cmd(&profile)
+        .args(keep_only_last(2))
         .spawn()
         .unwrap();
     let ids = |env: &TestEnv| -> Vec<i64> {
@@ -294,15 +277,7 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
         env.store_cmd(&profile)
             .args(["backup", "--lock-wait", "10s"]),
     );
-    let backups = profile.join("sessionstore-backups");
-    let replace = |bytes: &[u8]| {
-        fs::write(backups.join("recovery.jsonlz4.tmp"), bytes).unwrap();
-        fs::rename(
-            backups.join("recovery.jsonlz4.tmp"),
-            backups.join("recovery.jsonlz4"),
-        )
-        .unwrap();
-    };
+    let replace = |bytes: &[u8]| crate::common::replace_recovery(&profile, bytes);
     for (i, tabs) in [6, 7, 8].into_iter().enumerate() {
         replace(&packed(tabs, 2_000));
         wait_for(3 + i as i64);
@@ -346,23 +321,9 @@ fn watch_prunes_skips_unchanged_files_and_lets_a_backup_in() {
 #[cfg(target_os = "linux")]
 #[test]
 fn service_without_a_user_session_is_honest_and_uninstall_removes_the_unit() {
-    use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let profile = env.profile_with(&[]);
-    let bin = env.path().join("fakebin");
-    fs::create_dir_all(&bin).unwrap();
-    let systemctl = bin.join("systemctl");
-    fs::write(
-        &systemctl,
-        "#!/bin/sh\necho \"Failed to connect to bus: No medium found\" >&2\nexit 1\n",
-    )
-    .unwrap();
-    fs::set_permissions(&systemctl, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = crate::common::path_with_first(&crate::common::systemctl_without_a_bus(&env));
     let service = |args: &[&str]| {
         let mut cmd = env.store_cmd(&profile);
         cmd.arg("service").args(args).env("PATH", &path);

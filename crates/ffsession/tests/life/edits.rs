@@ -4,6 +4,22 @@
 use super::*;
 
 impl Life {
+    /// Record an undo point made now: the profile's whole session files
+    /// then, and for a restore what it put in place (`LIFE_DEBUG` says
+    /// where in the simulator it was made).
+    #[track_caller]
+    pub(crate) fn push_undo(&mut self, contents: Vec<Vec<u8>>, restored: Option<Vec<u8>>) {
+        if std::env::var_os("LIFE_DEBUG").is_some() {
+            let by = std::panic::Location::caller();
+            eprintln!("undo pushed at {} by {}:{}", self.now, by.file(), by.line());
+        }
+        self.model.undo.push(Undo {
+            made_at: self.now,
+            contents,
+            restored,
+        });
+    }
+
     /// `tidy` (tabs not seen for some days closed): the closed tabs stay
     /// found and restorable (promise 4), the session written is the source
     /// less those tabs, of the tidy's time.
@@ -72,14 +88,7 @@ impl Life {
                 holder: holder.clone(),
             });
         }
-        if std::env::var_os("LIFE_DEBUG").is_some() {
-            eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
-        }
-        self.model.undo.push(Undo {
-            made_at: self.now,
-            contents,
-            restored: None,
-        });
+        self.push_undo(contents, None);
         let written = self
             .ff
             .rescan_after_restore()
@@ -179,14 +188,7 @@ impl Life {
             .collect();
         let id: u64 = a.url.rsplit('/').next().unwrap().parse().unwrap();
         assert!(back.contains(&id), "{} is not back", a.url);
-        if std::env::var_os("LIFE_DEBUG").is_some() {
-            eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
-        }
-        self.model.undo.push(Undo {
-            made_at: self.now,
-            contents,
-            restored: Some(merged.json),
-        });
+        self.push_undo(contents, Some(merged.json));
         true
     }
 }

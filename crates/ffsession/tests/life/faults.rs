@@ -46,16 +46,23 @@ impl Life {
         // without reporting (killed after the commit, or an earlier killed
         // backup's data taken in) is stored too, and counts for retention:
         // the model takes it as the store has it.
-        let reported = self.reported(&out);
+        self.take_in_what_a_child_stored(&out, &before);
+        true
+    }
+
+    /// What a child process (`out`) stored, the store then holding only the
+    /// ids `before`: the snapshots it reported, as the simulator wrote them,
+    /// and those it did not report, as the store reads them.
+    fn take_in_what_a_child_stored(&mut self, out: &std::process::Output, before: &BTreeSet<i64>) {
+        let reported = self.reported(out);
         let ids: BTreeSet<i64> = reported.iter().map(|s| s.id.0).collect();
         self.add_entries(&reported);
         let unreported: Vec<_> = self
-            .new_snapshots(&before)
+            .new_snapshots(before)
             .into_iter()
             .filter(|s| !ids.contains(&s.id.0))
             .collect();
         self.add_unreported(&unreported);
-        true
     }
 
     /// Snapshots the store holds that no operation reported: the model
@@ -111,6 +118,24 @@ impl Life {
             .collect()
     }
 
+    /// A snapshot of `store` drawn at random among those that are whole
+    /// (none when none is).
+    pub(crate) fn random_whole_snapshot(
+        &mut self,
+        store: &Store,
+    ) -> Option<ffsession::store::SnapshotId> {
+        let ok: Vec<_> = store
+            .snapshots()
+            .unwrap()
+            .into_iter()
+            .filter(|s| s.is_ok())
+            .collect();
+        if ok.is_empty() {
+            return None;
+        }
+        Some(ok[self.rng.usize(0..ok.len())].id)
+    }
+
     /// A restore of a random snapshot killed (SIGKILL) after its
     /// `kill_after`-th file write, in a child process: each file of the
     /// profile is as it was or as the restore writes it, what it replaced
@@ -120,16 +145,9 @@ impl Life {
             return false;
         }
         let store = Store::open_read_only(&self.store_dir).unwrap();
-        let ok: Vec<_> = store
-            .snapshots()
-            .unwrap()
-            .into_iter()
-            .filter(|s| s.is_ok())
-            .collect();
-        if ok.is_empty() {
+        let Some(id) = self.random_whole_snapshot(&store) else {
             return false;
-        }
-        let id = ok[self.rng.usize(0..ok.len())].id;
+        };
         let want = store.read_json(id).unwrap();
         let points_before = store.undo_points().unwrap().len();
         drop(store);
@@ -149,15 +167,7 @@ impl Life {
         }
         // What it stored: the undo point's snapshots (before it wrote into
         // the profile), reported if it finished, else taken as stored.
-        let reported = self.reported(&out);
-        let ids: BTreeSet<i64> = reported.iter().map(|s| s.id.0).collect();
-        self.add_entries(&reported);
-        let unreported: Vec<_> = self
-            .new_snapshots(&ids_before)
-            .into_iter()
-            .filter(|s| !ids.contains(&s.id.0))
-            .collect();
-        self.add_unreported(&unreported);
+        self.take_in_what_a_child_stored(&out, &ids_before);
         // What the profile holds now: each file as it was, or the restored
         // session.
         let written = self.ff.rescan_after_restore();
@@ -172,14 +182,7 @@ impl Life {
         // of its time.
         let store = Store::open_read_only(&self.store_dir).unwrap();
         if done || store.undo_points().unwrap().len() > points_before {
-            if std::env::var_os("LIFE_DEBUG").is_some() {
-                eprintln!("undo pushed at {} by {}:{}", self.now, file!(), line!());
-            }
-            self.model.undo.push(Undo {
-                made_at: self.now,
-                contents,
-                restored: Some(want),
-            });
+            self.push_undo(contents, Some(want));
         }
         true
     }

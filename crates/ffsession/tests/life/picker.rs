@@ -5,11 +5,24 @@
 
 use std::collections::BTreeMap;
 
-/// Every kind of step. A kind whose moment is not right (Firefox is not
-/// running for a write, the remote holds nothing yet) does nothing and is
-/// not counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Step {
+/// Defines [`Step`] and [`ALL`] from one list of the kinds of step: no kind
+/// can be in one and not in the other.
+macro_rules! steps {
+    ($($(#[$doc:meta])* $v:ident,)*) => {
+        /// Every kind of step. A kind whose moment is not right (Firefox is
+        /// not running for a write, the remote holds nothing yet) does
+        /// nothing and is not counted.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Step {
+            $($(#[$doc])* $v,)*
+        }
+
+        /// Every kind of step.
+        pub const ALL: &[Step] = &[$(Step::$v),*];
+    };
+}
+
+steps! {
     // Firefox, on one machine.
     Start,
     Write,
@@ -191,53 +204,6 @@ impl Counts {
         out
     }
 }
-
-/// Every kind of step, listed once: the macro makes a match over the list,
-/// which does not compile while a kind is missing from it.
-macro_rules! every_step {
-    ($($v:ident),* $(,)?) => {
-        #[allow(dead_code)]
-        fn exhaustive(s: Step) {
-            match s {
-                $(Step::$v)|* => {}
-            }
-        }
-        /// Every kind of step.
-        pub const ALL: &[Step] = &[$(Step::$v),*];
-    };
-}
-
-every_step!(
-    Start,
-    Write,
-    Quit,
-    CrashWriting,
-    Crash,
-    ClearHistory,
-    Backup,
-    WatchCycle,
-    Prune,
-    RestoreLatest,
-    RestoreOne,
-    Tidy,
-    BringBack,
-    Check,
-    FlipAndCheck,
-    FullDiskBackup,
-    BackupKilled,
-    RestoreKilled,
-    ClockJump,
-    Copy,
-    RemotePrune,
-    RemoteCheck,
-    RemoteRestore,
-    CopyWithPrune,
-    CopyWithCheck,
-    CopyWithRestore,
-    CopyAsleepWithPrune,
-    CopyKilled,
-    RemotePruneKilled,
-);
 
 #[cfg(test)]
 mod tests {

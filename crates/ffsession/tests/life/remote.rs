@@ -412,20 +412,18 @@ impl World {
                         .collect();
                     model.sort();
                     eprintln!("model of machine {i}: {model:#?}");
-                    let mut b: Vec<_> = before
-                        .whole
-                        .keys()
-                        .map(|(f, j, t)| (firefox::last_update_of(j), *t, f.clone()))
-                        .collect();
-                    b.sort();
-                    eprintln!("remote before: {b:#?}");
-                    let mut a: Vec<_> = seen
-                        .whole
-                        .keys()
-                        .map(|(f, j, t)| (firefox::last_update_of(j), *t, f.clone()))
-                        .collect();
-                    a.sort();
-                    eprintln!("remote after: {a:#?}");
+                    // Each whole file seen: its session's time, when, which.
+                    let files = |o: &Observed| {
+                        let mut files: Vec<_> = o
+                            .whole
+                            .keys()
+                            .map(|(f, j, t)| (firefox::last_update_of(j), *t, f.clone()))
+                            .collect();
+                        files.sort();
+                        files
+                    };
+                    eprintln!("remote before: {:#?}", files(before));
+                    eprintln!("remote after: {:#?}", files(&seen));
                     eprintln!("policy {policy:?}");
                     let cache = tmp().unwrap();
                     let mut st = Store::create_or_open(cache.path().join("s")).unwrap();
