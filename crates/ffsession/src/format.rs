@@ -27,7 +27,7 @@ mod at_once;
 #[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub use at_once::assert_at_once_matches_reference;
-mod stream;
+pub(crate) mod stream;
 mod summarize;
 
 #[doc(hidden)]

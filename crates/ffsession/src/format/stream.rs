@@ -189,18 +189,12 @@ impl<'b> Pieces<'b> {
             match self.state {
                 State::End => return Ok(o),
                 State::Token => {
-                    let token = *self.block.get(self.i).ok_or(Broken)?;
-                    self.i += 1;
-                    let mut literals = usize::from(token >> 4);
-                    if literals == 15 {
-                        literals += length(self.block, &mut self.i).map_err(|_| Broken)?;
-                    }
+                    let literals = self.literal_length().map_err(|_| Broken)?;
                     if literals > self.block.len() - self.i || literals > self.claimed - self.total
                     {
                         return Err(Broken);
                     }
                     self.state = State::Literals(literals);
-                    self.token = token;
                 }
                 State::Literals(left) => {
                     let n = left.min(out.len() - o);
@@ -224,19 +218,8 @@ impl<'b> Pieces<'b> {
                         }
                         continue;
                     }
-                    if self.block.len() - self.i < 2 {
-                        return Err(Broken);
-                    }
-                    let offset = usize::from(u16::from_le_bytes([
-                        self.block[self.i],
-                        self.block[self.i + 1],
-                    ]));
-                    self.i += 2;
-                    let mut len = usize::from(self.token & 15) + 4;
-                    if len == 19 {
-                        len += length(self.block, &mut self.i).map_err(|_| Broken)?;
-                    }
-                    if offset == 0 || offset > self.total || len > self.claimed - self.total {
+                    let (offset, len) = self.match_header().map_err(|_| Broken)?;
+                    if len > self.claimed - self.total {
                         return Err(Broken);
                     }
                     self.state = State::Match { offset, left: len };
@@ -266,6 +249,177 @@ impl<'b> Pieces<'b> {
             }
         }
     }
+}
+
+impl<'b> Pieces<'b> {
+    /// Decode from input offset `start`, where a sequence starts, with
+    /// `total` bytes decoded before it, never past `limit` bytes of output:
+    /// the rescue's way of reading a damaged block ([`Pieces::sequence_onto`]).
+    pub(crate) fn resume(block: &'b [u8], start: usize, total: usize, limit: usize) -> Pieces<'b> {
+        Pieces {
+            block,
+            i: start,
+            total,
+            claimed: limit,
+            state: State::Token,
+            token: 0,
+        }
+    }
+}
+
+impl Pieces<'_> {
+    /// A sequence's token and its literals' length (the token kept for its
+    /// match length).
+    #[inline(always)]
+    fn literal_length(&mut self) -> Result<usize, Reason> {
+        let token = *self.block.get(self.i).ok_or(Reason::InLiteralLength)?;
+        self.i += 1;
+        self.token = token;
+        let mut literals = usize::from(token >> 4);
+        if literals == 15 {
+            literals += length(self.block, &mut self.i).map_err(|_| Reason::InLiteralLength)?;
+        }
+        Ok(literals)
+    }
+
+    /// The match after a sequence's literals: its offset back (checked
+    /// against the output so far) and its length.
+    #[inline(always)]
+    fn match_header(&mut self) -> Result<(usize, usize), Reason> {
+        if self.block.len() - self.i < 2 {
+            return Err(Reason::InMatchOffset);
+        }
+        let offset = usize::from(u16::from_le_bytes([
+            self.block[self.i],
+            self.block[self.i + 1],
+        ]));
+        self.i += 2;
+        if offset == 0 || offset > self.total {
+            return Err(Reason::MatchBeforeStart);
+        }
+        let mut len = usize::from(self.token & 15) + 4;
+        if len == 19 {
+            len += length(self.block, &mut self.i).map_err(|_| Reason::InMatchLength)?;
+        }
+        Ok((offset, len))
+    }
+
+    /// Decode the next sequence onto `out`, which holds all the output so
+    /// far; `Ok(false)` when the block ended after its literals, as a block
+    /// ends. On damage, what decoded before the sequence stays in `out`, with
+    /// as much of its literals as there are (bytes of the original as far as
+    /// they go), and the error says where the sequence starts and why it
+    /// could not be decoded.
+    pub(crate) fn sequence_onto(&mut self, out: &mut Vec<u8>) -> Result<bool, Stop> {
+        debug_assert!(matches!(self.state, State::Token) && out.len() == self.total);
+        let start = self.i;
+        let fail = |reason| Stop {
+            input: start,
+            reason,
+        };
+        let literals = self.literal_length().map_err(fail)?;
+        let available = self.block.len() - self.i;
+        let room = self.claimed - self.total;
+        if literals > available || literals > room {
+            // Keep what is there of the literals, up to the limit.
+            let keep = literals.min(available).min(room);
+            out.extend_from_slice(&self.block[self.i..self.i + keep]);
+            self.total += keep;
+            self.state = State::End;
+            if keep == room {
+                return Err(fail(Reason::PastLimit));
+            }
+            // Every byte there was used: the damage is the missing rest.
+            return Err(Stop {
+                input: self.block.len(),
+                reason: Reason::InLiterals,
+            });
+        }
+        out.extend_from_slice(&self.block[self.i..self.i + literals]);
+        self.i += literals;
+        self.total += literals;
+        if self.i == self.block.len() {
+            self.state = State::End;
+            return Ok(false);
+        }
+        let (offset, len) = self.match_header().map_err(fail)?;
+        if len > self.claimed - self.total {
+            return Err(fail(Reason::PastLimit));
+        }
+        let from = out.len() - offset;
+        if offset >= len {
+            out.extend_from_within(from..from + len);
+        } else {
+            // Overlapping: a pattern `offset` bytes long, repeated.
+            out.reserve(len);
+            for k in 0..len {
+                out.push(out[from + k]);
+            }
+        }
+        self.total += len;
+        Ok(true)
+    }
+}
+
+/// Where a damaged block stops decoding ([`Pieces::sequence_onto`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stop {
+    /// Offset in the block of the sequence that could not be decoded.
+    pub input: usize,
+    /// What is wrong with it.
+    pub reason: Reason,
+}
+
+/// Why decoding stopped: [`Reason::PastLimit`] is the one stop that is not
+/// damage when the limit is the caller's own (how far it wants to decode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    Empty,
+    InLiteralLength,
+    PastLimit,
+    InLiterals,
+    InMatchOffset,
+    MatchBeforeStart,
+    InMatchLength,
+    EndsAfterMatch,
+}
+
+impl Reason {
+    /// Whether decoding stopped because the block ended inside a sequence
+    /// (or after a match, where literals must end a block): what a cut file
+    /// looks like, though damage that garbles a length can look the same.
+    pub(crate) fn input_ran_out(self) -> bool {
+        matches!(
+            self,
+            Reason::InLiteralLength
+                | Reason::InLiterals
+                | Reason::InMatchOffset
+                | Reason::InMatchLength
+                | Reason::EndsAfterMatch
+        )
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Reason::Empty => "the LZ4 data is empty",
+            Reason::InLiteralLength => "the data ends inside a literal length",
+            Reason::PastLimit => "the data holds more than the size header says",
+            Reason::InLiterals => "the data ends inside literals",
+            Reason::InMatchOffset => "the data ends inside a match offset",
+            Reason::MatchBeforeStart => "a match refers to data before the start",
+            Reason::InMatchLength => "the data ends inside a match length",
+            Reason::EndsAfterMatch => "the data ends after a match, where literals must end it",
+        })
+    }
+}
+
+/// An LZ4 length's extra bytes (after a nibble of 15), for a reader that
+/// walks a block's sequences itself (the rescue's search for damage); `None`
+/// if the block ends first.
+pub(crate) fn extra_length(block: &[u8], i: &mut usize) -> Option<usize> {
+    length(block, i).ok()
 }
 
 /// An LZ4 length's extra bytes: added up until one is not 255.
@@ -318,179 +472,4 @@ fn copy_match_after(window: &[u8], out: &mut [u8], at: usize, offset: usize, len
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What lz4_flex makes of `block`, as (bytes, error message).
-    fn reference(block: &[u8], size: usize) -> Result<Vec<u8>, String> {
-        let mut out = vec![0; size];
-        match lz4_flex::block::decompress_into(block, &mut out) {
-            Ok(n) => {
-                out.truncate(n);
-                Ok(out)
-            }
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    fn streamed(block: &[u8], size: usize) -> Result<Vec<u8>, String> {
-        let mut out = vec![0; size];
-        let mut reported = Vec::new();
-        let result = decode(block, &mut out, &mut |n| reported.push(n));
-        // Progress only moves forward, a chunk at a time, within the block.
-        for w in reported.windows(2) {
-            assert!(w[1] >= w[0] + CHUNK, "{reported:?}");
-        }
-        assert!(reported.iter().all(|&n| n >= CHUNK && n <= block.len()));
-        match result {
-            Ok(n) => {
-                // Sequences are short: every chunk passed is reported.
-                assert!(reported.len() + 1 >= block.len() / CHUNK, "{reported:?}");
-                out.truncate(n);
-                Ok(out)
-            }
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    fn sample(len: usize) -> Vec<u8> {
-        // Text with repeats near and far, runs (overlapping matches) and
-        // stretches of noise (long literals).
-        let mut v = Vec::new();
-        let mut x: u32 = 7;
-        while v.len() < len {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            match x >> 29 {
-                0 => v.extend(std::iter::repeat_n(b'a', (x >> 8) as usize % 700)),
-                1 => v.extend((0..(x >> 9) % 3000).map(|i| (i * 7 + (x >> 3)) as u8)),
-                2..=4 => {
-                    v.extend_from_slice(b"{\"url\":\"https://example.com/page\",\"title\":\"x\"},")
-                }
-                _ => v.extend_from_slice(format!("{x}-").as_bytes()),
-            }
-        }
-        v.truncate(len);
-        v
-    }
-
-    /// `block` cut every `cut_step` bytes, and with a byte flipped (three
-    /// ways) every `flip_step` bytes, each claiming `size`.
-    fn damaged(
-        block: &[u8],
-        size: usize,
-        cut_step: usize,
-        flip_step: usize,
-    ) -> Vec<(Vec<u8>, usize)> {
-        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
-        for cut in (0..block.len()).step_by(cut_step) {
-            cases.push((block[..cut].to_vec(), size));
-        }
-        for at in (0..block.len()).step_by(flip_step) {
-            for flip in [0x01, 0x80, 0xff] {
-                let mut b = block.to_vec();
-                b[at] ^= flip;
-                cases.push((b, size));
-            }
-        }
-        cases
-    }
-
-    #[test]
-    fn decodes_as_lz4_flex_does() {
-        for len in [0, 1, 15, 16, 17, 100, 5_000, 700_000, 3_000_000] {
-            let json = sample(len);
-            let block = lz4_flex::block::compress(&json);
-            assert_eq!(streamed(&block, json.len()), Ok(json.clone()), "len {len}");
-            assert_eq!(reference(&block, json.len()), Ok(json), "len {len}");
-        }
-    }
-
-    #[test]
-    fn cut_damaged_and_wrongly_sized_blocks_fail_as_lz4_flex_does() {
-        let json = sample(60_000);
-        let block = lz4_flex::block::compress(&json);
-        let mut cases = damaged(&block, json.len(), 97, 131);
-        cases.push((block.clone(), json.len() - 1));
-        cases.push((block.clone(), 10));
-        cases.push((block.clone(), json.len() + 100));
-        let mut failures = 0;
-        for (b, size) in cases {
-            let want = reference(&b, size);
-            let got = streamed(&b, size);
-            match (&want, &got) {
-                (Ok(w), Ok(g)) => assert_eq!(w, g),
-                (Err(w), Err(g)) => {
-                    assert_eq!(w, g, "size {size}");
-                    failures += 1;
-                }
-                _ => panic!(
-                    "lz4_flex {:?}, here {:?}",
-                    want.map(|v| v.len()),
-                    got.map(|v| v.len())
-                ),
-            }
-        }
-        assert!(failures > 20, "{failures}");
-    }
-    /// What [`Pieces`] makes of `block`, `piece` bytes at a time, each piece
-    /// after a copy of the last `WINDOW` bytes of the output before it.
-    fn in_pieces(block: &[u8], size: usize, piece: usize) -> Option<Vec<u8>> {
-        let mut decoder = Pieces::new(block, size);
-        let mut all = Vec::new();
-        let mut buf = vec![0; piece];
-        let mut start = 0;
-        loop {
-            let end = decoder.fill(&mut buf, start).ok()?;
-            assert!(end == buf.len() || decoder.finished());
-            all.extend_from_slice(&buf[start..end]);
-            if decoder.finished() {
-                return Some(all);
-            }
-            let window = WINDOW.min(all.len());
-            buf = vec![0; window + piece];
-            buf[..window].copy_from_slice(&all[all.len() - window..]);
-            start = window;
-        }
-    }
-
-    #[test]
-    fn pieces_decode_as_the_whole_block_does() {
-        for len in [0, 1, 17, 5_000, 700_000] {
-            let json = sample(len);
-            let block = lz4_flex::block::compress(&json);
-            for piece in [1, 2, 15, 16, 33, 1000, 65_536, 300_000] {
-                if len > 5_000 && piece < 1000 {
-                    continue;
-                }
-                assert_eq!(
-                    in_pieces(&block, json.len(), piece).as_ref(),
-                    Some(&json),
-                    "len {len}, piece {piece}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn pieces_fail_where_the_whole_block_fails() {
-        let json = sample(60_000);
-        let block = lz4_flex::block::compress(&json);
-        let mut cases = damaged(&block, json.len(), 89, 127);
-        cases.push((block.clone(), json.len() - 1));
-        cases.push((block.clone(), json.len() + 1));
-        cases.push((block.clone(), 0));
-        let mut failures = 0;
-        for (b, size) in cases {
-            let whole = streamed(&b, size).ok().filter(|out| out.len() == size);
-            for piece in [7, 4096, 70_000] {
-                assert_eq!(
-                    in_pieces(&b, size, piece),
-                    whole,
-                    "size {size}, piece {piece}"
-                );
-            }
-            failures += usize::from(whole.is_none());
-        }
-        assert!(failures > 20, "{failures}");
-    }
-}
+mod tests;

@@ -4,7 +4,11 @@
 //! the output it had already written. An LZ4 block is a run of sequences
 //! (literals, then a copy of earlier output), decoded in order, so everything
 //! a damaged block produced before its first invalid sequence is the data
-//! Firefox wrote. This decoder stops there and says where.
+//! Firefox wrote. The reader's own decoder ([`Pieces`], `format/stream.rs`)
+//! decodes it a sequence at a time here, stops there and says where.
+
+use crate::format::stream::Pieces;
+pub(crate) use crate::format::stream::{Reason, Stop};
 
 /// What [`decode_prefix`] got out of a block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,60 +17,6 @@ pub(crate) struct Prefix {
     pub out: Vec<u8>,
     /// Where and why decoding stopped early, if it did.
     pub stop: Option<Stop>,
-}
-
-/// Where a damaged block stops decoding.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Stop {
-    /// Offset in the block of the sequence that could not be decoded.
-    pub input: usize,
-    /// What is wrong with it.
-    pub reason: Reason,
-}
-
-/// Why decoding stopped: [`Reason::PastLimit`] is the one stop that is not
-/// damage when the limit is the caller's own (how far it wants to decode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
-    Empty,
-    InLiteralLength,
-    PastLimit,
-    InLiterals,
-    InMatchOffset,
-    MatchBeforeStart,
-    InMatchLength,
-    EndsAfterMatch,
-}
-
-impl Reason {
-    /// Whether decoding stopped because the block ended inside a sequence
-    /// (or after a match, where literals must end a block): what a cut file
-    /// looks like, though damage that garbles a length can look the same.
-    pub(crate) fn input_ran_out(self) -> bool {
-        matches!(
-            self,
-            Reason::InLiteralLength
-                | Reason::InLiterals
-                | Reason::InMatchOffset
-                | Reason::InMatchLength
-                | Reason::EndsAfterMatch
-        )
-    }
-}
-
-impl std::fmt::Display for Reason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Reason::Empty => "the LZ4 data is empty",
-            Reason::InLiteralLength => "the data ends inside a literal length",
-            Reason::PastLimit => "the data holds more than the size header says",
-            Reason::InLiterals => "the data ends inside literals",
-            Reason::InMatchOffset => "the data ends inside a match offset",
-            Reason::MatchBeforeStart => "a match refers to data before the start",
-            Reason::InMatchLength => "the data ends inside a match length",
-            Reason::EndsAfterMatch => "the data ends after a match, where literals must end it",
-        })
-    }
 }
 
 /// Decode `block` sequence by sequence, never producing more than `limit`
@@ -136,69 +86,20 @@ fn decode_until(
     out: &mut Vec<u8>,
     stop_before: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<(), Stop> {
-    let mut i = start;
     if block.is_empty() {
         return Err(Stop {
             input: 0,
             reason: Reason::Empty,
         });
     }
-    while i < block.len() {
-        let start = i;
-        if stop_before(start, out.len()) {
+    let mut sequences = Pieces::resume(block, start, out.len(), limit);
+    while sequences.input_read() < block.len() {
+        if stop_before(sequences.input_read(), out.len()) {
             return Ok(());
         }
-        let fail = |reason| Stop {
-            input: start,
-            reason,
-        };
-        let token = block[i];
-        i += 1;
-        let literals = length(block, &mut i, usize::from(token >> 4))
-            .ok_or_else(|| fail(Reason::InLiteralLength))?;
-        let available = block.len() - i;
-        if literals > available || out.len() + literals.min(available) > limit {
-            // Keep what is there of the literals, up to the limit.
-            let keep = literals.min(available).min(limit - out.len());
-            out.extend_from_slice(&block[i..i + keep]);
-            if out.len() >= limit {
-                return Err(fail(Reason::PastLimit));
-            }
-            // Every byte there was used: the damage is the missing rest.
-            return Err(Stop {
-                input: block.len(),
-                reason: Reason::InLiterals,
-            });
-        }
-        out.extend_from_slice(&block[i..i + literals]);
-        i += literals;
-        if i == block.len() {
+        if !sequences.sequence_onto(out)? {
             // The last sequence has literals only.
             return Ok(());
-        }
-        if i + 2 > block.len() {
-            return Err(fail(Reason::InMatchOffset));
-        }
-        let offset = usize::from(u16::from_le_bytes([block[i], block[i + 1]]));
-        i += 2;
-        if offset == 0 || offset > out.len() {
-            return Err(fail(Reason::MatchBeforeStart));
-        }
-        let len = length(block, &mut i, usize::from(token & 15))
-            .ok_or_else(|| fail(Reason::InMatchLength))?
-            + 4;
-        if out.len() + len > limit {
-            return Err(fail(Reason::PastLimit));
-        }
-        let from = out.len() - offset;
-        if offset >= len {
-            out.extend_from_within(from..from + len);
-        } else {
-            // Overlapping copy: a repeating pattern, byte by byte.
-            for k in 0..len {
-                let b = out[from + k];
-                out.push(b);
-            }
         }
     }
     Err(Stop {
@@ -210,18 +111,10 @@ fn decode_until(
 /// A length: the token's 4 bits, then while they (or the last byte) are all
 /// ones, one more byte added. `None` if the block ends first.
 pub(super) fn length(block: &[u8], i: &mut usize, nibble: usize) -> Option<usize> {
-    let mut len = nibble;
-    if nibble == 15 {
-        loop {
-            let b = *block.get(*i)?;
-            *i += 1;
-            len = len.checked_add(usize::from(b))?;
-            if b != 255 {
-                break;
-            }
-        }
+    if nibble != 15 {
+        return Some(nibble);
     }
-    Some(len)
+    crate::format::stream::extra_length(block, i).map(|n| n + 15)
 }
 
 #[cfg(test)]
