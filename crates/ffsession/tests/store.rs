@@ -12,7 +12,7 @@ use ffsession::format::decompress;
 use ffsession::sources::SourceKind;
 use ffsession::store::{
     ChunkerParams, SnapshotId, SnapshotInfo, SnapshotSource, SnapshotStatus, Store, StoreError,
-    CATALOG_FILE, CHUNKS_DIR,
+    CATALOG_FILE,
 };
 use ffsession::SessionData;
 use ffsession_gen::{generate, mozlz4, Spec};
@@ -214,7 +214,7 @@ fn folders_are_0700_and_files_0600() {
         add_recovery(&mut store, mozlz4(session(6).as_bytes()), NOW);
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&tmp.path().join("nested")), 0o700);
-        assert_eq!(mode(&dir.join(CHUNKS_DIR)), 0o700);
+        assert_eq!(mode(&dir.join(ffsession::store::CHUNKS_DIR)), 0o700);
         for name in [
             CATALOG_FILE,
             "catalog.sqlite-wal",
