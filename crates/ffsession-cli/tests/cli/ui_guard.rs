@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::ui_page::{private_folders_in, two_snapshots, Page};
@@ -322,7 +322,7 @@ fn the_browser_is_given_no_secret() {
     assert!(given.is_absolute(), "{args}");
     let folder = given.parent().unwrap();
     assert_eq!(page.private_folders(), [folder.to_path_buf()]);
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(folder), 0o700);
     assert_eq!(mode(&given), 0o600);
     let name = folder.file_name().unwrap().to_string_lossy().into_owned();
