@@ -148,11 +148,19 @@ pub(crate) struct Broken;
 
 impl<'b> Pieces<'b> {
     pub(crate) fn new(block: &'b [u8], claimed: usize) -> Self {
+        Self::resume(block, 0, 0, claimed)
+    }
+
+    /// Decode from input offset `start`, where a sequence starts, with
+    /// `total` bytes decoded before it, never past `limit` bytes of output
+    /// (the size claimed, for [`Pieces::new`]); the rescue reads a damaged
+    /// block this way, a sequence at a time ([`Pieces::sequence_onto`]).
+    pub(crate) fn resume(block: &'b [u8], start: usize, total: usize, limit: usize) -> Self {
         Pieces {
             block,
-            i: 0,
-            total: 0,
-            claimed,
+            i: start,
+            total,
+            claimed: limit,
             state: State::Token,
             token: 0,
         }
@@ -247,22 +255,6 @@ impl<'b> Pieces<'b> {
                     self.state = State::Token;
                 }
             }
-        }
-    }
-}
-
-impl<'b> Pieces<'b> {
-    /// Decode from input offset `start`, where a sequence starts, with
-    /// `total` bytes decoded before it, never past `limit` bytes of output:
-    /// the rescue's way of reading a damaged block ([`Pieces::sequence_onto`]).
-    pub(crate) fn resume(block: &'b [u8], start: usize, total: usize, limit: usize) -> Pieces<'b> {
-        Pieces {
-            block,
-            i: start,
-            total,
-            claimed: limit,
-            state: State::Token,
-            token: 0,
         }
     }
 }
