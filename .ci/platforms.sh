@@ -7,6 +7,12 @@
 #   compiling, and its platform text and paths by unit tests that run on Linux.
 # Installs what it needs itself; keeps nothing outside the clone but what
 # rustup, apt, pip and cargo keep anyway (the Wine prefix is in target/).
+#
+# `platforms.sh build` does everything but run the Windows tests (the tools,
+# both clippy steps, the Wine prefix, the Windows test build): .ci/run runs
+# it beside the Linux tests, which mostly wait on servers and processes.
+# `platforms.sh test` then runs the Windows tests under Wine. With no
+# argument, both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,18 +54,33 @@ windows_tests() {
         cargo test --workspace --locked --target "$WINDOWS"
 }
 
-step "platform tools: the Windows and macOS targets, mingw, Wine, zig, cargo-zigbuild"
-timed install_tools
+phase=${1:-all}
+case $phase in build | test | all) ;; *)
+    echo "usage: $0 [build|test]" >&2
+    exit 2
+    ;;
+esac
 
-step "Windows: cargo clippy --target $WINDOWS (deny warnings)"
-timed cargo clippy --workspace --all-targets --locked --target "$WINDOWS" -- -D warnings
+if [[ $phase != test ]]; then
+    step "platform tools: the Windows and macOS targets, mingw, Wine, zig, cargo-zigbuild"
+    timed install_tools
 
-step "Windows: a Wine prefix with bcryptprimitives.dll"
-timed wine_prefix
+    step "Windows: cargo clippy --target $WINDOWS (deny warnings)"
+    timed cargo clippy --workspace --all-targets --locked --target "$WINDOWS" -- -D warnings
 
-step "Windows: cargo test --workspace under Wine"
-timed windows_tests
-wineserver -k || true
+    step "macOS: cargo-zigbuild clippy --target $MACOS (deny warnings)"
+    timed cargo-zigbuild clippy --workspace --all-targets --locked --target "$MACOS" -- -D warnings
 
-step "macOS: cargo-zigbuild clippy --target $MACOS (deny warnings)"
-timed cargo-zigbuild clippy --workspace --all-targets --locked --target "$MACOS" -- -D warnings
+    step "Windows: a Wine prefix with bcryptprimitives.dll"
+    timed wine_prefix
+    wineserver -k || true
+
+    step "Windows: the tests built (cargo test --no-run)"
+    timed cargo test --workspace --locked --target "$WINDOWS" --no-run
+fi
+
+if [[ $phase != build ]]; then
+    step "Windows: cargo test --workspace under Wine"
+    timed windows_tests
+    wineserver -k || true
+fi

@@ -65,7 +65,7 @@ def start_and_measure(ctx, profile, prefs=None):
     return ms, marks, [[ff_tab_url(t) for t in w["tabs"]] for w in snap["windows"]]
 
 
-STARTS = 5
+STARTS = 3
 # The target: the tidied start takes at most this of the original.
 TARGET = 0.6
 

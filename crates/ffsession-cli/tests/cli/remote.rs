@@ -21,7 +21,9 @@ use crate::remote_common::{
     std_store_cmd, store_cmd, unique, Kind,
 };
 #[cfg(unix)]
-use crate::remote_common::{copied, is_temporary, kill_sshd, sftp_dir, start_sshd, var};
+use crate::remote_common::{
+    copied, is_temporary, kill_sshd, servers_alone, sftp_dir, start_sshd, var,
+};
 
 fn round_trip(kind: Kind) {
     let Some(_servers) = servers() else { return };
@@ -361,7 +363,9 @@ fn remote_copy_killed_at_many_points_resumes_and_loses_nothing() {
 #[cfg(unix)]
 #[test]
 fn remote_server_killed_mid_copy_then_the_next_copy_finishes() {
-    let Some(_servers) = servers() else { return };
+    let Some(_servers) = servers_alone() else {
+        return;
+    };
     let (env, profile, _, loc) = copied(Kind::Sftp, 1, 100_000);
     let (_, _) = backed_up(&env, 3, 300_000);
     let jsons = backed_up_jsons(&env);

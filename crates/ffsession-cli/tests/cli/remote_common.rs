@@ -1,7 +1,8 @@
 //! What the remote-store tests share: the real servers on 127.0.0.1
 //! (OpenSSH's sshd, Garage, rclone's WebDAV) started by `.ci/servers.sh`,
 //! which `.ci/run` sources, found through its `FFSESSION_TEST_*` variables;
-//! the lock that runs server tests one at a time; a fresh location on each
+//! the lock that keeps a test that stops a server or fills its disk alone
+//! (the others share the servers, each in its own locations); a fresh location on each
 //! kind of server; `ffsession` with the servers' settings; and the check
 //! that every snapshot of a remote restores byte-identical.
 //!
@@ -11,20 +12,16 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use assert_cmd::Command;
 use ffsession_gen::Spec;
 
 use crate::common::{ok_json, ok_output, ok_stdout, packed, session, TestEnv};
 
-/// Tests that stop or fill a server run one at a time.
-static SERVERS: Mutex<()> = Mutex::new(());
-
-/// Hold [`SERVERS`] (whatever a test that panicked with it left).
-fn serial() -> MutexGuard<'static, ()> {
-    SERVERS.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// Tests that stop a server or fill its disk hold this alone; the others
+/// share it, each in locations of its own ([`unique`]).
+static SERVERS: RwLock<()> = RwLock::new(());
 
 /// Something a test needs is not on this machine: under CI (CI=true) that
 /// fails the test with `ci_says`, elsewhere `skipped` is said (the caller
@@ -47,21 +44,42 @@ pub(crate) fn servers_dir() -> Option<PathBuf> {
     dir
 }
 
-/// The servers, held for one test: their folder, and [`serial`] until
+/// The servers, held for one test: their folder, and [`SERVERS`] until
 /// dropped (bind it to a name, not `_`, to keep it).
 pub(crate) struct Servers {
     /// Read by the Unix-only tests (the servers' keys and certificates).
     #[cfg_attr(windows, allow(dead_code))]
     pub(crate) dir: PathBuf,
-    _serial: MutexGuard<'static, ()>,
+    _held: Held,
 }
 
-/// [`servers_dir`], held for the test that calls it (see [`Servers`]).
+/// How a test holds [`SERVERS`] (whatever a test that panicked with it left).
+enum Held {
+    Shared(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
+    #[cfg_attr(windows, allow(dead_code))]
+    Alone(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
+}
+
+/// [`servers_dir`], shared with the other tests that use the servers
+/// without stopping one or filling its disk.
 pub(crate) fn servers() -> Option<Servers> {
     let dir = servers_dir()?;
+    let guard = SERVERS.read().unwrap_or_else(|e| e.into_inner());
     Some(Servers {
         dir,
-        _serial: serial(),
+        _held: Held::Shared(guard),
+    })
+}
+
+/// [`servers_dir`], held alone: for a test that stops a server or fills
+/// its disk, which the others must not see.
+#[cfg(unix)]
+pub(crate) fn servers_alone() -> Option<Servers> {
+    let dir = servers_dir()?;
+    let guard = SERVERS.write().unwrap_or_else(|e| e.into_inner());
+    Some(Servers {
+        dir,
+        _held: Held::Alone(guard),
     })
 }
 

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use crate::common::{failed_quietly, stderr, Run, TestEnv};
 #[cfg(unix)]
 use crate::remote_common::{
-    assert_remote_restores, backed_up, cmd, copied, copy, is_temporary, servers, sftp_dir,
-    store_cmd, unavailable, unique, var, Kind, Servers, PASSWORD,
+    assert_remote_restores, backed_up, cmd, copied, copy, is_temporary, servers, servers_alone,
+    sftp_dir, store_cmd, unavailable, unique, var, Kind, Servers, PASSWORD,
 };
 #[cfg(target_os = "linux")]
 use crate::remote_common::{prepared, std_store_cmd};
@@ -29,7 +29,7 @@ use crate::remote_common::{prepared, std_store_cmd};
 /// under CI) where it could not.
 #[cfg(unix)]
 fn small_disk() -> Option<(PathBuf, Servers)> {
-    let servers = servers()?;
+    let servers = servers_alone()?;
     let Some(disk) = std::env::var_os("FFSESSION_TEST_SMALL_DISK") else {
         unavailable(
             "CI: .ci/servers.sh mounted no small disk (FFSESSION_TEST_SMALL_DISK)",
