@@ -595,7 +595,8 @@ impl WatchCopies {
 
 /// TEST HOOK, for the fault tests only (debug builds):
 /// `FFSESSION_TEST_REMOTE_KILL_AFTER_WRITES` (die after that many remote
-/// objects written), `..._REMOTE_WRITE_DELAY_MS`, and
+/// objects written), `..._REMOTE_WRITE_DELAY_MS`,
+/// `..._REMOTE_FIRST_WRITE_DELAY_MS` (the first object write only), and
 /// `..._REMOTE_READ_TIMEOUT_MS` (the per-object read timeout,
 /// `ffsession::remote::READ_TIMEOUT` otherwise). Unset, nothing changes.
 #[cfg(debug_assertions)]
@@ -604,6 +605,9 @@ pub fn install_test_hook() {
     let delay = ffsession::test_setting!("REMOTE_WRITE_DELAY_MS");
     if kill.is_some() || delay.is_some() {
         ffsession::remote::set_test_hook(kill, delay.unwrap_or(0));
+    }
+    if let Some(ms) = ffsession::test_setting!("REMOTE_FIRST_WRITE_DELAY_MS") {
+        ffsession::remote::set_first_write_delay(ms);
     }
     if let Some(ms) = ffsession::test_setting!("REMOTE_READ_TIMEOUT_MS") {
         ffsession::remote::set_read_timeout(std::time::Duration::from_millis(ms));

@@ -2,7 +2,7 @@
 //! (OpenSSH's sshd, Garage, rclone's WebDAV) started by `.ci/servers.sh`,
 //! which `.ci/run` sources, found through its `FFSESSION_TEST_*` variables;
 //! the lock that keeps a test that stops a server or fills its disk alone
-//! (the others share the servers, each in its own locations); a fresh location on each
+//! (the others share the servers, each in locations of its own); a fresh location on each
 //! kind of server; `ffsession` with the servers' settings; and the check
 //! that every snapshot of a remote restores byte-identical.
 //!
@@ -12,16 +12,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use assert_cmd::Command;
 use ffsession_gen::Spec;
 
 use crate::common::{ok_json, ok_output, ok_stdout, packed, session, TestEnv};
-
-/// Tests that stop a server or fill its disk hold this alone; the others
-/// share it, each in locations of its own ([`unique`]).
-static SERVERS: RwLock<()> = RwLock::new(());
 
 /// Something a test needs is not on this machine: under CI (CI=true) that
 /// fails the test with `ci_says`, elsewhere `skipped` is said (the caller
@@ -44,43 +39,48 @@ pub(crate) fn servers_dir() -> Option<PathBuf> {
     dir
 }
 
-/// The servers, held for one test: their folder, and [`SERVERS`] until
-/// dropped (bind it to a name, not `_`, to keep it).
+/// The servers, held for one test: their folder, and a lock on
+/// `tests.lock` in it until dropped (bind it to a name, not `_`, to keep
+/// it). Tests that stop a server or fill its disk hold it alone
+/// ([`servers_alone`]); the others share it ([`servers`]), each in
+/// locations of its own ([`unique`]). A file lock, not a mutex: it holds
+/// between the threads of `cargo test` and the processes of `cargo nextest`.
 pub(crate) struct Servers {
     /// Read by the Unix-only tests (the servers' keys and certificates).
     #[cfg_attr(windows, allow(dead_code))]
     pub(crate) dir: PathBuf,
-    _held: Held,
-}
-
-/// How a test holds [`SERVERS`] (whatever a test that panicked with it left).
-enum Held {
-    Shared(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
-    #[cfg_attr(windows, allow(dead_code))]
-    Alone(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
+    _held: fs::File,
 }
 
 /// [`servers_dir`], shared with the other tests that use the servers
 /// without stopping one or filling its disk.
 pub(crate) fn servers() -> Option<Servers> {
-    let dir = servers_dir()?;
-    let guard = SERVERS.read().unwrap_or_else(|e| e.into_inner());
-    Some(Servers {
-        dir,
-        _held: Held::Shared(guard),
-    })
+    held(false)
 }
 
 /// [`servers_dir`], held alone: for a test that stops a server or fills
 /// its disk, which the others must not see.
 #[cfg(unix)]
 pub(crate) fn servers_alone() -> Option<Servers> {
+    held(true)
+}
+
+fn held(alone: bool) -> Option<Servers> {
     let dir = servers_dir()?;
-    let guard = SERVERS.write().unwrap_or_else(|e| e.into_inner());
-    Some(Servers {
-        dir,
-        _held: Held::Alone(guard),
-    })
+    let path = dir.join("tests.lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if alone {
+        file.lock()
+    } else {
+        file.lock_shared()
+    }
+    .unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+    Some(Servers { dir, _held: file })
 }
 
 /// A variable `.ci/servers.sh` sets.

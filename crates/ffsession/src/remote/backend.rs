@@ -88,6 +88,17 @@ static KILL_AFTER_WRITES: AtomicU64 = AtomicU64::new(0);
 static WRITE_DELAY_MS: AtomicU64 = AtomicU64::new(0);
 #[cfg(debug_assertions)]
 static WRITES: AtomicU64 = AtomicU64::new(0);
+/// TEST HOOK: how long the first object write of this process waits (a
+/// new remote's key, stored late: two machines creating one remote).
+#[cfg(debug_assertions)]
+static FIRST_WRITE_DELAY_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Set the test hook: the first object write waits `delay_ms`.
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub fn set_first_write_delay(delay_ms: u64) {
+    FIRST_WRITE_DELAY_MS.store(delay_ms, Ordering::SeqCst);
+}
 
 /// Set the test hook: die after `kill_after_writes` object writes (counting
 /// from 1; `None` never), and wait `delay_ms` before each.
@@ -109,6 +120,10 @@ pub(super) fn after_write() {}
 /// Called by backends before each object write.
 #[cfg(debug_assertions)]
 pub(super) fn before_write() {
+    let first = FIRST_WRITE_DELAY_MS.swap(0, Ordering::SeqCst);
+    if first > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(first));
+    }
     let ms = WRITE_DELAY_MS.load(Ordering::SeqCst);
     if ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(ms));

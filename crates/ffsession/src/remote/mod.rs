@@ -54,7 +54,7 @@ mod sync;
 
 pub use backend::{read_timeout, Backend, Entry, Kind, ReadResult, READ_TIMEOUT};
 #[cfg(debug_assertions)]
-pub use backend::{set_read_timeout, set_test_hook};
+pub use backend::{set_first_write_delay, set_read_timeout, set_test_hook};
 pub use check::{check_remote, DamagedObject, RemoteCheckProgress, RemoteCheckReport};
 pub use copy::{copy_to_remote, CopyProgress, CopyReport};
 pub use damage::{clear_damage, note_damage, noted_damage};
@@ -334,9 +334,15 @@ impl Remote {
         // and both must use it. Where the service can create a name
         // exclusively (a folder, SFTP), the first key has a fixed name,
         // written only if there is none. Elsewhere (S3 servers that ignore
-        // conditional puts, WebDAV) each writes a key named by its clock,
-        // waits, and uses the earliest key the password opens: a machine
-        // that saw only its own key wrote first.
+        // conditional puts, WebDAV) each writes a key of its own, waits,
+        // and uses the key the server stored first that the password
+        // opens: by the server's times, never the machines' clocks. A
+        // machine lists only after its own key is stored, so it sees every
+        // key stored before it: the first one stored sees none and keeps
+        // its own, and every other sees that one. (The names, by each
+        // machine's clock, only break ties of the server's times, which
+        // CREATE_SETTLE outlasts, and order keys where the service gives no
+        // times.)
         if backend.atomic_create() {
             if !backend.write_new(Kind::Keys, FIRST_KEY, &file)? {
                 return open(backend);
@@ -357,17 +363,13 @@ impl Remote {
         let name = format!("{now:016}-{:016x}", opendal::random_u64());
         backend.write(Kind::Keys, &name, &file)?;
         std::thread::sleep(CREATE_SETTLE);
-        // Only keys older than ours are tried (each try is a slow KDF).
-        let mut earlier: Vec<String> = backend
-            .list(Kind::Keys)?
-            .into_iter()
-            .map(|e| e.name)
-            .filter(|n| *n < name)
-            .collect();
-        earlier.sort();
+        let mut listed = backend.list(Kind::Keys)?;
+        first_stored_first(&mut listed);
         let (mut keys, mut key_file, mut ours, mut key_name) = (keys, file, true, name.clone());
-        for other in earlier {
-            let Some(bytes) = backend.read(Kind::Keys, &other)? else {
+        // Each try of another key is a slow KDF: only those stored before
+        // ours are tried.
+        for other in listed.into_iter().take_while(|e| e.name != name) {
+            let Some(bytes) = backend.read(Kind::Keys, &other.name)? else {
                 continue;
             };
             if let Ok(theirs) = Keys::unwrap(&bytes, password) {
@@ -375,7 +377,7 @@ impl Remote {
                 keys = theirs;
                 key_file = bytes;
                 ours = false;
-                key_name = other;
+                key_name = other.name;
                 break;
             }
         }
@@ -459,8 +461,20 @@ struct OpenFailed {
 /// exclusively.
 const FIRST_KEY: &str = "0000000000000000";
 
+/// Keys in the order the server stored them: by its times where it gives
+/// every key's, the name (a machine's clock when it wrote) breaking ties;
+/// by name where it does not.
+fn first_stored_first(keys: &mut [Entry]) {
+    if keys.iter().all(|e| e.modified_ms.is_some()) {
+        keys.sort_by(|a, b| (a.modified_ms, &a.name).cmp(&(b.modified_ms, &b.name)));
+    } else {
+        keys.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+}
+
 /// How long a new remote's creator waits for another creator's key (see
-/// `Remote::create`).
+/// `Remote::create`): longer than the coarsest times a service gives
+/// (WebDAV's, whole seconds).
 const CREATE_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Refuse a marker that is not this format's.
