@@ -15,6 +15,12 @@ impl GlobalArgs {
     /// `--firefox-dir`, `--store` (a folder made absolute; a remote's
     /// location or name as given), `--config`, `--password-file`.
     pub fn context(&self) -> Vec<String> {
+        self.context_at(None)
+    }
+
+    /// [`Self::context`], with `store` (a remote's location or name) in
+    /// place of this run's `--store`.
+    pub(crate) fn context_at(&self, store: Option<&str>) -> Vec<String> {
         let mut words = Vec::new();
         let mut push = |flag: &str, value: String| {
             words.push(flag.to_owned());
@@ -37,7 +43,9 @@ impl GlobalArgs {
         if let Some(d) = &self.firefox_dir {
             push("--firefox-dir", absolute(d));
         }
-        if let Some(s) = &self.store {
+        if let Some(s) = store {
+            push("--store", s.to_owned());
+        } else if let Some(s) = &self.store {
             let text = s.to_string_lossy();
             let value = if ffsession::remote::Location::is_url(&text)
                 || !s.exists() && !text.contains(std::path::MAIN_SEPARATOR)
@@ -60,8 +68,18 @@ impl GlobalArgs {
     /// `ffsession`, this run's context, then `args`: a command the person
     /// can run as printed, in any folder.
     pub fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
+        self.command_with(self.context(), args)
+    }
+
+    /// [`Self::command`] on the store at `store` (a remote's location or
+    /// name) rather than this run's.
+    pub fn command_at<S: AsRef<OsStr>>(&self, store: &str, args: &[S]) -> String {
+        self.command_with(self.context_at(Some(store)), args)
+    }
+
+    fn command_with<S: AsRef<OsStr>>(&self, context: Vec<String>, args: &[S]) -> String {
         let mut words = vec!["ffsession".to_owned()];
-        words.extend(self.context());
+        words.extend(context);
         words.extend(
             args.iter()
                 .map(|a| a.as_ref().to_string_lossy().into_owned()),
@@ -71,7 +89,7 @@ impl GlobalArgs {
 }
 
 /// `path` made absolute (from the working folder), as text.
-fn absolute(path: &Path) -> String {
+pub fn absolute(path: &Path) -> String {
     std::path::absolute(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .to_string_lossy()

@@ -156,7 +156,7 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
                         fmt::escape(&profile.name),
                         fmt::escape(&format!("{e:#}"))
                     ),
-                    crate::error::hint(&e).as_deref(),
+                    crate::error::hint(&e, global).as_deref(),
                 );
                 failed.push(fmt::escape(&profile.name).into_owned());
             }

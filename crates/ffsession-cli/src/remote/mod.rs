@@ -141,8 +141,11 @@ pub fn target(value: &str, config: &Config) -> Result<Target> {
 pub fn remote_error(e: RemoteError) -> anyhow::Error {
     match e {
         RemoteError::Store(e) => anyhow::Error::new(e),
-        e => match e.hint_text() {
-            Some(h) => UserError::with_hint(e.to_string(), h),
+        e => match e.hint() {
+            Some(hint) => anyhow::Error::new(crate::error::Hinted {
+                message: e.to_string(),
+                hint,
+            }),
             None => anyhow::Error::new(e),
         },
     }
