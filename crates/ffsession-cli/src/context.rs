@@ -71,6 +71,11 @@ impl GlobalArgs {
         self.command_with(self.context(), args)
     }
 
+    /// [`Self::command`] in backquotes, as messages name a command.
+    pub fn quoted<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
+        format!("`{}`", self.command(args))
+    }
+
     /// [`Self::command`] on the store at `store` (a remote's location or
     /// name) rather than this run's.
     pub fn command_at<S: AsRef<OsStr>>(&self, store: &str, args: &[S]) -> String {

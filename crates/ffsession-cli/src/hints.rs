@@ -14,7 +14,7 @@ use crate::context::absolute;
 impl GlobalArgs {
     /// `hint` in words, with every command it names complete.
     pub fn word(&self, hint: &Hint) -> String {
-        let cmd = |args: &[&OsStr]| format!("`{}`", self.command(args));
+        let cmd = |args: &[&OsStr]| self.quoted(args);
         let os = |s: &'static str| OsStr::new(s);
         let file = |p: &Path| absolute(p);
         let profiles = cmd(&[os("profiles")]);
@@ -303,9 +303,8 @@ mod tests {
                 for command in commands(&text) {
                     let words = shlex::split(command)
                         .unwrap_or_else(|| panic!("{hint:?}: not shell words: {command}"));
-                    let cli = parse(&words).unwrap_or_else(|e| {
-                        panic!("{hint:?}: `{command}` does not parse: {e}")
-                    });
+                    let cli = parse(&words)
+                        .unwrap_or_else(|e| panic!("{hint:?}: `{command}` does not parse: {e}"));
                     let got = cli.global.context();
                     // Only a remote's own hints move to the remote's store.
                     assert!(
