@@ -6,6 +6,7 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::cli::GlobalArgs;
 
@@ -91,6 +92,87 @@ impl GlobalArgs {
         );
         join(&words)
     }
+}
+
+/// The command context of this run, set once by `main` after parsing.
+static CONTEXT: OnceLock<GlobalArgs> = OnceLock::new();
+
+/// Keep `global` as the command context of this run.
+pub fn set(global: &GlobalArgs) {
+    let _ = CONTEXT.set(global.clone());
+}
+
+/// The options of the command context: a command that names one of them
+/// already says where it acts.
+const CONTEXT_OPTIONS: &[&str] = &[
+    "--browser",
+    "-B",
+    "--profile",
+    "-P",
+    "--firefox-dir",
+    "--store",
+    "--config",
+    "--password-file",
+];
+
+/// `text` with each command of this CLI it names in backquotes
+/// (`` `ffsession list` ``) written from the command context of the run
+/// ([`set`]), so that it acts on the run's profile and store as printed.
+/// A command that names a `--store` (a remote's) keeps it; one that names
+/// another option of the context (one written by [`GlobalArgs::command`])
+/// is left as it is. Every line the CLI says on stderr passes here (`ui`), and the
+/// reports that name commands on stdout.
+pub fn complete(text: &str) -> String {
+    let Some(global) = CONTEXT.get() else {
+        return text.to_owned();
+    };
+    if !text.contains("`ffsession ") {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, span) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        let words = (i % 2 == 1)
+            .then(|| span.strip_prefix("ffsession "))
+            .flatten()
+            .and_then(shlex::split);
+        match words.as_deref().map(own_store) {
+            Some(Some((store, rest))) => {
+                out.push_str(&match store {
+                    Some(store) => global.command_at(&store, &rest),
+                    None => global.command(&rest),
+                });
+            }
+            _ => out.push_str(span),
+        }
+    }
+    out
+}
+
+/// `words` (after `ffsession`) with the `--store` they name taken out, if
+/// that is the only option of the command context they name; `None` when
+/// they name another (they say where they act already).
+fn own_store(words: &[String]) -> Option<(Option<String>, Vec<String>)> {
+    let mut store = None;
+    let mut rest = Vec::new();
+    let mut iter = words.iter();
+    while let Some(w) = iter.next() {
+        if w == "--store" {
+            store = Some(iter.next()?.clone());
+        } else if let Some(v) = w.strip_prefix("--store=") {
+            store = Some(v.to_owned());
+        } else if CONTEXT_OPTIONS
+            .iter()
+            .any(|o| w == o || w.starts_with(&format!("{o}=")))
+        {
+            return None;
+        } else {
+            rest.push(w.clone());
+        }
+    }
+    Some((store, rest))
 }
 
 /// `path` made absolute (from the working folder), as text.

@@ -193,52 +193,8 @@ pub fn hint(err: &anyhow::Error, global: &GlobalArgs) -> Option<String> {
         }
         cause
             .downcast_ref::<UserError>()
-            .and_then(|e| e.hint.as_deref())
-            .map(|h| complete(h, global))
+            .and_then(|e| e.hint.clone())
     })
-}
-
-/// The options of the command context: a command that names one of them
-/// already says where it acts.
-const CONTEXT_OPTIONS: &[&str] = &[
-    "--browser",
-    "-B",
-    "--profile",
-    "-P",
-    "--firefox-dir",
-    "--store",
-    "--config",
-    "--password-file",
-];
-
-/// `text` with each command of this CLI it names in backquotes
-/// (`` `ffsession list` ``) written from the command context of the run,
-/// so that it acts on the run's profile and store as printed. A command
-/// that already names where it acts is left as it is.
-pub fn complete(text: &str, global: &GlobalArgs) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, span) in text.split('`').enumerate() {
-        if i > 0 {
-            out.push('`');
-        }
-        let words = (i % 2 == 1)
-            .then(|| span.strip_prefix("ffsession "))
-            .flatten()
-            .and_then(shlex::split);
-        match words {
-            Some(words)
-                if !words.iter().any(|w| {
-                    CONTEXT_OPTIONS
-                        .iter()
-                        .any(|o| w == o || w.starts_with(&format!("{o}=")))
-                }) =>
-            {
-                out.push_str(&global.command(&words));
-            }
-            _ => out.push_str(span),
-        }
-    }
-    out
 }
 
 /// True when stdout was closed by the reader (`ffsession tabs | head`): not

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     install_test_hook();
     let cli = cli::parse();
     let global = cli.global.clone();
+    context::set(&global);
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => error::report(&err, &global),
