@@ -115,8 +115,8 @@ impl GlobalArgs {
             ),
             Hint::TidyBadQuery => "in FTS5 syntax (--fts), put a phrase or text with punctuation in double quotes, and close every quote; without --fts words match as written".into(),
             Hint::RemoteFull { location } => format!(
-                "the server is out of space: free some ({}), then copy again; what was sent is kept",
-                format!("`{}`", self.command_at(location, &[os("prune")]))
+                "the server is out of space: free some (`{}`), then copy again; what was sent is kept",
+                self.command_at(location, &[os("prune")])
             ),
             Hint::RemoteMissing { location } => format!(
                 "create it with {}, which sends the local snapshots",
