@@ -83,13 +83,26 @@ impl GlobalArgs {
         self.command_with(self.context_at(Some(store)), args)
     }
 
-    fn command_with<S: AsRef<OsStr>>(&self, context: Vec<String>, args: &[S]) -> String {
+    fn command_with<S: AsRef<OsStr>>(&self, mut context: Vec<String>, args: &[S]) -> String {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.as_ref().to_string_lossy().into_owned())
+            .collect();
+        // A copy to the store this run read (a remote) is a copy from the
+        // profile's own store: the command leaves out this run's --store.
+        let to = args
+            .windows(2)
+            .find(|w| w[0] == "--to")
+            .map(|w| w[1].as_str());
+        if let Some(at) = context.iter().position(|w| w == "--store") {
+            let store = self.store.as_deref().map(Path::to_string_lossy);
+            if to.is_some() && (to == Some(context[at + 1].as_str()) || to == store.as_deref()) {
+                context.drain(at..at + 2);
+            }
+        }
         let mut words = vec!["ffsession".to_owned()];
         words.extend(context);
-        words.extend(
-            args.iter()
-                .map(|a| a.as_ref().to_string_lossy().into_owned()),
-        );
+        words.extend(args);
         join(&words)
     }
 }

@@ -322,11 +322,14 @@ pub fn printed_commands_are_complete<'a>(
         .lines()
         .filter_map(|l| l.strip_prefix("to undo: "))
         .map(|l| l.split(" (the session").next().unwrap());
+    // Not the comments of a file shown whole (a service's unit).
     let quoted = text
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|span| span.starts_with("ffsession "));
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("<!--"))
+        .flat_map(|l| l.split('`').skip(1).step_by(2))
+        .filter(|span| span.starts_with("ffsession "))
+        // A pointer to a command's help acts on nothing.
+        .filter(|span| !span.ends_with(" --help"));
     for command in undo.chain(quoted) {
         let Some(words) = shlex::split(command) else {
             panic!("`{command}` is not shell words ({args:?} printed it)");
@@ -338,9 +341,17 @@ pub fn printed_commands_are_complete<'a>(
                     || Path::new(v).is_absolute()
                         && Path::new(v).ends_with(value.trim_start_matches("./"))
             };
-            let ok = printed.iter().any(|(f, v)| {
-                f == flag && (same(v) || *f == "--store" && args.iter().any(|a| a == v))
-            });
+            // A store the run named otherwise (`copy --to`), or a store
+            // named on purpose (the undo kept in the profile's own store).
+            let other_store = |v: &str| {
+                args.iter().any(|a| a == v) || Path::new(v).join("catalog.sqlite").is_file()
+            };
+            let copy_from_own =
+                *flag == "--store" && words.windows(2).any(|w| w[0] == "--to" && same(&w[1]));
+            let ok = copy_from_own
+                || printed
+                    .iter()
+                    .any(|(f, v)| f == flag && (same(v) || *f == "--store" && other_store(v)));
             assert!(
                 ok,
                 "`{command}`, printed by ffsession {}, does not name {flag} {value}",
@@ -348,6 +359,17 @@ pub fn printed_commands_are_complete<'a>(
             );
         }
     }
+}
+
+/// The words of the first command of this CLI that `text` names in
+/// backquotes with `verb` among its words, as the shell reads them.
+pub fn printed_command(text: &str, verb: &str) -> Option<Vec<String>> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("ffsession "))
+        .filter_map(shlex::split)
+        .find(|words| words.iter().any(|w| w == verb))
 }
 
 /// The `--browser`, `--profile` and `--store` options among `args` (the
