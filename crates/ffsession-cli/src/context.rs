@@ -105,6 +105,33 @@ impl GlobalArgs {
         words.extend(args);
         join(&words)
     }
+
+    /// [`complete`] with this context.
+    pub fn complete(&self, text: &str) -> String {
+        if !text.contains("`ffsession ") {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        for (i, span) in text.split('`').enumerate() {
+            if i > 0 {
+                out.push('`');
+            }
+            let words = (i % 2 == 1)
+                .then(|| span.strip_prefix("ffsession "))
+                .flatten()
+                .and_then(shlex::split);
+            match words.as_deref().map(own_store) {
+                Some(Some((store, rest))) => {
+                    out.push_str(&match store {
+                        Some(store) => self.command_at(&store, &rest),
+                        None => self.command(&rest),
+                    });
+                }
+                _ => out.push_str(span),
+            }
+        }
+        out
+    }
 }
 
 /// The command context of this run, set once by `main` after parsing.
@@ -136,32 +163,10 @@ const CONTEXT_OPTIONS: &[&str] = &[
 /// is left as it is. Every line the CLI says on stderr passes here (`ui`), and the
 /// reports that name commands on stdout.
 pub fn complete(text: &str) -> String {
-    let Some(global) = CONTEXT.get() else {
-        return text.to_owned();
-    };
-    if !text.contains("`ffsession ") {
-        return text.to_owned();
+    match CONTEXT.get() {
+        Some(global) => global.complete(text),
+        None => text.to_owned(),
     }
-    let mut out = String::with_capacity(text.len());
-    for (i, span) in text.split('`').enumerate() {
-        if i > 0 {
-            out.push('`');
-        }
-        let words = (i % 2 == 1)
-            .then(|| span.strip_prefix("ffsession "))
-            .flatten()
-            .and_then(shlex::split);
-        match words.as_deref().map(own_store) {
-            Some(Some((store, rest))) => {
-                out.push_str(&match store {
-                    Some(store) => global.command_at(&store, &rest),
-                    None => global.command(&rest),
-                });
-            }
-            _ => out.push_str(span),
-        }
-    }
-    out
 }
 
 /// `words` (after `ffsession`) with the `--store` they name taken out, if

@@ -300,6 +300,9 @@ mod tests {
             for hint in every_hint() {
                 let text = global.word(&hint);
                 assert!(!text.is_empty(), "{hint:?}");
+                // What the CLI says passes `complete`: it adds nothing to a
+                // command written from the context.
+                assert_eq!(global.complete(&text), text, "{hint:?}");
                 for command in commands(&text) {
                     let words = shlex::split(command)
                         .unwrap_or_else(|| panic!("{hint:?}: not shell words: {command}"));
@@ -307,8 +310,19 @@ mod tests {
                         .unwrap_or_else(|e| panic!("{hint:?}: `{command}` does not parse: {e}"));
                     let got = cli.global.context();
                     // Only a remote's own hints move to the remote's store.
+                    // A copy to the run's own store (a remote) is a copy
+                    // from the profile's store.
+                    let mut own = want.clone();
+                    if let Some(at) = own.iter().position(|w| w == "--store") {
+                        if words
+                            .windows(2)
+                            .any(|w| w[0] == "--to" && w[1] == own[at + 1])
+                        {
+                            own.drain(at..at + 2);
+                        }
+                    }
                     assert!(
-                        got == want || got == global.context_at(Some(REMOTE)),
+                        got == want || got == own || got == global.context_at(Some(REMOTE)),
                         "{hint:?}: `{command}` acts on {got:?}, not {want:?}"
                     );
                     checked += 1;
@@ -316,5 +330,22 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked} commands checked");
+    }
+
+    /// A command the CLI's own messages name as `ffsession VERB` comes out
+    /// complete, and one naming a remote's `--store` keeps it.
+    #[test]
+    fn the_cli_own_commands_are_completed_from_the_context() {
+        let global = context(&["-P", "/tmp/Mes profils/p 1", "--store", "/tmp/s"]);
+        let said = global.complete(
+            "take one with `ffsession backup`; `ffsession check --read-data --store s3://b/p` and `ffsession copy --to /tmp/s` too",
+        );
+        assert_eq!(
+            said,
+            "take one with `ffsession --profile '/tmp/Mes profils/p 1' --store /tmp/s backup`; \
+             `ffsession --profile '/tmp/Mes profils/p 1' --store s3://b/p check --read-data` and \
+             `ffsession --profile '/tmp/Mes profils/p 1' copy --to /tmp/s` too"
+        );
+        assert_eq!(global.complete(&said), said);
     }
 }
