@@ -3,6 +3,9 @@
 //! the CLI prints for the person to run next ("to undo: ...") names the
 //! same profile and store, and runs as printed: each word shell-quoted,
 //! each path made absolute (the command may be run from another folder).
+//! The library's hints are worded from it (`hints.rs`); a command the CLI's
+//! own messages name as `` `ffsession VERB ARGS` `` is completed from it
+//! ([`complete`]) on its way to stderr (`ui`) or into a report.
 
 use std::ffi::OsStr;
 use std::path::Path;
