@@ -3,9 +3,13 @@
 //! the CLI prints for the person to run next ("to undo: ...") names the
 //! same profile and store, and runs as printed: each word shell-quoted,
 //! each path made absolute (the command may be run from another folder).
+//! The library's hints are worded from it (`hints.rs`); a command the CLI's
+//! own messages name as `` `ffsession VERB ARGS` `` is completed from it
+//! ([`complete`]) on its way to stderr (`ui`) or into a report.
 
 use std::ffi::OsStr;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::cli::GlobalArgs;
 
@@ -15,6 +19,12 @@ impl GlobalArgs {
     /// `--firefox-dir`, `--store` (a folder made absolute; a remote's
     /// location or name as given), `--config`, `--password-file`.
     pub fn context(&self) -> Vec<String> {
+        self.context_at(None)
+    }
+
+    /// [`Self::context`], with `store` (a remote's location or name) in
+    /// place of this run's `--store`.
+    pub(crate) fn context_at(&self, store: Option<&str>) -> Vec<String> {
         let mut words = Vec::new();
         let mut push = |flag: &str, value: String| {
             words.push(flag.to_owned());
@@ -37,7 +47,9 @@ impl GlobalArgs {
         if let Some(d) = &self.firefox_dir {
             push("--firefox-dir", absolute(d));
         }
-        if let Some(s) = &self.store {
+        if let Some(s) = store {
+            push("--store", s.to_owned());
+        } else if let Some(s) = &self.store {
             let text = s.to_string_lossy();
             let value = if ffsession::remote::Location::is_url(&text)
                 || !s.exists() && !text.contains(std::path::MAIN_SEPARATOR)
@@ -60,18 +72,132 @@ impl GlobalArgs {
     /// `ffsession`, this run's context, then `args`: a command the person
     /// can run as printed, in any folder.
     pub fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
+        self.command_with(self.context(), args)
+    }
+
+    /// [`Self::command`] in backquotes, as messages name a command.
+    pub fn quoted<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
+        format!("`{}`", self.command(args))
+    }
+
+    /// [`Self::command`] on the store at `store` (a remote's location or
+    /// name) rather than this run's.
+    pub fn command_at<S: AsRef<OsStr>>(&self, store: &str, args: &[S]) -> String {
+        self.command_with(self.context_at(Some(store)), args)
+    }
+
+    fn command_with<S: AsRef<OsStr>>(&self, mut context: Vec<String>, args: &[S]) -> String {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.as_ref().to_string_lossy().into_owned())
+            .collect();
+        // A copy to the store this run read (a remote) is a copy from the
+        // profile's own store: the command leaves out this run's --store.
+        let to = args
+            .windows(2)
+            .find(|w| w[0] == "--to")
+            .map(|w| w[1].as_str());
+        if let Some(at) = context.iter().position(|w| w == "--store") {
+            let store = self.store.as_deref().map(Path::to_string_lossy);
+            if to.is_some() && (to == Some(context[at + 1].as_str()) || to == store.as_deref()) {
+                context.drain(at..at + 2);
+            }
+        }
         let mut words = vec!["ffsession".to_owned()];
-        words.extend(self.context());
-        words.extend(
-            args.iter()
-                .map(|a| a.as_ref().to_string_lossy().into_owned()),
-        );
+        words.extend(context);
+        words.extend(args);
         join(&words)
+    }
+
+    /// [`complete`] with this context.
+    pub fn complete(&self, text: &str) -> String {
+        if !text.contains("`ffsession ") {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        for (i, span) in text.split('`').enumerate() {
+            if i > 0 {
+                out.push('`');
+            }
+            let words = (i % 2 == 1)
+                .then(|| span.strip_prefix("ffsession "))
+                .flatten()
+                .and_then(shlex::split);
+            match words.as_deref().map(own_store) {
+                Some(Some((store, rest))) => {
+                    out.push_str(&match store {
+                        Some(store) => self.command_at(&store, &rest),
+                        None => self.command(&rest),
+                    });
+                }
+                _ => out.push_str(span),
+            }
+        }
+        out
     }
 }
 
+/// The command context of this run, set once by `main` after parsing.
+static CONTEXT: OnceLock<GlobalArgs> = OnceLock::new();
+
+/// Keep `global` as the command context of this run.
+pub fn set(global: &GlobalArgs) {
+    let _ = CONTEXT.set(global.clone());
+}
+
+/// The options of the command context: a command that names one of them
+/// already says where it acts.
+const CONTEXT_OPTIONS: &[&str] = &[
+    "--browser",
+    "-B",
+    "--profile",
+    "-P",
+    "--firefox-dir",
+    "--store",
+    "--config",
+    "--password-file",
+];
+
+/// `text` with each command of this CLI it names in backquotes
+/// (`` `ffsession list` ``) written from the command context of the run
+/// ([`set`]), so that it acts on the run's profile and store as printed.
+/// A command that names a `--store` (a remote's) keeps it; one that names
+/// another option of the context (one written by [`GlobalArgs::command`])
+/// is left as it is. Every line the CLI says on stderr passes here (`ui`), and the
+/// reports that name commands on stdout.
+pub fn complete(text: &str) -> String {
+    match CONTEXT.get() {
+        Some(global) => global.complete(text),
+        None => text.to_owned(),
+    }
+}
+
+/// `words` (after `ffsession`) with the `--store` they name taken out, if
+/// that is the only option of the command context they name; `None` when
+/// they name another (they say where they act already).
+fn own_store(words: &[String]) -> Option<(Option<String>, Vec<String>)> {
+    let mut store = None;
+    let mut rest = Vec::new();
+    let mut iter = words.iter();
+    while let Some(w) = iter.next() {
+        if w == "--store" {
+            store = Some(iter.next()?.clone());
+        } else if let Some(v) = w.strip_prefix("--store=") {
+            store = Some(v.to_owned());
+        } else if CONTEXT_OPTIONS
+            .iter()
+            .any(|o| w == o || w.starts_with(&format!("{o}=")))
+        {
+            return None;
+        } else {
+            rest.push(w.clone());
+        }
+    }
+    Some((store, rest))
+}
+
 /// `path` made absolute (from the working folder), as text.
-fn absolute(path: &Path) -> String {
+pub fn absolute(path: &Path) -> String {
     std::path::absolute(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .to_string_lossy()

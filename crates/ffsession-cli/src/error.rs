@@ -4,6 +4,8 @@
 use std::io;
 use std::process::ExitCode;
 
+use crate::cli::GlobalArgs;
+
 /// Exit code for errors in the input or environment (bad file, no profile).
 pub const EXIT_ERROR: u8 = 1;
 /// Exit code for usage errors (clap's, and values the CLI checks itself).
@@ -83,6 +85,22 @@ impl std::fmt::Display for NoMatch {
 
 impl std::error::Error for NoMatch {}
 
+/// An error of the library shown on one line (its own message, not its
+/// causes), with its hint.
+#[derive(Debug)]
+pub struct Hinted {
+    pub message: String,
+    pub hint: ffsession::Hint,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Hinted {}
+
 /// An error raised by the CLI itself, with advice for the user.
 #[derive(Debug)]
 pub struct UserError {
@@ -119,45 +137,59 @@ impl UserError {
     }
 }
 
-pub fn hint(err: &anyhow::Error) -> Option<String> {
+/// What the person can do about `err`, in words: the first cause with a
+/// hint says it, with every command it names written from `global`, the
+/// command context of the run.
+pub fn hint(err: &anyhow::Error, global: &GlobalArgs) -> Option<String> {
+    let cmd = |args: &[&str]| global.quoted(args);
     err.chain().find_map(|cause| {
-        if let Some(e) = cause.downcast_ref::<ffsession::Error>() {
-            return e.hint().map(str::to_owned);
+        let typed = if let Some(e) = cause.downcast_ref::<ffsession::Error>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::profile::ProfileError>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::store::StoreError>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::restore::RestoreError>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::backup::BackupError>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::tidy::TidyError>() {
+            Some(e.hint())
+        } else if let Some(e) = cause.downcast_ref::<ffsession::remote::RemoteError>() {
+            Some(e.hint())
+        } else {
+            cause
+                .downcast_ref::<ffsession::store::SearchError>()
+                .map(ffsession::store::SearchError::hint)
+        };
+        if let Some(hint) = typed {
+            return hint.map(|h| global.word(&h));
         }
-        if let Some(e) = cause.downcast_ref::<ffsession::profile::ProfileError>() {
-            return e.hint().map(str::to_owned);
-        }
-        if let Some(e) = cause.downcast_ref::<ffsession::store::StoreError>() {
-            return e.hint().map(str::to_owned);
-        }
-        if let Some(e) = cause.downcast_ref::<ffsession::restore::RestoreError>() {
-            return e.hint().map(str::to_owned);
-        }
-        if let Some(e) = cause.downcast_ref::<ffsession::backup::BackupError>() {
-            return e.hint().map(str::to_owned);
-        }
-        if let Some(e) = cause.downcast_ref::<ffsession::rescue::RescueError>() {
-            return e.hint().map(str::to_owned);
+        if let Some(e) = cause.downcast_ref::<Hinted>() {
+            return Some(global.word(&e.hint));
         }
         if cause.is::<crate::commands::backup::NoSessionFiles>() {
-            return Some(
-                "is it the right profile? `ffsession profiles` lists each profile's session files; Firefox writes them within seconds of starting on a profile"
-                    .into(),
-            );
+            return Some(format!(
+                "is it the right profile? {} lists each profile's session files; Firefox writes them within seconds of starting on a profile",
+                cmd(&["profiles"])
+            ));
         }
         if cause.is::<StoreDamaged>() {
-            return Some(
-                "the next `ffsession backup` rewrites damaged chunks it still has the data for; a damaged catalog is rebuilt from the manifests by `ffsession reindex --catalog`, a damaged tab index by `ffsession reindex`; restore only snapshots check does not name".into(),
-            );
-        }
-        if let Some(e) = cause.downcast_ref::<ffsession::tidy::TidyError>() {
-            return e.hint().map(str::to_owned);
+            return Some(format!(
+                "the next {} rewrites damaged chunks it still has the data for; a damaged catalog is rebuilt from the manifests by {}, a damaged tab index by {}; restore only snapshots check does not name",
+                cmd(&["backup"]),
+                cmd(&["reindex", "--catalog"]),
+                cmd(&["reindex"]),
+            ));
         }
         if cause.is::<NothingRescued>() {
-            return Some(
-                "try another session file or backup (`ffsession profiles`, `ffsession list`)"
-                    .into(),
-            );
+            return Some(format!(
+                "try another session file or backup ({}, {})",
+                cmd(&["profiles"]),
+                cmd(&["list"])
+            ));
         }
         cause
             .downcast_ref::<UserError>()
@@ -181,7 +213,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// Print `err` on one line to stderr and pick the exit code.
-pub fn report(err: &anyhow::Error) -> ExitCode {
+pub fn report(err: &anyhow::Error, global: &GlobalArgs) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
@@ -213,7 +245,7 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         }
         previous = text;
     }
-    crate::ui::error(&message, hint(err).as_deref());
+    crate::ui::error(&message, hint(err, global).as_deref());
     let nothing = err.chain().any(|c| {
         c.is::<NothingRescued>()
             || matches!(

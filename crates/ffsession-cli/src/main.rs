@@ -11,8 +11,7 @@ mod context;
 mod error;
 mod fmt;
 mod folders;
-#[cfg(test)]
-mod hint_flags;
+mod hints;
 mod lock_wait;
 mod notify;
 mod remote;
@@ -24,9 +23,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     install_test_hook();
     let cli = cli::parse();
+    let global = cli.global.clone();
+    context::set(&global);
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => error::report(&err),
+        Err(err) => error::report(&err, &global),
     }
 }
 

@@ -67,15 +67,14 @@ pub enum Alarm {
 
 impl BackupError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
+        use crate::Hint;
         match self {
             BackupError::Store(e) => e.hint(),
             BackupError::Profile(e) => match e.source.kind() {
-                std::io::ErrorKind::NotFound => {
-                    Some("check the profile path; `ffsession profiles` lists them")
-                }
+                std::io::ErrorKind::NotFound => Some(Hint::CheckProfilePath),
                 std::io::ErrorKind::PermissionDenied => {
-                    Some("check the permissions of the profile folder")
+                    Some(Hint::Advice("check the permissions of the profile folder"))
                 }
                 _ => None,
             },

@@ -7,10 +7,13 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::Hint;
+
 /// What to do when another program holds a file open, so that it cannot be
 /// replaced (Windows): the hint of an [`io::ErrorKind::ResourceBusy`] error.
-pub(crate) const HELD_OPEN_HINT: &str =
-    "close the program that has the file open (an editor, a sync or backup tool, an antivirus scan) and try again";
+pub(crate) const HELD_OPEN_HINT: Hint = Hint::Advice(
+    "close the program that has the file open (an editor, a sync or backup tool, an antivirus scan) and try again",
+);
 
 /// An I/O error together with the path it happened on.
 #[derive(Debug, thiserror::Error)]
@@ -192,9 +195,6 @@ pub enum Error {
     },
 }
 
-/// The hint for a folder named where a session file was expected.
-pub(crate) const FOLDER_HINT: &str = "that is a folder, not a session file: name a file in it (sessionstore.jsonlz4, sessionstore-backups/recovery.jsonlz4), or pass a profile folder as --profile DIR";
-
 fn describe_skipped(skipped: &[(PathBuf, String)]) -> String {
     if skipped.is_empty() {
         return String::new();
@@ -214,38 +214,32 @@ fn describe_skipped(skipped: &[(PathBuf, String)]) -> String {
 
 impl Error {
     /// What the user can do about this error, if there is something useful to say.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<Hint> {
         match self {
-            Error::Io(e) if e.source.kind() == io::ErrorKind::NotFound => {
-                Some("check the path; `ffsession profiles` lists the session files Firefox keeps")
-            }
-            Error::Io(e) if e.is_folder_opened_as_file() => Some(FOLDER_HINT),
-            Error::Io(e) if e.source.kind() == io::ErrorKind::PermissionDenied => {
-                Some("check the file's permissions (session files are usually readable only by their owner)")
-            }
-            Error::Io(e) if e.source.kind() == io::ErrorKind::ResourceBusy => {
-                Some(HELD_OPEN_HINT)
-            }
+            Error::Io(e) if e.source.kind() == io::ErrorKind::NotFound => Some(Hint::CheckPath),
+            Error::Io(e) if e.is_folder_opened_as_file() => Some(Hint::FolderNotFile),
+            Error::Io(e) if e.source.kind() == io::ErrorKind::PermissionDenied => Some(Hint::Advice(
+                "check the file's permissions (session files are usually readable only by their owner)",
+            )),
+            Error::Io(e) if e.source.kind() == io::ErrorKind::ResourceBusy => Some(HELD_OPEN_HINT),
             Error::Io(_) => None,
-            Error::Format { source, .. } => Some(match source {
-                FormatError::AlreadyCompressed => "it is already a session file; use `ffsession decompress` to get JSON",
-                FormatError::TooLarge(_) => "split or slim the session before compressing it",
-                FormatError::UnknownFormat => "ffsession reads mozlz4 files (sessionstore.jsonlz4, recovery.jsonlz4, ...) and JSON session files",
-                _ => "the file is damaged; `ffsession rescue FILE -o OUT` recovers its complete tabs, or use another session file or backup (`ffsession profiles` lists them)",
+            Error::Format { source, path } => Some(match source {
+                FormatError::AlreadyCompressed => Hint::AlreadyCompressed,
+                FormatError::TooLarge(_) => {
+                    Hint::Advice("split or slim the session before compressing it")
+                }
+                FormatError::UnknownFormat => Hint::Advice(
+                    "ffsession reads mozlz4 files (sessionstore.jsonlz4, recovery.jsonlz4, ...) and JSON session files",
+                ),
+                _ => Hint::Damaged { file: path.clone() },
             }),
-            Error::Parse { .. } => Some(
-                "the file is damaged or is not a Firefox session; `ffsession rescue FILE -o OUT` recovers the complete tabs of a damaged one, or use another session file or backup (`ffsession profiles` lists them)",
-            ),
-            Error::ZenParse { .. } => Some(
-                "the file is damaged or is not Zen's; Zen keeps copies in zen-sessions-backup/ (`ffsession profiles` lists them), and `ffsession list` shows its backups",
-            ),
+            Error::Parse { path, .. } => Some(Hint::NotASession { file: path.clone() }),
+            Error::ZenParse { .. } => Some(Hint::NotZen),
             Error::Profile(e) => e.hint(),
-            Error::NoSessionFile { .. } => Some(
+            Error::NoSessionFile { .. } => Some(Hint::Advice(
                 "start and quit Firefox once to write a session, or name a session file explicitly",
-            ),
-            Error::WouldOverwriteInput { .. } => {
-                Some("choose another output file with -o; the input stays as it is")
-            }
+            )),
+            Error::WouldOverwriteInput { .. } => Some(Hint::ChooseOutput),
         }
     }
 }

@@ -47,6 +47,7 @@ pub mod error;
 pub mod export;
 pub mod format;
 pub mod fs_util;
+pub mod hint;
 mod legacy;
 pub mod machine;
 pub mod platform;
@@ -66,4 +67,5 @@ pub mod zen;
 
 pub use error::{Error, PathError};
 pub use format::{Format, SessionData};
+pub use hint::Hint;
 pub use session::{Session, Summary};

@@ -77,14 +77,17 @@ fn folder_list(folders: &[PathBuf]) -> String {
 
 impl ProfileError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
+        use crate::Hint;
         Some(match self {
-            ProfileError::NoProfilesIni(_) | ProfileError::Empty(_) | ProfileError::NoProfileFound { .. } => {
-                "name a session file (e.g. `ffsession info samples/session.jsonlz4`), pass --profile PATH, or set FFSESSION_FIREFOX_DIR to the folder holding profiles.ini"
-            }
-            ProfileError::BadIni { .. } => "the file is damaged; pass --profile PATH to name the profile folder directly",
-            ProfileError::UnknownProfile { .. } => "`ffsession profiles` lists the profiles; a profile folder path works too",
-            ProfileError::NotAProfileDir(_) => "pass a profile folder (the one holding sessionstore-backups/) or a profile name",
+            ProfileError::NoProfilesIni(_)
+            | ProfileError::Empty(_)
+            | ProfileError::NoProfileFound { .. } => Hint::NoProfile,
+            ProfileError::BadIni { .. } => Hint::BadProfilesIni,
+            ProfileError::UnknownProfile { .. } => Hint::UnknownProfile,
+            ProfileError::NotAProfileDir(_) => Hint::Advice(
+                "pass a profile folder (the one holding sessionstore-backups/) or a profile name",
+            ),
         })
     }
 }

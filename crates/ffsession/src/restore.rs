@@ -110,26 +110,21 @@ pub enum RestoreError {
 
 impl RestoreError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
+        use crate::Hint;
         match self {
-            RestoreError::FirefoxRunning { .. } => {
-                Some("quit Firefox (all its windows) and run the restore again")
+            RestoreError::FirefoxRunning { .. } => Some(Hint::Advice(
+                "quit Firefox (all its windows) and run the restore again",
+            )),
+            RestoreError::NotASession { path, .. } => {
+                Some(Hint::RestoreNotASession { file: path.clone() })
             }
-            RestoreError::NotASession { .. } => Some(
-                "`ffsession info FILE` shows what it holds; a damaged session file gives back its complete tabs with `ffsession rescue FILE -o OUT`, then restore OUT",
-            ),
-            RestoreError::NotRestorable { .. } => {
-                Some("`ffsession list` shows which snapshots verified ok")
-            }
+            RestoreError::NotRestorable { .. } => Some(Hint::ListVerified),
             RestoreError::NothingToRestore { damaged } if damaged.is_empty() => {
-                Some("take one with `ffsession backup`")
+                Some(Hint::TakeBackup)
             }
-            RestoreError::NothingToRestore { .. } => Some(
-                "`ffsession check` names what is damaged; the next `ffsession backup` of the same files heals what it still has",
-            ),
-            RestoreError::UndoNeedsStore { .. } => Some(
-                "pass --undo-store DIR (a writable folder) to keep the undo snapshot there, or restore into a new, empty profile folder",
-            ),
+            RestoreError::NothingToRestore { .. } => Some(Hint::CheckAndBackUp),
+            RestoreError::UndoNeedsStore { .. } => Some(Hint::UndoNeedsStore),
             RestoreError::Store(e) => e.hint(),
             RestoreError::Backup(e) => e.hint(),
             RestoreError::Io(_) => None,

@@ -167,7 +167,12 @@ fn assert_disk_full(err: &StoreError, store: &Path) {
         text.contains(&io::Error::from_raw_os_error(112).to_string()),
         "{text}"
     );
-    assert_eq!(err.hint(), Some("free some disk space and try again"));
+    assert_eq!(
+        err.hint(),
+        Some(ffsession::Hint::Advice(
+            "free some disk space and try again"
+        ))
+    );
 }
 
 #[test]

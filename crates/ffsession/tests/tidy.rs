@@ -365,7 +365,7 @@ fn removing_every_tab_needs_allow_empty_and_bad_durations_are_refused() {
         matches!(e, TidyError::WouldRemoveAll { tabs: 6, .. }),
         "{e}"
     );
-    assert!(e.hint().unwrap().contains("--allow-empty"));
+    assert_eq!(e.hint(), Some(ffsession::Hint::AllowEmpty));
     let plan = tidy::plan(&s, &r, NOW + DAY, true).unwrap();
     let v: Value = serde_json::from_slice(&tidy::render_json(&s, &plan, None)).unwrap();
     assert_eq!(v["windows"], json!([]));
@@ -377,12 +377,17 @@ fn without_rules_each_rule_reports_its_savings() {
     let data = data_of(&sample());
     let s = Editable::new(&data).unwrap();
     let savings = tidy::rule_savings(&s, NOW).unwrap();
-    let by = |name: &str| savings.iter().find(|r| r.rule.starts_with(name)).unwrap();
-    assert_eq!(by("--archive-older-than").tabs_closed, 2);
-    assert_eq!(by("--close-duplicates").tabs_closed, 1);
-    assert!(by("--drop-payload").bytes_saved > 0);
-    assert!(by("--drop-closed").bytes_saved > 0);
-    assert_eq!(by("--trim-history").tabs_closed, 0);
+    let by = |rule: fn(&TidyRules) -> bool| savings.iter().find(|r| rule(&r.rule)).unwrap();
+    assert_eq!(savings.len(), 5);
+    assert!(savings.iter().all(|r| r.rule != TidyRules::default()));
+    assert_eq!(
+        by(|r| r.archive_older_than_ms == Some(30 * DAY)).tabs_closed,
+        2
+    );
+    assert_eq!(by(|r| r.close_duplicates).tabs_closed, 1);
+    assert!(by(|r| r.drop_payload).bytes_saved > 0);
+    assert!(by(|r| r.drop_closed).bytes_saved > 0);
+    assert_eq!(by(|r| r.trim_history == Some(5)).tabs_closed, 0);
 }
 
 /// A generated session whose tabs were last used `age` days ago (tab i: ages[i % len]).
@@ -515,7 +520,10 @@ fn a_damaged_newest_file_points_to_rescue_and_no_session_is_an_error() {
     .unwrap();
     let e = tidy::load_current(&profile).unwrap_err();
     assert!(matches!(e, TidyError::DamagedCurrent { .. }), "{e}");
-    assert!(e.hint().unwrap().contains("rescue"));
+    assert!(matches!(
+        e.hint(),
+        Some(ffsession::Hint::TidyDamagedCurrent { file }) if file == profile.join("sessionstore-backups/recovery.jsonlz4")
+    ));
 
     let empty = tmp.path().join("empty");
     fs::create_dir_all(&empty).unwrap();

@@ -156,7 +156,7 @@ fn run_all(global: &GlobalArgs, config: &Config, args: &BackupArgs) -> Result<()
                         fmt::escape(&profile.name),
                         fmt::escape(&format!("{e:#}"))
                     ),
-                    crate::error::hint(&e).as_deref(),
+                    crate::error::hint(&e, global).as_deref(),
                 );
                 failed.push(fmt::escape(&profile.name).into_owned());
             }
@@ -274,7 +274,7 @@ fn alarm_result(profile: &Profile, alarm: Option<Alarm>) -> Result<()> {
             if let Alarm::NewestCorrupt { file, .. } = &alarm {
                 message.push_str(&format!(
                     " (hint: `ffsession rescue {} -o rescued.jsonlz4` recovers its complete tabs)",
-                    fmt::path(&profile.path.join(file))
+                    crate::context::quote(&crate::context::absolute(&profile.path.join(file)))
                 ));
             }
             if let Alarm::Unreadable { file, .. } = &alarm {

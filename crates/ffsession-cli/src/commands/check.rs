@@ -138,7 +138,8 @@ fn remember(dir: &std::path::Path, r: &CheckReport) {
 }
 
 fn print_text(r: &CheckReport) -> Result<()> {
-    let mut out = io::stdout().lock();
+    // Written whole, then with the commands it names completed.
+    let mut out = Vec::new();
     for p in &r.problems {
         writeln!(
             out,
@@ -237,7 +238,10 @@ fn print_text(r: &CheckReport) -> Result<()> {
     if r.is_whole() && r.is_complete() {
         writeln!(out, "no errors were found")?;
     }
-    out.flush()?;
+    let text = crate::context::complete(&String::from_utf8_lossy(&out));
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
     Ok(())
 }
 

@@ -247,7 +247,7 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
                     ),
                     format!(
                         "`ffsession extract {} --archived -o FILE` writes them all",
-                        args.source
+                        crate::context::quote(&args.source)
                     ),
                 )
             })?;

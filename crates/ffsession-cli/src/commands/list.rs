@@ -72,14 +72,15 @@ pub fn run(global: &GlobalArgs, args: ListArgs) -> Result<()> {
         match global.remote_store(&config) {
             Some(remote) => writeln!(
                 out,
-                "no snapshots yet on {} (send this machine's with `ffsession copy --to {}`)",
+                "no snapshots yet on {} (send this machine's with {})",
                 fmt::escape(&remote),
-                fmt::escape(&remote)
+                global.quoted(&["copy", "--to", &remote])
             )?,
             None => writeln!(
                 out,
-                "no snapshots yet in {} (take one with `ffsession backup`)",
-                fmt::path(store.dir())
+                "no snapshots yet in {} (take one with {})",
+                fmt::path(store.dir()),
+                global.quoted(&["backup"])
             )?,
         }
     }

@@ -378,7 +378,10 @@ pub fn open_store_with_snapshots(
         if let Some(remote) = global.remote_store(&config) {
             return Err(UserError::with_hint(
                 format!("no snapshots yet on {remote}"),
-                format!("send this machine's with `ffsession copy --to {remote}`"),
+                format!(
+                    "send this machine's with {}",
+                    global.quoted(&["copy", "--to", &remote])
+                ),
             ));
         }
         return Err(UserError::with_hint(

@@ -163,12 +163,12 @@ pub fn check(
             report.unreferenced
         )?;
         if report.contents_unnamed > 0 {
-            writeln!(
-                out,
+            let text = format!(
                 "{} no snapshot record names (a prune cut short leaves them, and so do snapshot records that went missing; `ffsession prune --store {}` removes them)",
                 fmt::count(report.contents_unnamed as usize, "content record", "content records"),
                 t.label
-            )?;
+            );
+            writeln!(out, "{}", crate::context::complete(&text))?;
         }
         if report.is_clean() && missing.is_empty() {
             writeln!(out, "no damage found")?;

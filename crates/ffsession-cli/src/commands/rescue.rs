@@ -186,11 +186,11 @@ fn print_text(label: &str, output: &Path, r: &Rescued) -> io::Result<()> {
         )?;
     }
     writeln!(out, "written:   {}", output.display())?;
-    writeln!(
-        out,
+    let next = format!(
         "next:      `ffsession tabs {0}` to look at it; to open it, quit Firefox and run `ffsession restore {0}` (the current session is backed up first, so it can be undone)",
-        output.display()
-    )?;
+        crate::context::quote(&crate::context::absolute(output))
+    );
+    writeln!(out, "{}", crate::context::complete(&next))?;
     out.flush()
 }
 

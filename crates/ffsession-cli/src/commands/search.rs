@@ -93,7 +93,7 @@ pub fn run(global: &GlobalArgs, args: SearchArgs) -> Result<()> {
         Err(e @ SearchError::BadQuery { .. }) => {
             let hint = format!(
                 "{}; or leave out --fts to match the words as written",
-                e.hint().unwrap_or_default()
+                e.hint().map(|h| global.word(&h)).unwrap_or_default()
             );
             return Err(UserError::with_hint(e.to_string(), hint));
         }

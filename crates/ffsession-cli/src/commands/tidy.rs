@@ -96,6 +96,40 @@ fn parse_age(text: &str) -> Result<u64, String> {
         .map_err(|_| "write a number and a unit: 30d, 12h, 2w, 90m, 45s or 1y".to_owned())
 }
 
+/// What one rule alone would save, as `tidy --json` says it: the rule as
+/// the options that ask for it.
+#[derive(serde::Serialize)]
+struct Saving {
+    rule: String,
+    tabs_closed: usize,
+    bytes_saved: u64,
+}
+
+/// `rules` as the options of this command that ask for them.
+fn rule_options(rules: &TidyRules) -> String {
+    let mut words = Vec::new();
+    if let Some(ms) = rules.archive_older_than_ms {
+        let (n, unit) = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "m")]
+            .into_iter()
+            .find(|(size, _)| ms % size == 0)
+            .map_or((ms / 1000, "s"), |(size, unit)| (ms / size, unit));
+        words.push(format!("--archive-older-than {n}{unit}"));
+    }
+    if rules.close_duplicates {
+        words.push("--close-duplicates".into());
+    }
+    if let Some(n) = rules.trim_history {
+        words.push(format!("--trim-history {n}"));
+    }
+    if rules.drop_closed {
+        words.push("--drop-closed".into());
+    }
+    if rules.drop_payload {
+        words.push("--drop-payload".into());
+    }
+    words.join(" ")
+}
+
 pub fn run(global: &GlobalArgs, args: TidyArgs) -> Result<()> {
     let rules = TidyRules {
         archive_older_than_ms: args.archive_older_than,
@@ -124,7 +158,14 @@ pub fn run(global: &GlobalArgs, args: TidyArgs) -> Result<()> {
     let now = super::now_ms();
     let mut out = BufWriter::new(io::stdout().lock());
     if rules.is_empty() {
-        let savings = tidy::rule_savings(&session, now)?;
+        let savings: Vec<Saving> = tidy::rule_savings(&session, now)?
+            .into_iter()
+            .map(|s| Saving {
+                rule: rule_options(&s.rule),
+                tabs_closed: s.tabs_closed,
+                bytes_saved: s.bytes_saved,
+            })
+            .collect();
         if args.json {
             drop(out);
             return super::print_json(&savings);
@@ -280,4 +321,54 @@ fn print_plan(out: &mut impl Write, plan: &TidyPlan, dry_run: bool) -> io::Resul
             ""
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each rule `tidy` without rules weighs is worded as options `tidy`
+    /// takes, with the value assumed.
+    #[test]
+    fn each_rule_is_worded_as_options_tidy_takes() {
+        let base = TidyRules::default();
+        let rules = [
+            TidyRules {
+                archive_older_than_ms: Some(30 * 86_400_000),
+                ..base
+            },
+            TidyRules {
+                archive_older_than_ms: Some(90 * 60_000),
+                ..base
+            },
+            TidyRules {
+                close_duplicates: true,
+                ..base
+            },
+            TidyRules {
+                trim_history: Some(5),
+                ..base
+            },
+            TidyRules {
+                drop_closed: true,
+                ..base
+            },
+            TidyRules {
+                drop_payload: true,
+                ..base
+            },
+        ];
+        let words: Vec<String> = rules.iter().map(rule_options).collect();
+        assert_eq!(words[0], "--archive-older-than 30d");
+        assert_eq!(words[1], "--archive-older-than 90m");
+        assert_eq!(words[3], "--trim-history 5");
+        for w in &words {
+            let argv = ["ffsession", "tidy"].into_iter().chain(w.split(' '));
+            let matches = crate::cli::whole_command()
+                .try_get_matches_from(argv)
+                .unwrap_or_else(|e| panic!("{w}: {e}"));
+            let (name, _) = matches.subcommand().unwrap();
+            assert_eq!(name, "tidy");
+        }
+    }
 }

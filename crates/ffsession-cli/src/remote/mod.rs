@@ -141,8 +141,11 @@ pub fn target(value: &str, config: &Config) -> Result<Target> {
 pub fn remote_error(e: RemoteError) -> anyhow::Error {
     match e {
         RemoteError::Store(e) => anyhow::Error::new(e),
-        e => match e.hint_text() {
-            Some(h) => UserError::with_hint(e.to_string(), h),
+        e => match e.hint() {
+            Some(hint) => anyhow::Error::new(crate::error::Hinted {
+                message: e.to_string(),
+                hint,
+            }),
             None => anyhow::Error::new(e),
         },
     }
@@ -480,15 +483,17 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
     for (object, why) in &report.damaged {
         let _ = writeln!(
             err,
-            "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; `ffsession check --read-data --store {}` says which)",
-            t.location, t.label
+            "{}",
+            crate::context::complete(&format!(            "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; `ffsession check --read-data --store {}` says which)",
+            t.location, t.label))
         );
     }
     for (object, why) in &report.unreadable {
         let _ = writeln!(
             err,
-            "ffsession: warning: {}: {object} does not read ({why}); the snapshots that need it are left out for now and fetched by the next command that reads the remote, the others are here (if it keeps failing, look at that file on the server; `ffsession check --read-data --store {}` names the snapshots it holds up)",
-            t.location, t.label
+            "{}",
+            crate::context::complete(&format!(            "ffsession: warning: {}: {object} does not read ({why}); the snapshots that need it are left out for now and fetched by the next command that reads the remote, the others are here (if it keeps failing, look at that file on the server; `ffsession check --read-data --store {}` names the snapshots it holds up)",
+            t.location, t.label))
         );
     }
     if !report.snapshots_missing.is_empty() {
@@ -499,13 +504,14 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
             .collect();
         let _ = writeln!(
             err,
-            "ffsession: warning: {}: {} this machine's copy holds ({}) {} no longer on the remote, and no prune removed {}: the remote was rolled back to an older copy, emptied or damaged; kept here (`ffsession copy --to {}` from the machine that took them sends them again)",
+            "{}",
+            crate::context::complete(&format!(            "ffsession: warning: {}: {} this machine's copy holds ({}) {} no longer on the remote, and no prune removed {}: the remote was rolled back to an older copy, emptied or damaged; kept here (`ffsession copy --to {}` from the machine that took them sends them again)",
             t.location,
             crate::fmt::count(report.snapshots_missing.len(), "snapshot", "snapshots"),
             ids.join(", "),
             if ids.len() == 1 { "is" } else { "are" },
             if ids.len() == 1 { "it" } else { "them" },
-            t.label
+            t.label))
         );
     }
     Ok(dir)

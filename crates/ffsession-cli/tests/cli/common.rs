@@ -284,7 +284,114 @@ fn command_line(cmd: &Command) -> String {
 /// sometimes fails with ERROR_INTERNAL_ERROR (1359) from CreateProcess:
 /// see [`retried`].
 pub fn output(cmd: &mut Command) -> std::process::Output {
-    retried(|| cmd.output())
+    let out = retried(|| cmd.output());
+    printed_commands_are_complete(cmd.get_args(), &out);
+    out
+}
+
+/// Every command a run printed for the person to run next (in backquotes,
+/// or on a `to undo:` line) names the browser, profile and store the run
+/// was given, as the command context of the CLI words it: it acts on the
+/// same profile and store when run as printed. (A remote's own hints may
+/// name the remote the run was given as its store.)
+pub fn printed_commands_are_complete<'a>(
+    args: impl Iterator<Item = &'a OsStr>,
+    out: &std::process::Output,
+) {
+    // Windows quoting is not the shell's (and shlex reads only the shell's).
+    if cfg!(windows) {
+        return;
+    }
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-h" || a == "help")
+    {
+        return;
+    }
+    let given = global_flags(&args);
+    if given.is_empty() {
+        return;
+    }
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let undo = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("to undo: "))
+        .map(|l| l.split(" (the session").next().unwrap());
+    // Not the comments of a file shown whole (a service's unit).
+    let quoted = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("<!--"))
+        .flat_map(|l| l.split('`').skip(1).step_by(2))
+        .filter(|span| span.starts_with("ffsession "))
+        // A pointer to a command's help acts on nothing.
+        .filter(|span| !span.ends_with(" --help"));
+    for command in undo.chain(quoted) {
+        let Some(words) = shlex::split(command) else {
+            panic!("`{command}` is not shell words ({args:?} printed it)");
+        };
+        let printed = global_flags(&words[1..]);
+        for (flag, value) in &given {
+            let same = |v: &str| {
+                v == value
+                    || Path::new(v).is_absolute()
+                        && Path::new(v).ends_with(value.trim_start_matches("./"))
+            };
+            // A store the run named otherwise (`copy --to`), or a store
+            // named on purpose (the undo kept in the profile's own store).
+            let other_store = |v: &str| {
+                args.iter().any(|a| a == v) || Path::new(v).join("catalog.sqlite").is_file()
+            };
+            let copy_from_own =
+                *flag == "--store" && words.windows(2).any(|w| w[0] == "--to" && same(&w[1]));
+            let ok = copy_from_own
+                || printed
+                    .iter()
+                    .any(|(f, v)| f == flag && (same(v) || *f == "--store" && other_store(v)));
+            assert!(
+                ok,
+                "`{command}`, printed by ffsession {}, does not name {flag} {value}",
+                args.join(" ")
+            );
+        }
+    }
+}
+
+/// The words of the first command of this CLI that `text` names in
+/// backquotes with `verb` among its words, as the shell reads them.
+pub fn printed_command(text: &str, verb: &str) -> Option<Vec<String>> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("ffsession "))
+        .filter_map(shlex::split)
+        .find(|words| words.iter().any(|w| w == verb))
+}
+
+/// The `--browser`, `--profile` and `--store` options among `args` (the
+/// words after `ffsession`), with their values.
+fn global_flags(args: &[String]) -> Vec<(&'static str, String)> {
+    let mut found = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        for (long, short) in [("--browser", "-B"), ("--profile", "-P"), ("--store", "")] {
+            if word == long || word == short {
+                if let Some(value) = words.next() {
+                    found.push((long, value.clone()));
+                }
+            } else if let Some(value) = word.strip_prefix(&format!("{long}=")) {
+                found.push((long, value.to_owned()));
+            }
+        }
+        if word == "--" {
+            break;
+        }
+    }
+    found
 }
 
 /// `start()`, tried again after a pause, up to five times, while it fails
@@ -320,7 +427,11 @@ impl Run for Command {
 
 impl Run for std::process::Command {
     fn run(&mut self) -> std::process::Output {
-        retried(|| self.output())
+        let out = retried(|| self.output());
+        if Path::new(self.get_program()).file_stem() == Some(OsStr::new("ffsession")) {
+            printed_commands_are_complete(self.get_args(), &out);
+        }
+        out
     }
 }
 

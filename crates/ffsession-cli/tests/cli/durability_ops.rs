@@ -309,7 +309,11 @@ fn orphans_of_killed_backups_are_counted_in_one_line_and_prune_removes_them() {
     assert_eq!(lines.len(), 1, "{text}");
     assert!(
         lines[0].contains(&format!("{orphans} orphan chunk files"))
-            && lines[0].contains("`ffsession prune` removes them"),
+            && lines[0].contains(&format!(
+                "`ffsession --profile {} --store {} prune` removes them",
+                fx.profile.display(),
+                store.display()
+            )),
         "{text}"
     );
 

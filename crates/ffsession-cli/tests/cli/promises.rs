@@ -152,7 +152,11 @@ fn restore_latest_names_a_newer_damaged_file_and_the_rescue_command() {
         "{err}"
     );
     assert!(
-        err.contains("ffsession rescue 2 -o rescued.jsonlz4"),
+        err.contains(&format!(
+            "`ffsession --profile {} --store {} rescue 2 -o rescued.jsonlz4`",
+            profile.display(),
+            env.store_dir().display()
+        )),
         "{err}"
     );
     assert!(err.contains("taking snapshot 1 (50 tabs"), "{err}");

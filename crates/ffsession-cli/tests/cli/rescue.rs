@@ -5,7 +5,9 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_output, ok_stdout, session, stderr, tabs_session, Run, TestEnv};
+use crate::common::{
+    ok_json, ok_output, ok_stdout, printed_command, session, stderr, tabs_session, Run, TestEnv,
+};
 
 /// `ffsession rescue INPUT -o out.jsonlz4`, run to the end.
 fn rescue_to_out(env: &TestEnv, input: &Path) -> std::process::Output {
@@ -37,7 +39,7 @@ fn a_truncated_file_is_rescued_into_a_session_that_reads() {
     let out = env.cmd().arg("info").arg(&cut).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("ffsession rescue"),
+        printed_command(&stderr(&out), "rescue").is_some(),
         "{}",
         stderr(&out)
     );
@@ -78,7 +80,12 @@ fn a_truncated_file_is_rescued_into_a_session_that_reads() {
     assert!(text.contains("ffsession tabs"), "{text}");
     // The way to open it is `restore` (undo snapshot, recovery files set
     // aside), not copying it over the session file by hand.
-    assert!(text.contains("`ffsession restore out2.jsonlz4`"), "{text}");
+    // Run as printed from any folder: the file's path is absolute.
+    let restore = format!(
+        "`ffsession restore {}`",
+        env.path().join("out2.jsonlz4").display()
+    );
+    assert!(text.contains(&restore), "{text}");
     assert!(!text.contains("copy it over"), "{text}");
     let help = ok_stdout(env.cmd().args(["rescue", "--help"]));
     assert!(help.contains("ffsession restore OUT"), "{help}");
@@ -195,7 +202,7 @@ fn a_damaged_snapshot_in_the_store_is_rescued() {
     let out = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(out.status.code(), Some(3));
     assert!(
-        stderr(&out).contains("ffsession rescue"),
+        printed_command(&stderr(&out), "rescue").is_some(),
         "{}",
         stderr(&out)
     );

@@ -2,6 +2,7 @@
 //! says what to do.
 
 use crate::store::StoreError;
+use crate::Hint;
 
 /// What went wrong with a remote store.
 #[derive(Debug, thiserror::Error)]
@@ -107,71 +108,57 @@ pub enum RemoteError {
 }
 
 impl RemoteError {
-    /// What to do about it (for [`RemoteError::HostKey`], the command that
-    /// accepts the key).
-    pub fn hint_text(&self) -> Option<String> {
-        match self {
-            RemoteError::HostKey {
-                changed: false,
-                command,
-                ..
-            } => Some(format!(
-                "run `{command}`: it shows the server's key; answer yes if it is your server's (compare it with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` run on the server), then run this command again"
-            )),
-            RemoteError::HostKey {
-                changed: true,
-                host,
-                command,
-                ..
-            } => Some(format!(
-                "if the server's key changed on purpose, remove the old one with `ssh-keygen -R '{host}'`, then accept the new one with `{command}` (compare its fingerprint with the server's); otherwise do not connect"
-            )),
-            e => e.hint().map(str::to_owned),
-        }
-    }
-
     /// What to do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<Hint> {
         match self {
-            RemoteError::HostKey { .. } => Some(
-                "accept the server's host key with `ssh HOST` (compare its fingerprint with the server's), then run this command again",
-            ),
-            RemoteError::Location { .. } => Some(
+            RemoteError::HostKey {
+                host,
+                changed,
+                command,
+                ..
+            } => Some(Hint::HostKey {
+                host: host.clone(),
+                changed: *changed,
+                command: command.clone(),
+            }),
+            RemoteError::Location { .. } => Some(Hint::Advice(
                 "a store location is a folder path, sftp://[user@]host[:port]/path, s3://bucket/prefix, webdav://host/path or webdavs://host/path",
-            ),
-            RemoteError::Unsupported { .. } => Some(
+            )),
+            RemoteError::Unsupported { .. } => Some(Hint::Advice(
                 "mount the server as a folder (SSHFS, rclone mount) and give its path, or use s3:// or webdavs://",
-            ),
-            RemoteError::Backend { full: true, .. } => Some(
-                "the server is out of space: free some (`ffsession prune --store LOCATION`), then copy again; what was sent is kept",
-            ),
+            )),
+            RemoteError::Backend {
+                full: true,
+                location,
+                ..
+            } => Some(Hint::RemoteFull {
+                location: location.clone(),
+            }),
             RemoteError::Backend {
                 op: "write" | "remove",
                 ..
-            } => Some(
+            } => Some(Hint::Advice(
                 "check the connection and the credentials, then run the command again: a copy cut short resumes where it stopped",
-            ),
-            RemoteError::Backend { .. } => Some(
+            )),
+            RemoteError::Backend { .. } => Some(Hint::Advice(
                 "check the connection, the location and the credentials, then run the command again",
-            ),
-            RemoteError::NotARemote { .. } => {
-                Some("give an empty folder or bucket prefix, or the location of an existing remote store")
-            }
-            RemoteError::Missing { .. } => {
-                Some("create it with `ffsession copy --to LOCATION`, which sends the local snapshots")
-            }
-            RemoteError::WrongPassword { .. } => Some(
-                "give the password this remote was created with (FFSESSION_PASSWORD, --password-file, or the prompt); nothing was written",
-            ),
-            RemoteError::Damaged { .. } => Some(
-                "run `ffsession check --read-data --store LOCATION`, then `ffsession copy --to LOCATION` from a machine that has these snapshots to send them again",
-            ),
-            RemoteError::Incomplete { .. } => Some(
+            )),
+            RemoteError::NotARemote { .. } => Some(Hint::Advice(
+                "give an empty folder or bucket prefix, or the location of an existing remote store",
+            )),
+            RemoteError::Missing { location, .. } => Some(Hint::RemoteMissing {
+                location: location.clone(),
+            }),
+            RemoteError::WrongPassword { .. } => Some(Hint::WrongPassword),
+            RemoteError::Damaged { location, .. } => Some(Hint::RemoteDamaged {
+                location: location.clone(),
+            }),
+            RemoteError::Incomplete { .. } => Some(Hint::Advice(
                 "another machine is removing what this copy sends (a prune with no margin, or one that took this copy for dead): let it finish, then copy again; nothing sent is counted as copied",
-            ),
-            RemoteError::Locked { .. } => Some(
+            )),
+            RemoteError::Locked { .. } => Some(Hint::Advice(
                 "another ffsession is pruning or copying to this remote: try again later; a lock the server wrote more than 30 minutes ago is stale and ignored",
-            ),
+            )),
             RemoteError::Store(e) => e.hint(),
         }
     }

@@ -149,17 +149,14 @@ pub enum RescueError {
 
 impl RescueError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
+        use crate::Hint;
         match self {
-            RescueError::Io(e) if e.is_folder_opened_as_file() => Some(crate::error::FOLDER_HINT),
-            RescueError::Io(_) => Some("check the path and its permissions"),
+            RescueError::Io(e) if e.is_folder_opened_as_file() => Some(Hint::FolderNotFile),
+            RescueError::Io(_) => Some(Hint::Advice("check the path and its permissions")),
             RescueError::Output(e) => e.hint(),
-            RescueError::Nothing { .. } => Some(
-                "the damage starts before the first complete tab; try another session file or backup (`ffsession profiles`, `ffsession list`)",
-            ),
-            RescueError::NotASession { .. } => Some(
-                "rescue reads Firefox session files (sessionstore.jsonlz4, sessionstore-backups/*.jsonlz4, or their JSON); `ffsession profiles` lists a profile's",
-            ),
+            RescueError::Nothing { .. } => Some(Hint::NothingRescued),
+            RescueError::NotASession { .. } => Some(Hint::RescueReadsSessions),
         }
     }
 }

@@ -4,6 +4,8 @@
 //! about; [`StoreError::hint`] says what the user can do.
 
 use std::io;
+
+use crate::Hint;
 use std::path::PathBuf;
 
 use super::{ChunkerParams, Digest, SnapshotId};
@@ -182,68 +184,48 @@ pub enum StoreError {
 
 impl StoreError {
     /// What the user can do about this error, if there is something useful to say.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
         match self {
             StoreError::Io(e) => io_hint(e.source.kind()),
-            StoreError::NotWritable { .. } => Some(
-                "choose a store folder on a writable disk that you own, or fix its permissions",
-            ),
+            StoreError::NotWritable { .. } => Some(Hint::Advice("choose a store folder on a writable disk that you own, or fix its permissions")),
             StoreError::NotAStore { .. } => {
-                Some("check the path; a new store is created only in a new or empty folder")
+                Some(Hint::Advice("check the path; a new store is created only in a new or empty folder"))
             }
-            StoreError::Locked { .. } => Some(
-                "wait for the other ffsession to finish (its lock is released when it exits), then try again",
-            ),
-            StoreError::ReadOnly { .. } => Some("open the store for writing"),
-            StoreError::SymbolicLink { .. } => Some(
-                "remove the link (ffsession makes `lock` itself) or put the real file or folder in its place; `ffsession check` lists every link in the store",
-            ),
-            StoreError::StoreFolderLink { .. } => Some(
-                "give the real folder's path (--store, or `store` in the config file), or put the store folder itself where the link is",
-            ),
-            StoreError::InvalidChunkerParams { .. } => Some("use ChunkerParams::default()"),
-            StoreError::CatalogLost { .. } => Some(
-                "put back catalog.sqlite from a copy of this store (without it no snapshot can be listed or restored), or move the folder aside to start a new store",
-            ),
-            StoreError::CatalogCorrupt { .. } => Some(
-                "put back a copy of catalog.sqlite, or move the store folder aside and start a new store (its chunk files stay readable)",
-            ),
-            StoreError::SchemaTooNew { .. } => Some("use the newer ffsession that wrote this store"),
-            StoreError::IndexUnavailable { .. } => Some(
-                "run `ffsession reindex` to build it again from the snapshots (backups and restores do not need it)",
-            ),
+            StoreError::Locked { .. } => Some(Hint::Advice("wait for the other ffsession to finish (its lock is released when it exits), then try again")),
+            StoreError::ReadOnly { .. } => Some(Hint::Advice("open the store for writing")),
+            StoreError::SymbolicLink { .. } => Some(Hint::StoreLink),
+            StoreError::StoreFolderLink { .. } => Some(Hint::StoreFolderLink),
+            StoreError::InvalidChunkerParams { .. } => Some(Hint::Advice("use ChunkerParams::default()")),
+            StoreError::CatalogLost { .. } => Some(Hint::Advice("put back catalog.sqlite from a copy of this store (without it no snapshot can be listed or restored), or move the folder aside to start a new store")),
+            StoreError::CatalogCorrupt { .. } => Some(Hint::Advice("put back a copy of catalog.sqlite, or move the store folder aside and start a new store (its chunk files stay readable)")),
+            StoreError::SchemaTooNew { .. } => Some(Hint::Advice("use the newer ffsession that wrote this store")),
+            StoreError::IndexUnavailable { .. } => Some(Hint::Reindex),
             StoreError::SchemaTooOld { .. } => {
-                Some("open the store for writing once (take a backup) to upgrade its catalog")
+                Some(Hint::Advice("open the store for writing once (take a backup) to upgrade its catalog"))
             }
             StoreError::Catalog { source, .. } => match source.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::DiskFull) => Some("free some disk space and try again"),
+                Some(rusqlite::ErrorCode::DiskFull) => Some(Hint::Advice("free some disk space and try again")),
                 Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::PermissionDenied) => {
-                    Some("check the permissions of the store folder and of catalog.sqlite")
+                    Some(Hint::Advice("check the permissions of the store folder and of catalog.sqlite"))
                 }
                 _ => None,
             },
-            StoreError::UnknownSnapshot { .. } => Some("list the snapshots to see which ids exist"),
-            StoreError::MissingChunk { .. } | StoreError::DamagedChunk { .. } => Some(
-                "this snapshot cannot be restored from this store; other snapshots may still be intact",
-            ),
-            StoreError::ReadBack { .. } => Some(
-                "the disk may be failing: run `ffsession check`, and copy the store to another disk",
-            ),
-            StoreError::CorruptSnapshot { .. } => Some(
-                "restore another snapshot, or read this one's original bytes to salvage what you can",
-            ),
+            StoreError::UnknownSnapshot { .. } => Some(Hint::Advice("list the snapshots to see which ids exist")),
+            StoreError::MissingChunk { .. } | StoreError::DamagedChunk { .. } => Some(Hint::Advice("this snapshot cannot be restored from this store; other snapshots may still be intact")),
+            StoreError::ReadBack { .. } => Some(Hint::ReadBack),
+            StoreError::CorruptSnapshot { .. } => Some(Hint::Advice("restore another snapshot, or read this one's original bytes to salvage what you can")),
             StoreError::Export { .. } => None,
         }
     }
 }
 
-fn io_hint(kind: io::ErrorKind) -> Option<&'static str> {
+fn io_hint(kind: io::ErrorKind) -> Option<crate::Hint> {
     match kind {
-        io::ErrorKind::NotFound => Some("check the path"),
-        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-            Some("check the permissions of the store folder, and that its disk is writable")
-        }
-        io::ErrorKind::StorageFull => Some("free some disk space and try again"),
+        io::ErrorKind::NotFound => Some(Hint::Advice("check the path")),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => Some(Hint::Advice(
+            "check the permissions of the store folder, and that its disk is writable",
+        )),
+        io::ErrorKind::StorageFull => Some(Hint::Advice("free some disk space and try again")),
         io::ErrorKind::ResourceBusy => Some(crate::error::HELD_OPEN_HINT),
         _ => None,
     }

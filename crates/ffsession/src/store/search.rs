@@ -91,13 +91,13 @@ pub fn literal_query(text: &str) -> Option<String> {
 
 impl SearchError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
         match self {
             SearchError::Store(e) => e.hint(),
-            SearchError::BadQuery { .. } => Some(
+            SearchError::BadQuery { .. } => Some(crate::Hint::Advice(
                 "in FTS5 syntax, put a phrase or text with punctuation in double quotes, \
                  e.g. '\"c++ tips\"', and close every quote",
-            ),
+            )),
         }
     }
 }

@@ -247,30 +247,25 @@ pub enum TidyError {
 
 impl TidyError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<crate::Hint> {
+        use crate::Hint;
         match self {
-            TidyError::BadDuration { .. } => {
-                Some("write a number and a unit: 30d, 12h, 2w, 90m, 45s or 1y")
+            TidyError::BadDuration { .. } => Some(Hint::Advice(
+                "write a number and a unit: 30d, 12h, 2w, 90m, 45s or 1y",
+            )),
+            TidyError::WouldRemoveAll { .. } => Some(Hint::AllowEmpty),
+            TidyError::NotEditable { path, .. } => {
+                Some(Hint::TidyNotEditable { file: path.clone() })
             }
-            TidyError::WouldRemoveAll { .. } => {
-                Some("loosen the rules, or pass --allow-empty to close every tab anyway")
+            TidyError::DamagedCurrent { path, .. } => {
+                Some(Hint::TidyDamagedCurrent { file: path.clone() })
             }
-            TidyError::NotEditable { .. } => Some(
-                "`ffsession info FILE` says what is wrong; `ffsession rescue FILE -o OUT` recovers the complete tabs of a damaged file",
-            ),
-            TidyError::DamagedCurrent { .. } => Some(
-                "`ffsession rescue FILE -o OUT` recovers its complete tabs; tidy again once the profile's newest file reads",
-            ),
-            TidyError::FirefoxRunning { .. } => {
-                Some("quit Firefox (all its windows) and run the tidy again")
-            }
-            TidyError::Changed { .. } => Some("run the tidy again"),
-            TidyError::NothingSelected { .. } => {
-                Some("`ffsession tabs SOURCE` lists the windows and tabs it holds")
-            }
-            TidyError::BadQuery { .. } => Some(
-                "in FTS5 syntax (--fts), put a phrase or text with punctuation in double quotes, and close every quote; without --fts words match as written",
-            ),
+            TidyError::FirefoxRunning { .. } => Some(Hint::Advice(
+                "quit Firefox (all its windows) and run the tidy again",
+            )),
+            TidyError::Changed { .. } => Some(Hint::Advice("run the tidy again")),
+            TidyError::NothingSelected { .. } => Some(Hint::ListTabs),
+            TidyError::BadQuery { .. } => Some(Hint::TidyBadQuery),
             TidyError::Read(e) => e.hint(),
             TidyError::Store(e) => e.hint(),
             TidyError::Backup(e) => e.hint(),

@@ -3,8 +3,6 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use super::raw::{self, Counting, RenderOptions, TabEdit};
 use super::{ClosedTabPlan, Editable, Reason, TidyError, TidyPlan, TidyRules, WindowPlan};
 use crate::session::Tab;
@@ -234,63 +232,48 @@ pub fn render_json(session: &Editable<'_>, plan: &TidyPlan, last_update: Option<
 }
 
 /// What one rule alone would save, for a tidy without rules.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RuleSaving {
-    /// The rule, as a command-line option with the value assumed.
-    pub rule: String,
+    /// The rule alone, with its value assumed (the front end words it).
+    pub rule: TidyRules,
     /// Tabs it would close.
     pub tabs_closed: usize,
     /// Session JSON bytes it would save.
     pub bytes_saved: u64,
 }
 
-/// What each rule alone would save, with `--archive-older-than 30d` and
-/// `--trim-history 5` as the values assumed.
+/// What each rule alone would save, with 30 days (archive) and 5 entries
+/// (trim history) as the values assumed.
 pub fn rule_savings(session: &Editable<'_>, now_ms: u64) -> Result<Vec<RuleSaving>, TidyError> {
     let base = TidyRules::default();
     let cases = [
-        (
-            "--archive-older-than 30d",
-            TidyRules {
-                archive_older_than_ms: Some(30 * 86_400_000),
-                ..base
-            },
-        ),
-        (
-            "--close-duplicates",
-            TidyRules {
-                close_duplicates: true,
-                ..base
-            },
-        ),
-        (
-            "--trim-history 5",
-            TidyRules {
-                trim_history: Some(5),
-                ..base
-            },
-        ),
-        (
-            "--drop-closed",
-            TidyRules {
-                drop_closed: true,
-                ..base
-            },
-        ),
-        (
-            "--drop-payload",
-            TidyRules {
-                drop_payload: true,
-                ..base
-            },
-        ),
+        TidyRules {
+            archive_older_than_ms: Some(30 * 86_400_000),
+            ..base
+        },
+        TidyRules {
+            close_duplicates: true,
+            ..base
+        },
+        TidyRules {
+            trim_history: Some(5),
+            ..base
+        },
+        TidyRules {
+            drop_closed: true,
+            ..base
+        },
+        TidyRules {
+            drop_payload: true,
+            ..base
+        },
     ];
     cases
         .into_iter()
-        .map(|(name, rules)| {
+        .map(|rules| {
             let p = plan(session, &rules, now_ms, true)?;
             Ok(RuleSaving {
-                rule: name.to_owned(),
+                rule: rules,
                 tabs_closed: p.closed.len(),
                 bytes_saved: if p.is_noop() {
                     0
