@@ -212,3 +212,48 @@ fn a_firefox_session_without_zen_fields_reads_as_before() {
     assert!(session.windows.iter().all(|w| w.zen_spaces().is_empty()));
     assert!(session.windows.iter().all(|w| w.forks.is_empty()));
 }
+
+#[test]
+fn zens_keys_of_unexpected_types_in_firefoxs_file_read_as_absent() {
+    // Every reader keeps the same raw values; Zen's accessors read a value
+    // of an unexpected type as absent, never as a reason to refuse the file.
+    let json = br#"{"windows":[{"tabs":[
+        {"entries":[{"url":"a"}],"zenWorkspace":5,"zenEssential":"true"},
+        {"entries":[{"url":"b"}],"zenWorkspace": {"x":[1]} ,"zenEssential":0},
+        {"entries":[{"url":"c"}],"zenWorkspace":"{s\u0031}","zenEssential":[]},
+        {"entries":[{"url":"d"}],"zenWorkspace":null,"zenEssential":{}}],
+        "spaces":"not a list"},
+      {"tabs":[],"spaces":[1,{"uuid":"{s1}","name":"One"},{"uuid":2}]}]}"#;
+    crate::session::assert_fast_paths_match_reference(json);
+    let session = Session::from_json(json).unwrap();
+    let tabs = &session.windows[0].tabs;
+    let spaces: Vec<_> = tabs.iter().map(|t| t.zen_workspace()).collect();
+    assert_eq!(spaces, [None, None, Some(Cow::Borrowed("{s1}")), None]);
+    let essential: Vec<_> = tabs.iter().map(|t| t.zen_essential()).collect();
+    assert_eq!(essential, [true, false, true, true], "as JavaScript's `if`");
+    assert!(session.windows[0].zen_spaces().is_empty());
+    assert_eq!(session.windows[1].zen_spaces().len(), 2);
+    let names = SpaceNames::of_session(&session);
+    let records: Vec<_> = session
+        .tab_records_with(TabFilter::default(), mark)
+        .map(|r| names.resolve(r))
+        .collect();
+    assert_eq!(records[2].space.as_deref(), Some("One"));
+    for text in [
+        r#"{"entries":[],"zenWorkspace":5,"zenEssential":"true"}"#,
+        r#"{"zenWorkspace":"{s\u0031}"}"#,
+        r#"{"zenEssential": null ,"other":1}"#,
+    ] {
+        crate::session::assert_tab_reader_matches_serde(text);
+    }
+}
+
+#[test]
+fn a_zen_key_given_twice_is_refused_by_every_reader() {
+    let json = br#"{"windows":[{"tabs":[{"entries":[],"zenWorkspace":"a","zenWorkspace":"b"}]}]}"#;
+    assert!(Session::from_json_serial(json).is_err());
+    assert!(Session::from_json(json).is_err());
+    assert!(Session::from_json_one_thread(json).is_err());
+    let json = br#"{"windows":[{"tabs":[],"spaces":[],"spaces":[]}]}"#;
+    assert!(Session::from_json(json).is_err());
+}
