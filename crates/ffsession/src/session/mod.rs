@@ -7,6 +7,10 @@
 //! form data, session storage, scroll positions, cookies, ...) are skipped by the
 //! parser without being allocated, so allocations grow with tabs and history
 //! entries, never with those payloads.
+//! The keys Firefox's forks add to tabs and windows (`crate::forks` lists
+//! them) are kept unread, as raw JSON, in one place per object
+//! ([`ForkData`]), for the fork's own module to read: this module names no
+//! fork.
 //!
 //! The shape follows what Firefox's SessionStore writes (`session.schema.json`):
 //! unknown fields are ignored, and a field of an unexpected type (missing,
@@ -161,7 +165,7 @@ pub struct Window<'a> {
     pub tabs: Vec<Tab<'a>>,
     /// 1-based index of the selected tab.
     pub selected: Option<u64>,
-    /// Recently closed tabs of this window, most recent first.
+    /// Recently closed tabs of this window (`_closedTabs`), most recent first.
     pub closed_tabs: Vec<ClosedTab<'a>>,
     /// Tab groups of this window (Firefox 138+).
     pub groups: Vec<TabGroup<'a>>,
@@ -169,15 +173,16 @@ pub struct Window<'a> {
     pub width: Option<i64>,
     /// Height in CSS pixels.
     pub height: Option<i64>,
-    /// Horizontal screen position.
+    /// Horizontal screen position (`screenX`).
     pub screen_x: Option<i64>,
-    /// Vertical screen position.
+    /// Vertical screen position (`screenY`).
     pub screen_y: Option<i64>,
     /// `normal`, `maximized`, `minimized` or `fullscreen`.
     pub sizemode: Option<Cow<'a, str>>,
     /// Title (closed windows carry the title of their selected tab).
     pub title: Option<Cow<'a, str>>,
-    /// When the window was closed (closed windows only), ms since the epoch.
+    /// When the window was closed (`closedAt`, closed windows only), ms since
+    /// the epoch.
     pub closed_at: Option<u64>,
     /// The keys forks add to a window (`crate::forks::WINDOW_KEYS`), as raw
     /// JSON, read by each fork's own module; empty in Firefox's files.
@@ -197,18 +202,20 @@ pub struct Tab<'a> {
     pub pinned: bool,
     /// Hidden (by an extension, or in a collapsed group in some versions).
     pub hidden: bool,
-    /// Id of the tab group the tab belongs to, if any.
+    /// Id of the tab group the tab belongs to (`groupId`), if any.
     pub group_id: Option<Cow<'a, str>>,
-    /// Container (contextual identity); 0 is no container.
+    /// Container (contextual identity, `userContextId`); 0 is no container.
     pub user_context_id: Option<u64>,
-    /// Last time the tab was selected, ms since the epoch.
+    /// Last time the tab was selected (`lastAccessed`), ms since the epoch.
     pub last_accessed: Option<u64>,
-    /// What the user typed in the address bar but has not loaded yet.
+    /// What the user typed in the address bar but has not loaded yet
+    /// (`userTypedValue`).
     pub user_typed_value: Option<Cow<'a, str>>,
     /// The keys forks add to a tab (`crate::forks::TAB_KEYS`), as raw JSON,
     /// read by each fork's own module; empty in Firefox's files.
     pub forks: ForkData<'a>,
-    /// The favicon, often a `data:` URI of several KB: skipped, not kept.
+    /// The favicon (`image`), often a `data:` URI of several KB: skipped,
+    /// not kept.
     #[allow(dead_code)]
     pub(super) image: de::Skipped,
 }
