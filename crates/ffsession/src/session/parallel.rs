@@ -465,7 +465,9 @@ impl<'a> WindowFields<'a> {
         .iter()
         .enumerate()
         .fold(0, |mask, (bit, &set)| mask | u16::from(set) << bit);
-        // Then a bit for each fork key, in the order of the registry.
+        // Then a bit for each fork key, in the order of the registry (keys
+        // past the sixteenth share the last bit: a duplicate seen where
+        // there is none only sends the document to the reference).
         let forks = forks::WINDOW_KEYS.iter().enumerate();
         forks.fold(fields, |mask, (bit, &key)| {
             mask | u16::from(self.forks.get(key).is_some()) << (11 + bit).min(15)
