@@ -16,7 +16,7 @@ use ffsession::error::FormatError;
 use ffsession::export::{write_tabs, TabFormat};
 use ffsession::format::{self, Format, MOZLZ4_HEADER_LEN, MOZLZ4_MAGIC};
 use ffsession::session::{Session, SessionMeta, TabFilter, TabRecord};
-use ffsession::zen::ZenSessions;
+use ffsession::zen::{self, ZenSessions, ZenTab};
 use ffsession::SessionData;
 
 /// Every export format.
@@ -226,7 +226,8 @@ fn exercise_zen(z: &ZenSessions<'_>) {
     let in_spaces: usize = summary.space_tabs.iter().map(|s| s.tabs).sum();
     assert!(in_spaces <= summary.tabs - summary.essential_tabs);
     for (r, t) in records.iter().zip(&z.tabs) {
-        let uuid = t.zen_workspace.as_deref();
+        let workspace = t.zen_workspace();
+        let uuid = workspace.as_deref();
         // The first space of that uuid that has a name names it.
         let named = |u: &str| {
             z.spaces
@@ -235,8 +236,8 @@ fn exercise_zen(z: &ZenSessions<'_>) {
                 .and_then(|s| s.name.as_deref())
         };
         let name = uuid.map(|u| named(u).unwrap_or(u));
-        assert_eq!(r.space, name, "a tab's space");
-        assert_eq!(r.essential, t.zen_essential);
+        assert_eq!(r.space.as_deref(), name, "a tab's space");
+        assert_eq!(r.essential, t.zen_essential());
         assert_eq!(r.url, t.url());
         if let Some(id) = t.group_id.as_deref() {
             assert_eq!(r.group, Some(z.group_name(id).unwrap_or(id)));
@@ -259,7 +260,8 @@ pub fn exercise(session: &Session<'_>) {
         window: None,
         include_closed: true,
     };
-    let records: Vec<TabRecord<'_>> = session.tab_records(all).collect();
+    // With Zen's marks, which any session may carry.
+    let records: Vec<TabRecord<'_>> = session.tab_records_with(all, zen::mark).collect();
     assert_eq!(
         records.len(),
         summary.tabs + summary.closed_tabs + summary.closed_window_tabs,

@@ -90,6 +90,7 @@ fn flags(r: &TabRecord<'_>) -> String {
     }
     let space = r
         .space
+        .as_deref()
         .map(|s| format!(" ({})", one_line(s)))
         .unwrap_or_default();
     if f.is_empty() {
@@ -190,7 +191,7 @@ fn json_record(buf: &mut Vec<u8>, r: &TabRecord<'_>) -> io::Result<()> {
     num(buf, b",\"history_len\":", Some(r.history_len as u64));
     buf.extend_from_slice(b",\"essential\":");
     buf.extend_from_slice(if r.essential { b"true" } else { b"false" });
-    json_opt_str(buf, b",\"space\":", r.space)?;
+    json_opt_str(buf, b",\"space\":", r.space.as_deref())?;
     buf.push(b'}');
     Ok(())
 }
@@ -474,7 +475,7 @@ mod tests {
                 closed_at: some(u64::MAX),
                 history_len: 0,
                 essential: i % 7 == 0,
-                space: (i % 3 == 1).then_some(title.as_str()),
+                space: (i % 3 == 1).then_some(title.as_str().into()),
             });
         }
         for r in &records {

@@ -22,7 +22,9 @@
 //!   extracting and merging sessions.
 //! - [`watch`]: when the watcher takes a snapshot (debounce policy).
 //! - [`service`]: systemd / launchd definitions that run the watcher.
-//! - [`zen`]: Zen's own session file (`zen-sessions.jsonlz4`): its spaces and tabs.
+//! - [`forks`]: the keys Firefox's forks add to its session objects, kept for them.
+//! - [`zen`]: Zen's own session file (`zen-sessions.jsonlz4`): its spaces and tabs;
+//!   Zen's keys in Firefox's session objects.
 
 /// A test's setting, the number in `FFSESSION_TEST_<NAME>`: read only in
 /// debug builds (what `cargo test` builds, for the fault and durability
@@ -45,6 +47,7 @@ pub mod buffer;
 pub mod diff;
 pub mod error;
 pub mod export;
+pub mod forks;
 pub mod format;
 pub mod fs_util;
 pub mod hint;

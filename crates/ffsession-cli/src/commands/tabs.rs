@@ -8,7 +8,7 @@ use clap::Args;
 use ffsession::export::{write_tabs, TabFormat};
 use ffsession::format::SessionData;
 use ffsession::session::{Session, TabFilter, TabRecord, TabState};
-use ffsession::zen::SpaceNames;
+use ffsession::zen::{self, SpaceNames, ZenTab};
 
 use crate::cli::GlobalArgs;
 use crate::error::UserError;
@@ -152,7 +152,7 @@ fn list(
         .iter()
         .chain(&session.closed_windows)
         .flat_map(|w| &w.tabs)
-        .any(|t| t.zen_workspace.is_some());
+        .any(|t| t.zen_workspace().is_some());
     let zen_data: Vec<SessionData> = if uses_spaces {
         zen_files_nearest(data.path(), session.session.last_update)
     } else {
@@ -163,7 +163,9 @@ fn list(
         names.add_zen(zen);
     }
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let records = session.tab_records(filter).map(|r| names.resolve(r));
+    let records = session
+        .tab_records_with(filter, zen::mark)
+        .map(|r| names.resolve(r));
     write_tabs(out, format, records)?;
     Ok(())
 }

@@ -266,9 +266,9 @@ pub(crate) fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::E
 
 /// A flag read as JavaScript reads a value in an `if`: `true`, a number
 /// other than 0 (and not NaN), a non-empty string, an object or an array
-/// are true; `false`, `0`, `""` and `null` are false. Zen writes some of
-/// its flags as the value of a DOM attribute (`zenEssential` is `"true"` or
-/// `null`) and tests them with `if (tabData.zenEssential)`.
+/// are true; `false`, `0`, `""` and `null` are false. Forks write some of
+/// their flags as the value of a DOM attribute (`"true"` or `null`) and
+/// test them with an `if`; their modules read such flags with this.
 pub(crate) fn truthy<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     struct TruthyVisitor;
     impl<'de> Visitor<'de> for TruthyVisitor {

@@ -7,6 +7,10 @@
 //! form data, session storage, scroll positions, cookies, ...) are skipped by the
 //! parser without being allocated, so allocations grow with tabs and history
 //! entries, never with those payloads.
+//! The keys Firefox's forks add to tabs and windows (`crate::forks` lists
+//! them) are kept unread, as raw JSON, in one place per object
+//! ([`ForkData`]), for the fork's own module to read: this module names no
+//! fork.
 //!
 //! The shape follows what Firefox's SessionStore writes (`session.schema.json`):
 //! unknown fields are ignored, and a field of an unexpected type (missing,
@@ -17,7 +21,9 @@
 
 mod cursor;
 pub(crate) mod de;
+mod fork_data;
 pub(crate) mod growing;
+mod objects;
 mod parallel;
 mod records;
 mod skim;
@@ -34,6 +40,7 @@ use crate::error::ParseError;
 
 // The fuzz targets' and tests' comparisons with the reference parser: in
 // fuzz builds (`--cfg fuzzing`) and debug builds, never in a release.
+pub use fork_data::ForkData;
 #[cfg(any(fuzzing, debug_assertions))]
 #[doc(hidden)]
 pub use parallel::assert_fast_paths_match_reference;
@@ -47,8 +54,6 @@ pub use skim::assert_matches_serde as assert_tab_reader_matches_serde;
 // also take an array of the fields in order, a shape Firefox never writes.
 de::object_only!(Session<'a>);
 de::object_only!(Timestamps);
-de::object_only!(Window<'a>);
-de::object_only!(Tab<'a>);
 de::object_only!(Entry<'a>);
 de::object_only!(ClosedTab<'a>);
 de::object_only!(TabGroup<'a>);
@@ -151,102 +156,68 @@ impl SessionMeta {
 }
 
 /// A browser window, open or recently closed.
-#[derive(Debug, Deserialize)]
-#[serde(remote = "Self")]
+///
+/// Read by hand (`objects.rs`), each field by the tolerant reader the
+/// derived readers of the other types use (`de.rs`).
+#[derive(Debug, Default)]
 pub struct Window<'a> {
     /// Tabs in tab-strip order.
-    #[serde(default, borrow, deserialize_with = "de::list")]
     pub tabs: Vec<Tab<'a>>,
     /// 1-based index of the selected tab.
-    #[serde(default, deserialize_with = "de::opt_u64")]
     pub selected: Option<u64>,
-    /// Recently closed tabs of this window, most recent first.
-    #[serde(default, rename = "_closedTabs", borrow, deserialize_with = "de::list")]
+    /// Recently closed tabs of this window (`_closedTabs`), most recent first.
     pub closed_tabs: Vec<ClosedTab<'a>>,
     /// Tab groups of this window (Firefox 138+).
-    #[serde(default, borrow, deserialize_with = "de::list")]
     pub groups: Vec<TabGroup<'a>>,
     /// Width in CSS pixels.
-    #[serde(default, deserialize_with = "de::opt_i64")]
     pub width: Option<i64>,
     /// Height in CSS pixels.
-    #[serde(default, deserialize_with = "de::opt_i64")]
     pub height: Option<i64>,
-    /// Horizontal screen position.
-    #[serde(default, rename = "screenX", deserialize_with = "de::opt_i64")]
+    /// Horizontal screen position (`screenX`).
     pub screen_x: Option<i64>,
-    /// Vertical screen position.
-    #[serde(default, rename = "screenY", deserialize_with = "de::opt_i64")]
+    /// Vertical screen position (`screenY`).
     pub screen_y: Option<i64>,
     /// `normal`, `maximized`, `minimized` or `fullscreen`.
-    #[serde(default, borrow, deserialize_with = "de::opt_str")]
     pub sizemode: Option<Cow<'a, str>>,
     /// Title (closed windows carry the title of their selected tab).
-    #[serde(default, borrow, deserialize_with = "de::opt_str")]
     pub title: Option<Cow<'a, str>>,
-    /// When the window was closed (closed windows only), ms since the epoch.
-    #[serde(default, rename = "closedAt", deserialize_with = "de::opt_u64")]
+    /// When the window was closed (`closedAt`, closed windows only), ms since
+    /// the epoch.
     pub closed_at: Option<u64>,
-    /// Zen: its spaces (`spaces`), which Zen collects into each window's
-    /// state and keeps in `zen-sessions.jsonlz4` too; empty in Firefox's files.
-    #[serde(default, borrow, deserialize_with = "de::list")]
-    pub spaces: Vec<crate::zen::Space<'a>>,
+    /// The keys forks add to a window (`crate::forks::WINDOW_KEYS`), as raw
+    /// JSON, read by each fork's own module; empty in Firefox's files.
+    pub forks: ForkData<'a>,
 }
 
 /// A tab: its back/forward history and where in it the tab stands.
-#[derive(Debug, Default, Deserialize)]
-#[serde(remote = "Self")]
+///
+/// Read by hand (`objects.rs`), as [`Window`] is.
+#[derive(Debug, Default)]
 pub struct Tab<'a> {
     /// Back/forward history, oldest first.
-    #[serde(default, borrow, deserialize_with = "de::list")]
     pub entries: Vec<Entry<'a>>,
     /// 1-based index of the current entry (missing or 0: the last one).
-    #[serde(default, deserialize_with = "de::opt_u64")]
     pub index: Option<u64>,
     /// Pinned to the tab strip.
-    #[serde(default, deserialize_with = "de::bool_or_null")]
     pub pinned: bool,
     /// Hidden (by an extension, or in a collapsed group in some versions).
-    #[serde(default, deserialize_with = "de::bool_or_null")]
     pub hidden: bool,
-    /// Id of the tab group the tab belongs to, if any.
-    #[serde(default, rename = "groupId", borrow, deserialize_with = "de::opt_id")]
+    /// Id of the tab group the tab belongs to (`groupId`), if any.
     pub group_id: Option<Cow<'a, str>>,
-    /// Container (contextual identity); 0 is no container.
-    #[serde(default, rename = "userContextId", deserialize_with = "de::opt_u64")]
+    /// Container (contextual identity, `userContextId`); 0 is no container.
     pub user_context_id: Option<u64>,
-    /// Last time the tab was selected, ms since the epoch.
-    #[serde(default, rename = "lastAccessed", deserialize_with = "de::opt_u64")]
+    /// Last time the tab was selected (`lastAccessed`), ms since the epoch.
     pub last_accessed: Option<u64>,
-    /// What the user typed in the address bar but has not loaded yet.
-    #[serde(
-        default,
-        rename = "userTypedValue",
-        borrow,
-        deserialize_with = "de::opt_str"
-    )]
+    /// What the user typed in the address bar but has not loaded yet
+    /// (`userTypedValue`).
     pub user_typed_value: Option<Cow<'a, str>>,
-    /// Zen: the uuid of the space the tab is in (`zenWorkspace`, the tab's
-    /// `zen-workspace-id` attribute as Zen's TabState patch writes it);
-    /// absent in Firefox's files, and for Zen's essential tabs, which are in
-    /// every space.
-    #[serde(
-        default,
-        rename = "zenWorkspace",
-        borrow,
-        deserialize_with = "de::opt_str"
-    )]
-    pub zen_workspace: Option<Cow<'a, str>>,
-    /// Zen: an essential tab (`zenEssential`), shown in every space. Zen
-    /// writes the attribute's value (`"true"` or `null`) or a boolean and
-    /// tests it as JavaScript does, so any truthy value is true
-    /// (`de::truthy`).
-    #[serde(default, rename = "zenEssential", deserialize_with = "de::truthy")]
-    pub zen_essential: bool,
-    /// The favicon, often a `data:` URI of several KB: skipped, not kept.
-    #[serde(default, deserialize_with = "de::unused_blob")]
+    /// The keys forks add to a tab (`crate::forks::TAB_KEYS`), as raw JSON,
+    /// read by each fork's own module; empty in Firefox's files.
+    pub forks: ForkData<'a>,
+    /// The favicon (`image`), often a `data:` URI of several KB: skipped,
+    /// not kept.
     #[allow(dead_code)]
-    image: de::Skipped,
+    pub(super) image: de::Skipped,
 }
 
 /// One page in a tab's back/forward history.

@@ -34,12 +34,14 @@ use std::thread::{self, ScopedJoinHandle};
 pub(crate) use super::threads::{receive, spawn_beside, two_cores};
 
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 pub(super) use super::cursor::Cursor;
 use super::de::{self, List, OptI64, OptStr, OptU64, OrDefault};
 use super::growing::Growing;
 use super::skim::is_space;
-use super::{ClosedTab, Session, Tab, TabGroup, Timestamps, Window};
+use super::{ClosedTab, ForkData, Session, Tab, TabGroup, Timestamps, Window};
+use crate::forks;
 
 /// The bytes before the `{` of a tab that is not the first in its window.
 pub(crate) const TAB_START: &[u8] = b",{\"entries\":[";
@@ -416,7 +418,7 @@ pub(super) struct WindowFields<'a> {
     sizemode: Option<Option<Cow<'a, str>>>,
     title: Option<Option<Cow<'a, str>>>,
     closed_at: Option<Option<u64>>,
-    spaces: Option<Vec<crate::zen::Space<'a>>>,
+    forks: ForkData<'a>,
 }
 
 impl<'a> WindowFields<'a> {
@@ -432,15 +434,22 @@ impl<'a> WindowFields<'a> {
             "sizemode" => once(&mut self.sizemode, cursor.value::<OptStr>()?.0),
             "title" => once(&mut self.title, cursor.value::<OptStr>()?.0),
             "closedAt" => once(&mut self.closed_at, cursor.value::<OptU64>()?.0),
-            "spaces" => once(&mut self.spaces, cursor.value::<List<_>>()?.0),
-            _ => cursor.value::<IgnoredAny>().map(drop),
+            _ => match forks::find(forks::WINDOW_KEYS, key.as_bytes()) {
+                Some(key) => {
+                    let raw = cursor.value::<&RawValue>()?.get();
+                    self.forks
+                        .insert::<serde_json::Error>(key, raw)
+                        .map_err(|_| GiveUp)
+                }
+                None => cursor.value::<IgnoredAny>().map(drop),
+            },
         }
     }
 
     /// Which fields are set, one bit each (for a reader that keeps the
     /// fields of a window only long enough to count them).
     pub(super) fn seen(&self) -> u16 {
-        [
+        let fields = [
             self.tabs.is_some(),
             self.selected.is_some(),
             self.closed_tabs.is_some(),
@@ -452,11 +461,17 @@ impl<'a> WindowFields<'a> {
             self.sizemode.is_some(),
             self.title.is_some(),
             self.closed_at.is_some(),
-            self.spaces.is_some(),
         ]
         .iter()
         .enumerate()
-        .fold(0, |mask, (bit, &set)| mask | u16::from(set) << bit)
+        .fold(0, |mask, (bit, &set)| mask | u16::from(set) << bit);
+        // Then a bit for each fork key, in the order of the registry (keys
+        // past the sixteenth share the last bit: a duplicate seen where
+        // there is none only sends the document to the reference).
+        let forks = forks::WINDOW_KEYS.iter().enumerate();
+        forks.fold(fields, |mask, (bit, &key)| {
+            mask | u16::from(self.forks.get(key).is_some()) << (11 + bit).min(15)
+        })
     }
 
     /// Add the fields the helper read after `tabs`.
@@ -478,7 +493,12 @@ impl<'a> WindowFields<'a> {
         join(&mut self.sizemode, later.sizemode)?;
         join(&mut self.title, later.title)?;
         join(&mut self.closed_at, later.closed_at)?;
-        join(&mut self.spaces, later.spaces)
+        for (key, raw) in later.forks.iter() {
+            self.forks
+                .insert::<serde_json::Error>(key, raw)
+                .map_err(|_| GiveUp)?;
+        }
+        Ok(())
     }
 
     fn into_window(self) -> Window<'a> {
@@ -494,7 +514,7 @@ impl<'a> WindowFields<'a> {
             sizemode: self.sizemode.flatten(),
             title: self.title.flatten(),
             closed_at: self.closed_at.flatten(),
-            spaces: self.spaces.unwrap_or_default(),
+            forks: self.forks,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! A flat view of a session's tabs: one [`TabRecord`] per tab, as listed by
 //! `ffsession tabs` and rendered by [`crate::export`].
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::{Session, Tab, Window};
@@ -62,12 +64,12 @@ pub struct TabRecord<'s> {
     pub closed_at: Option<u64>,
     /// Number of back/forward history entries.
     pub history_len: usize,
-    /// Zen: an essential tab (shown in every space).
+    /// A fork's mark: a tab shown in every space. Set by the fork's module
+    /// ([`Session::tab_records_with`]); false for Firefox.
     pub essential: bool,
-    /// Zen: the space the tab is in: its uuid as the file has it
-    /// (`zenWorkspace`), or its name once looked up
-    /// ([`crate::zen::SpaceNames`]); `None` outside Zen.
-    pub space: Option<&'s str>,
+    /// A fork's mark: the space the tab is in, by id or by name. Set by the
+    /// fork's module ([`Session::tab_records_with`]); `None` for Firefox.
+    pub space: Option<Cow<'s, str>>,
 }
 
 /// Which tabs to list.
@@ -103,15 +105,30 @@ pub(crate) fn record<'s>(
         last_accessed: tab.last_accessed,
         closed_at: None,
         history_len: tab.entries.len(),
-        essential: tab.zen_essential,
-        space: tab.zen_workspace.as_deref(),
+        essential: false,
+        space: None,
     }
 }
 
 impl<'a> Session<'a> {
     /// Every tab that `filter` selects, in file order: open tabs window by window,
     /// each window's closed tabs after its open ones, then closed windows.
+    /// A fork's marks are left unset: see [`Session::tab_records_with`].
     pub fn tab_records(&self, filter: TabFilter) -> impl Iterator<Item = TabRecord<'_>> + '_ {
+        self.tab_records_with(filter, |_, record| record)
+    }
+
+    /// [`Session::tab_records`], each record passed through `mark` with its
+    /// tab: how a fork's module sets its marks (`essential`, `space`) from
+    /// the tab's [`ForkData`](super::ForkData).
+    pub fn tab_records_with<'s, M>(
+        &'s self,
+        filter: TabFilter,
+        mark: M,
+    ) -> impl Iterator<Item = TabRecord<'s>> + use<'s, 'a, M>
+    where
+        M: Fn(&'s Tab<'a>, TabRecord<'s>) -> TabRecord<'s> + Copy + 's,
+    {
         let open_windows = self
             .windows
             .iter()
@@ -123,16 +140,19 @@ impl<'a> Session<'a> {
                 .tabs
                 .iter()
                 .enumerate()
-                .map(move |(i, t)| record(w, t, n, i + 1, TabState::Open));
+                .map(move |(i, t)| mark(t, record(w, t, n, i + 1, TabState::Open)));
             let closed = w
                 .closed_tabs
                 .iter()
                 .take(if filter.include_closed { usize::MAX } else { 0 })
                 .enumerate()
-                .map(move |(i, c)| TabRecord {
-                    title: c.state.title().or(c.title.as_deref()),
-                    closed_at: c.closed_at,
-                    ..record(w, &c.state, n, i + 1, TabState::Closed)
+                .map(move |(i, c)| {
+                    let record = TabRecord {
+                        title: c.state.title().or(c.title.as_deref()),
+                        closed_at: c.closed_at,
+                        ..record(w, &c.state, n, i + 1, TabState::Closed)
+                    };
+                    mark(&c.state, record)
                 });
             tabs.chain(closed)
         });
@@ -142,10 +162,13 @@ impl<'a> Session<'a> {
             .iter()
             .take(if show_closed_windows { usize::MAX } else { 0 })
             .enumerate()
-            .flat_map(|(i, w)| {
-                w.tabs.iter().enumerate().map(move |(j, t)| TabRecord {
-                    closed_at: w.closed_at,
-                    ..record(w, t, i + 1, j + 1, TabState::ClosedWindow)
+            .flat_map(move |(i, w)| {
+                w.tabs.iter().enumerate().map(move |(j, t)| {
+                    let record = TabRecord {
+                        closed_at: w.closed_at,
+                        ..record(w, t, i + 1, j + 1, TabState::ClosedWindow)
+                    };
+                    mark(t, record)
                 })
             });
         open.chain(closed_windows)

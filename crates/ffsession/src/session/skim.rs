@@ -34,8 +34,11 @@ use serde::Deserialize;
 
 #[cfg(any(fuzzing, debug_assertions))]
 use super::de;
-use super::de::{Blob, BoolOrNull, List, OptId, OptStr, OptU64, Skipped, Truthy};
+use serde_json::value::RawValue;
+
+use super::de::{Blob, BoolOrNull, List, OptId, OptStr, OptU64, Skipped};
 use super::{Entry, Tab};
+use crate::forks;
 
 /// Read the tab object that `text` starts with (after any whitespace): the
 /// tab and the length of text it took, or `None` where serde_json must read
@@ -98,8 +101,6 @@ mod seen {
     pub(super) const LAST_ACCESSED: u16 = 1 << 6;
     pub(super) const USER_TYPED_VALUE: u16 = 1 << 7;
     pub(super) const IMAGE: u16 = 1 << 8;
-    pub(super) const ZEN_WORKSPACE: u16 = 1 << 9;
-    pub(super) const ZEN_ESSENTIAL: u16 = 1 << 10;
     pub(super) const URL: u16 = 1;
     pub(super) const TITLE: u16 = 1 << 1;
     pub(super) const CSP: u16 = 1 << 2;
@@ -240,16 +241,14 @@ impl<'a> Skim<'a> {
                     self.blob()?;
                     seen::IMAGE
                 }
-                b"zenWorkspace" => {
-                    tab.zen_workspace = self.opt_str()?;
-                    seen::ZEN_WORKSPACE
-                }
-                b"zenEssential" => {
-                    tab.zen_essential = self.truthy()?;
-                    seen::ZEN_ESSENTIAL
-                }
-                _ => {
-                    self.ignored()?;
+                key => {
+                    if let Some(key) = forks::find(forks::TAB_KEYS, key) {
+                        // A fork's key: its raw value, as serde_json takes it.
+                        let raw = self.serde::<&RawValue>()?;
+                        tab.forks.insert::<serde_json::Error>(key, raw.get()).ok()?;
+                    } else {
+                        self.ignored()?;
+                    }
                     0
                 }
             };
@@ -383,17 +382,6 @@ impl<'a> Skim<'a> {
             b'f' if self.word(b"false") => Some(false),
             b'n' if self.word(b"null") => Some(false),
             _ => Some(self.serde::<BoolOrNull>()?.0),
-        }
-    }
-
-    /// `de::truthy`: `true`, `false`, `null` or a string without escapes at
-    /// once, or serde_json.
-    fn truthy(&mut self) -> Option<bool> {
-        match self.peek()? {
-            b't' if self.word(b"true") => Some(true),
-            b'f' if self.word(b"false") => Some(false),
-            b'n' if self.word(b"null") => Some(false),
-            _ => self.string_field(false, |s| !s.is_empty(), |v: Truthy| v.0),
         }
     }
 

@@ -266,3 +266,27 @@ fn deep_nesting_in_an_ignored_field_is_skipped_without_recursion() {
     assert_eq!(Session::from_json(&json).unwrap().windows.len(), 0);
     assert!(SessionMeta::from_json(&json).is_ok());
 }
+
+#[test]
+fn the_forks_keys_are_kept_raw_and_nothing_else() {
+    // The keys the forks registered (`crate::forks`), each as its raw JSON;
+    // any other unknown key is skipped.
+    let (tab_key, window_key) = (crate::forks::TAB_KEYS[0], crate::forks::WINDOW_KEYS[0]);
+    let json = format!(
+        r#"{{"windows":[{{"tabs":[{{"entries":[],"unknown":1,"{tab_key}": [1, "x"] }}],
+            "{window_key}":{{"a":null}},"other":2}}]}}"#
+    );
+    parallel::assert_fast_paths_match_reference(json.as_bytes());
+    let s = Session::from_json(json.as_bytes()).unwrap();
+    let (w, t) = (&s.windows[0], &s.windows[0].tabs[0]);
+    assert_eq!(
+        t.forks.iter().collect::<Vec<_>>(),
+        [(tab_key, r#"[1, "x"]"#)]
+    );
+    assert_eq!(
+        w.forks.iter().collect::<Vec<_>>(),
+        [(window_key, r#"{"a":null}"#)]
+    );
+    let plain = Session::from_json(br#"{"windows":[{"tabs":[{"x":1}]}]}"#).unwrap();
+    assert!(plain.windows[0].forks.is_empty() && plain.windows[0].tabs[0].forks.is_empty());
+}

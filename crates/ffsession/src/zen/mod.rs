@@ -27,10 +27,12 @@
 //! a field of an unexpected type reads as absent, a list that is not an
 //! array as empty, an element that is not an object is skipped. What it
 //! refuses: JSON that is not an object, and a document with `windows` (a
-//! Firefox session). Tabs are the session model's [`Tab`], which reads Zen's
-//! `zenWorkspace` and `zenEssential` too.
+//! Firefox session). Tabs are the session model's [`Tab`], which keeps Zen's
+//! `zenWorkspace` and `zenEssential` as a fork's data; [`ZenTab`] reads
+//! them (`fork.rs`), as [`ZenWindow`] reads a Firefox window's `spaces`.
 
 pub mod companion;
+mod fork;
 mod names;
 pub mod restore;
 #[cfg(test)]
@@ -46,6 +48,7 @@ use crate::error::ParseError;
 use crate::session::de::{self, List, OptU64};
 use crate::session::{Tab, TabGroup, TabRecord, TabState};
 
+pub use fork::{mark, ZenTab, ZenWindow};
 pub use names::SpaceNames;
 
 de::object_only!(Space<'a>);
@@ -294,13 +297,15 @@ impl<'a> ZenSessions<'a> {
             })
             .collect();
         for t in &self.tabs {
-            s.pinned_tabs += usize::from(t.pinned || t.zen_essential);
-            s.essential_tabs += usize::from(t.zen_essential);
+            let essential = t.zen_essential();
+            s.pinned_tabs += usize::from(t.pinned || essential);
+            s.essential_tabs += usize::from(essential);
             s.history_entries += t.entries.len();
-            if t.zen_essential {
+            if essential {
                 continue;
             }
-            let uuid = t.zen_workspace.as_deref();
+            let workspace = t.zen_workspace();
+            let uuid = workspace.as_deref();
             if let Some(space) = s
                 .space_tabs
                 .iter_mut()
@@ -317,25 +322,28 @@ impl<'a> ZenSessions<'a> {
     /// tabs into every synced window, so all are listed as window 1.
     pub fn tab_records(&self) -> impl Iterator<Item = TabRecord<'_>> + '_ {
         let names = SpaceNames::of_zen(self);
-        self.tabs.iter().enumerate().map(move |(i, tab)| TabRecord {
-            window: 1,
-            position: i + 1,
-            state: TabState::Open,
-            url: tab.url(),
-            title: tab.title(),
-            pinned: tab.pinned || tab.zen_essential,
-            hidden: tab.hidden,
-            selected: false,
-            group: tab
-                .group_id
-                .as_deref()
-                .and_then(|id| self.group_name(id).or(Some(id))),
-            container: tab.container(),
-            last_accessed: tab.last_accessed,
-            closed_at: None,
-            history_len: tab.entries.len(),
-            essential: tab.zen_essential,
-            space: tab.zen_workspace.as_deref().map(|u| names.name(u)),
+        self.tabs.iter().enumerate().map(move |(i, tab)| {
+            let essential = tab.zen_essential();
+            TabRecord {
+                window: 1,
+                position: i + 1,
+                state: TabState::Open,
+                url: tab.url(),
+                title: tab.title(),
+                pinned: tab.pinned || essential,
+                hidden: tab.hidden,
+                selected: false,
+                group: tab
+                    .group_id
+                    .as_deref()
+                    .and_then(|id| self.group_name(id).or(Some(id))),
+                container: tab.container(),
+                last_accessed: tab.last_accessed,
+                closed_at: None,
+                history_len: tab.entries.len(),
+                essential,
+                space: tab.zen_workspace().map(|u| names.name(u)),
+            }
         })
     }
 }

@@ -8,15 +8,17 @@
 //! lists of the same moment first, then older ones as a fallback; a uuid no
 //! list names is shown as it is.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{Space, ZenSessions};
+use super::{Space, ZenSessions, ZenWindow};
 use crate::session::{Session, TabRecord};
 
-/// Space names by uuid, borrowed from the parsed files.
+/// Space names by uuid, borrowed from the parsed files (copied only where
+/// the file escapes a character).
 #[derive(Debug, Default)]
 pub struct SpaceNames<'n> {
-    names: HashMap<&'n str, &'n str>,
+    names: HashMap<Cow<'n, str>, Cow<'n, str>>,
 }
 
 impl<'n> SpaceNames<'n> {
@@ -32,16 +34,18 @@ impl<'n> SpaceNames<'n> {
     pub fn of_session(session: &'n Session<'_>) -> Self {
         let mut names = SpaceNames::default();
         for w in session.windows.iter().chain(&session.closed_windows) {
-            names.add_spaces(&w.spaces);
+            names.add_spaces(&w.zen_spaces());
         }
         names
     }
 
     /// Add the names of `spaces` whose uuid has none yet.
-    pub fn add_spaces(&mut self, spaces: &'n [Space<'_>]) {
+    pub fn add_spaces(&mut self, spaces: &[Space<'n>]) {
         for s in spaces {
-            if let (Some(uuid), Some(name)) = (s.uuid.as_deref(), s.name.as_deref()) {
-                self.names.entry(uuid).or_insert(name);
+            if let (Some(uuid), Some(name)) = (&s.uuid, &s.name) {
+                self.names
+                    .entry(uuid.clone())
+                    .or_insert_with(|| name.clone());
             }
         }
     }
@@ -57,11 +61,16 @@ impl<'n> SpaceNames<'n> {
     }
 
     /// The name of the space `uuid`, or `uuid` itself when none is known.
-    pub fn name<'s>(&self, uuid: &'s str) -> &'s str
+    pub fn name<'s>(&self, uuid: impl Into<Cow<'s, str>>) -> Cow<'s, str>
     where
         'n: 's,
     {
-        self.names.get(uuid).copied().unwrap_or(uuid)
+        let uuid = uuid.into();
+        match self.names.get(&*uuid) {
+            Some(Cow::Borrowed(name)) => Cow::Borrowed(name),
+            Some(Cow::Owned(name)) => Cow::Owned(name.clone()),
+            None => uuid,
+        }
     }
 
     /// `record` with its space's name in place of the uuid.

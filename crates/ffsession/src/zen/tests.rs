@@ -35,10 +35,10 @@ fn a_file_as_zen_writes_it_reads_with_its_spaces_tabs_and_folders() {
     assert!(records[..2].iter().all(|r| r.essential && r.pinned));
     assert!(records[..2].iter().all(|r| r.space.is_none()));
     // Each other tab names its space by name, and the folder by name.
-    assert_eq!(records[2].space, Some("Work"));
+    assert_eq!(records[2].space.as_deref(), Some("Work"));
     assert_eq!(records[2].group, Some("Reading"));
-    assert_eq!(records[5].space, Some("Home \"sweet\" home"));
-    assert_eq!(records[10].space, Some("Research"));
+    assert_eq!(records[5].space.as_deref(), Some("Home \"sweet\" home"));
+    assert_eq!(records[10].space.as_deref(), Some("Research"));
     assert_eq!(
         records[10].url,
         Some("https://space11.example/alpha/page"),
@@ -54,7 +54,7 @@ fn strings_borrow_from_the_buffer() {
     let json = files().zen_sessions;
     let z = ZenSessions::from_json(json.as_bytes()).unwrap();
     assert!(matches!(z.spaces[0].name, Some(Cow::Borrowed("Work"))));
-    assert!(matches!(z.tabs[2].zen_workspace, Some(Cow::Borrowed(_))));
+    assert!(matches!(z.tabs[2].zen_workspace(), Some(Cow::Borrowed(_))));
     // An escape forces a copy.
     assert!(matches!(z.spaces[1].name, Some(Cow::Owned(_))));
 }
@@ -105,7 +105,7 @@ fn zen_essential_reads_as_javascript_tests_it() {
     ] {
         let json = format!(r#"{{"tabs":[{{"entries":[],"zenEssential":{value}}}]}}"#);
         let z = ZenSessions::from_json(json.as_bytes()).unwrap();
-        assert_eq!(z.tabs[0].zen_essential, essential, "{value}");
+        assert_eq!(z.tabs[0].zen_essential(), essential, "{value}");
         // The quick tab reader of the session parser agrees.
         let tab = format!(r#"{{"entries":[],"zenEssential":{value},"zenWorkspace":"{{w}}"}}"#);
         assert!(
@@ -152,15 +152,24 @@ fn firefoxs_file_of_a_zen_profile_names_each_tabs_space() {
         format!("{session:?}"),
         format!("{:?}", Session::from_json_serial(json.as_bytes()).unwrap())
     );
-    assert_eq!(session.windows[0].spaces.len(), 3);
-    let records: Vec<_> = session.tab_records(TabFilter::default()).collect();
+    assert_eq!(session.windows[0].zen_spaces().len(), 3);
+    let records: Vec<_> = session
+        .tab_records_with(TabFilter::default(), mark)
+        .collect();
     let uuid = "{0d1b6a2c-51f3-4c7e-9a1e-000000000001}";
-    assert_eq!(records[2].space, Some(uuid), "the uuid, as the file has it");
+    assert_eq!(
+        records[2].space.as_deref(),
+        Some(uuid),
+        "the uuid, as the file has it"
+    );
     assert!(records[0].essential && records[0].space.is_none());
 
     // Names from the session's own windows, else from Zen's file.
     let names = SpaceNames::of_session(&session);
-    assert_eq!(names.resolve(records[2].clone()).space, Some("Work"));
+    assert_eq!(
+        names.resolve(records[2].clone()).space.as_deref(),
+        Some("Work")
+    );
     let zen_json = files().zen_sessions;
     let zen = ZenSessions::from_json(zen_json.as_bytes()).unwrap();
     let mut from_zen = SpaceNames::default();
@@ -180,7 +189,10 @@ fn the_first_list_added_names_a_space() {
     );
     let mut names = SpaceNames::of_zen(&now);
     names.add_zen(&old);
-    assert_eq!((names.name("{a}"), names.name("{b}")), ("Now", "Gone"));
+    assert_eq!(
+        (names.name("{a}"), names.name("{b}")),
+        ("Now".into(), "Gone".into())
+    );
 }
 
 #[test]
@@ -195,7 +207,53 @@ fn a_firefox_session_without_zen_fields_reads_as_before() {
         include_closed: true,
     };
     assert!(session
-        .tab_records(filter)
+        .tab_records_with(filter, mark)
         .all(|r| r.space.is_none() && !r.essential));
-    assert!(session.windows.iter().all(|w| w.spaces.is_empty()));
+    assert!(session.windows.iter().all(|w| w.zen_spaces().is_empty()));
+    assert!(session.windows.iter().all(|w| w.forks.is_empty()));
+}
+
+#[test]
+fn zens_keys_of_unexpected_types_in_firefoxs_file_read_as_absent() {
+    // Every reader keeps the same raw values; Zen's accessors read a value
+    // of an unexpected type as absent, never as a reason to refuse the file.
+    let json = br#"{"windows":[{"tabs":[
+        {"entries":[{"url":"a"}],"zenWorkspace":5,"zenEssential":"true"},
+        {"entries":[{"url":"b"}],"zenWorkspace": {"x":[1]} ,"zenEssential":0},
+        {"entries":[{"url":"c"}],"zenWorkspace":"{s\u0031}","zenEssential":[]},
+        {"entries":[{"url":"d"}],"zenWorkspace":null,"zenEssential":{}}],
+        "spaces":"not a list"},
+      {"tabs":[],"spaces":[1,{"uuid":"{s1}","name":"One"},{"uuid":2}]}]}"#;
+    crate::session::assert_fast_paths_match_reference(json);
+    let session = Session::from_json(json).unwrap();
+    let tabs = &session.windows[0].tabs;
+    let spaces: Vec<_> = tabs.iter().map(|t| t.zen_workspace()).collect();
+    assert_eq!(spaces, [None, None, Some(Cow::Borrowed("{s1}")), None]);
+    let essential: Vec<_> = tabs.iter().map(|t| t.zen_essential()).collect();
+    assert_eq!(essential, [true, false, true, true], "as JavaScript's `if`");
+    assert!(session.windows[0].zen_spaces().is_empty());
+    assert_eq!(session.windows[1].zen_spaces().len(), 2);
+    let names = SpaceNames::of_session(&session);
+    let records: Vec<_> = session
+        .tab_records_with(TabFilter::default(), mark)
+        .map(|r| names.resolve(r))
+        .collect();
+    assert_eq!(records[2].space.as_deref(), Some("One"));
+    for text in [
+        r#"{"entries":[],"zenWorkspace":5,"zenEssential":"true"}"#,
+        r#"{"zenWorkspace":"{s\u0031}"}"#,
+        r#"{"zenEssential": null ,"other":1}"#,
+    ] {
+        crate::session::assert_tab_reader_matches_serde(text);
+    }
+}
+
+#[test]
+fn a_zen_key_given_twice_is_refused_by_every_reader() {
+    let json = br#"{"windows":[{"tabs":[{"entries":[],"zenWorkspace":"a","zenWorkspace":"b"}]}]}"#;
+    assert!(Session::from_json_serial(json).is_err());
+    assert!(Session::from_json(json).is_err());
+    assert!(Session::from_json_one_thread(json).is_err());
+    let json = br#"{"windows":[{"tabs":[],"spaces":[],"spaces":[]}]}"#;
+    assert!(Session::from_json(json).is_err());
 }
