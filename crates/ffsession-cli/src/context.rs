@@ -122,7 +122,7 @@ impl GlobalArgs {
             let words = (i % 2 == 1)
                 .then(|| span.strip_prefix("ffsession "))
                 .flatten()
-                .and_then(shlex::split);
+                .and_then(split);
             match words.as_deref().map(own_store) {
                 Some(Some((store, rest))) => {
                     out.push_str(&match store {
@@ -217,10 +217,7 @@ pub fn join<S: AsRef<str>>(words: &[S]) -> String {
 /// Windows double quotes around a word with spaces or quotes.
 pub fn quote(word: &str) -> String {
     if cfg!(windows) {
-        if word.is_empty() || word.contains([' ', '\t', '"', '&', '|', '<', '>', '^']) {
-            return format!("\"{}\"", word.replace('"', "\\\""));
-        }
-        return word.to_owned();
+        return quote_windows(word);
     }
     shlex::try_quote(word).map_or_else(
         // A NUL can be in no argument at all: shown escaped.
@@ -229,10 +226,81 @@ pub fn quote(word: &str) -> String {
     )
 }
 
-#[cfg(all(test, unix))]
+/// [`quote`] on Windows: backslashes are path separators there, kept as
+/// they are; a word with spaces or quotes goes in double quotes, its quotes
+/// escaped.
+fn quote_windows(word: &str) -> String {
+    if word.is_empty() || word.contains([' ', '\t', '"', '&', '|', '<', '>', '^']) {
+        return format!("\"{}\"", word.replace('"', "\\\""));
+    }
+    word.to_owned()
+}
+
+/// A command line back into its words, as [`quote`] wrote them; `None`
+/// when its quotes do not close.
+fn split(line: &str) -> Option<Vec<String>> {
+    if cfg!(windows) {
+        split_windows(line)
+    } else {
+        shlex::split(line)
+    }
+}
+
+/// [`split`] on Windows, the inverse of [`quote_windows`]: a backslash is
+/// itself, but before a quote inside quotes.
+fn split_windows(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            '\\' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                word.get_or_insert_with(String::new).push('"');
+            }
+            c if c.is_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quoted {
+        return None;
+    }
+    words.extend(word);
+    Some(words)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Windows' quoting, tested on every platform: paths keep their
+    /// backslashes through a command completed from the context.
+    #[test]
+    fn windows_words_come_back_as_written() {
+        let words = [
+            "ffsession",
+            "--profile",
+            r"C:\Users\me\Mes profils\p 1",
+            "tabs",
+            r"C:\users\root\Temp\.tmpNLoaXP\out2.jsonlz4",
+            r#"say "hi""#,
+            "",
+        ];
+        let line = words
+            .iter()
+            .map(|w| quote_windows(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(split_windows(&line).unwrap(), words, "{line}");
+        assert_eq!(split_windows(r#"tabs "C:\a b"#), None);
+    }
+
+    #[cfg(unix)]
     #[test]
     fn words_come_back_as_the_shell_reads_them() {
         let words = [
