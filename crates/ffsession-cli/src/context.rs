@@ -196,6 +196,37 @@ fn own_store(words: &[String]) -> Option<(Option<String>, Vec<String>)> {
     Some((store, rest))
 }
 
+/// TEST HOOK (debug builds only, `FFSESSION_TEST_WHERE=1`): print, as
+/// JSON, the profile folder and the store this command line acts on, as
+/// the commands resolve them, and act on nothing. The CLI tests run every
+/// command a run printed this way, from another folder, and check that it
+/// acts where the run did (`tests/cli/common.rs`).
+#[cfg(debug_assertions)]
+pub fn print_where(global: &GlobalArgs) -> std::process::ExitCode {
+    let real = |p: &Path| {
+        std::fs::canonicalize(p).map_or_else(|_| absolute(p), |p| p.to_string_lossy().into_owned())
+    };
+    let profile = global.profile().ok();
+    let store = global.config().ok().and_then(|config| {
+        if let Some(remote) = global.remote_store(&config) {
+            return Some(format!("remote {remote}"));
+        }
+        match global.store.clone().or_else(|| config.store.clone()) {
+            Some(dir) => Some(real(&dir)),
+            None => profile
+                .as_ref()
+                .and_then(|p| global.data_store_dir(p).ok())
+                .map(|d| real(&d)),
+        }
+    });
+    let json = serde_json::json!({
+        "profile": profile.map(|p| real(&p.path)),
+        "store": store,
+    });
+    println!("{json}");
+    std::process::ExitCode::SUCCESS
+}
+
 /// `path` made absolute (from the working folder), as text.
 pub fn absolute(path: &Path) -> String {
     std::path::absolute(path)

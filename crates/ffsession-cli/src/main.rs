@@ -25,6 +25,11 @@ fn main() -> ExitCode {
     let cli = cli::parse();
     let global = cli.global.clone();
     context::set(&global);
+    #[cfg(debug_assertions)]
+    if ffsession::test_setting!("WHERE") == Some(1) {
+        // TEST HOOK: say where this command line acts, and do nothing.
+        return context::print_where(&global);
+    }
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => error::report(&err, &global),

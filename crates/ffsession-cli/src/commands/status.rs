@@ -66,6 +66,9 @@ struct ProfileStatus {
     alarms: Vec<AlarmRecord>,
     last_check: Option<CheckRecord>,
     needs_you: Vec<String>,
+    /// `ffsession check` of this profile and store, for the text.
+    #[serde(skip)]
+    check_command: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -139,9 +142,10 @@ pub fn run(global: &GlobalArgs, args: StatusArgs) -> Result<()> {
             .filter(|&since| now.saturating_sub(since) >= FAILING_ALARM_AFTER_MS)
         {
             r.needs_you.push(format!(
-                "copies to {name} have failed since {} ({}): run `ffsession copy --to {name}` to see why",
+                "copies to {name} have failed since {} ({}): run {} to see why",
                 fmt::local_time_or_unknown(Some(since)),
-                r.last_error.as_deref().unwrap_or("no message")
+                r.last_error.as_deref().unwrap_or("no message"),
+                global.quoted(&["copy", "--to", name])
             ));
         }
         status.remotes.push(r);
@@ -206,6 +210,11 @@ fn profile_status(
     now: u64,
 ) -> Result<(ProfileStatus, WatchState)> {
     let store_dir = global.store_dir(config, p)?;
+    // The commands said for this profile name it: status shows several.
+    let here = GlobalArgs {
+        profile: Some(p.path.to_string_lossy().into_owned()),
+        ..global.clone()
+    };
     let state_dir = crate::folders::state_dir(&store_dir);
     let load = |name: &str| state_dir.as_ref().map(|d| d.join(name));
     let watch = load("watch.json")
@@ -234,6 +243,7 @@ fn profile_status(
             .collect(),
         last_check,
         needs_you: Vec::new(),
+        check_command: here.quoted(&["check"]),
     };
     let store = Store::open_read_only(&store_dir).ok();
     if let Some(store) = &store {
@@ -245,16 +255,18 @@ fn profile_status(
             tabs: x.counts.map(|c| c.tabs),
             ok: x.is_ok(),
         });
-        s.session_alarm = session_alarm(store, &p.name);
+        s.session_alarm = session_alarm(store, &p.name, &here);
     }
     let needs = &mut s.needs_you;
     match &s.service {
         ServiceState::Stopped(what) => needs.push(format!(
-            "the service is not running ({what}): `ffsession service install` starts it again"
+            "the service is not running ({what}): {} starts it again",
+            here.quoted(&["service", "install"])
         )),
-        ServiceState::NotInstalled(_) if s.watch_pid.is_none() => needs.push(
-            "nothing backs this profile up when Firefox writes: `ffsession service install` runs `watch` at every login".into(),
-        ),
+        ServiceState::NotInstalled(_) if s.watch_pid.is_none() => needs.push(format!(
+            "nothing backs this profile up when Firefox writes: {} runs `watch` at every login",
+            here.quoted(&["service", "install"])
+        )),
         _ => {}
     }
     if let Some(since) = s.backups_failing_since_ms {
@@ -266,8 +278,9 @@ fn profile_status(
     }
     if s.last_snapshot.is_none() {
         needs.push(format!(
-            "no snapshot in {} yet: `ffsession backup` takes one",
-            fmt::path(&store_dir)
+            "no snapshot in {} yet: {} takes one",
+            fmt::path(&store_dir),
+            here.quoted(&["backup"])
         ));
     }
     if let Some(a) = &s.session_alarm {
@@ -276,9 +289,10 @@ fn profile_status(
     if let Some(c) = &s.last_check {
         if c.outcome != "whole" {
             needs.push(format!(
-                "the last check ({}) found: {}; `ffsession check` says more",
+                "the last check ({}) found: {}; {} says more",
                 fmt::local_time_or_unknown(Some(c.at_ms)),
-                c.summary
+                c.summary,
+                s.check_command
             ));
         }
     }
@@ -288,7 +302,7 @@ fn profile_status(
 /// The newest session of `profile` (by its own time), when it is damaged or
 /// lost more than half of the tabs of the newest good one before it: what
 /// `backup` raises the alarm for, until a later session is good again.
-fn session_alarm(store: &Store, profile: &str) -> Option<SessionAlarm> {
+fn session_alarm(store: &Store, profile: &str, here: &GlobalArgs) -> Option<SessionAlarm> {
     let all: Vec<SnapshotInfo> = store
         .snapshots_by_session_time()
         .ok()?
@@ -323,8 +337,8 @@ fn session_alarm(store: &Store, profile: &str) -> Option<SessionAlarm> {
     let way_back = good_copy(store, profile, previous).ok().flatten();
     let message = match &way_back {
         Some(g) => format!(
-            "{what}: quit Firefox and run `ffsession restore {}` to get {} back",
-            g.id,
+            "{what}: quit Firefox and run {} to get {} back",
+            here.quoted(&["restore", &format!("snapshot:{}", g.id)]),
             fmt::count(g.counts.map_or(0, |c| c.tabs) as usize, "tab", "tabs")
         ),
         None => format!("{what}; no good copy is stored"),
@@ -432,7 +446,7 @@ fn print_text(status: &Status, now: u64) -> Result<()> {
         }
         let check = match &p.last_check {
             Some(c) => format!("{}: {}", ago(c.at_ms, now), c.summary),
-            None => "never (`ffsession check` reads every snapshot back)".into(),
+            None => format!("never ({} reads every snapshot back)", p.check_command),
         };
         writeln!(out, "  last check:     {check}")?;
         writeln!(out, "  store:          {}", fmt::path(&p.store))?;

@@ -285,34 +285,128 @@ fn command_line(cmd: &Command) -> String {
 /// see [`retried`].
 pub fn output(cmd: &mut Command) -> std::process::Output {
     let out = retried(|| cmd.output());
-    printed_commands_are_complete(cmd.get_args(), &out);
+    printed_commands_are_complete(
+        &Invocation::of(cmd.get_args(), cmd.get_envs(), cmd.get_current_dir()),
+        &out,
+    );
     out
+}
+
+/// The commands printed by the runs of the CLI tests that were run as
+/// printed ([`printed_commands_are_complete`]), one a line.
+pub const PRINTED_LOG: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/printed-commands.txt");
+
+/// A run of `ffsession`: its arguments, the environment it was given (the
+/// sealed environment clears the rest) and its working folder.
+pub struct Invocation {
+    args: Vec<String>,
+    envs: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    cwd: Option<PathBuf>,
+}
+
+impl Invocation {
+    pub fn of<'a>(
+        args: impl Iterator<Item = &'a OsStr>,
+        envs: impl Iterator<Item = (&'a OsStr, Option<&'a OsStr>)>,
+        cwd: Option<&Path>,
+    ) -> Self {
+        Invocation {
+            args: args.map(|a| a.to_string_lossy().into_owned()).collect(),
+            envs: envs
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+                .collect(),
+            cwd: cwd.map(Path::to_path_buf),
+        }
+    }
+
+    /// The profile folder and store this run's command line acts on, as
+    /// `ffsession` resolves them (its debug builds' `FFSESSION_TEST_WHERE`).
+    fn place(&self) -> serde_json::Value {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ffsession"));
+        cmd.args(&self.args);
+        if let Some(cwd) = &self.cwd {
+            cmd.current_dir(cwd);
+        }
+        self.place_of(cmd, None, &self.args.join(" "))
+    }
+
+    /// The same for `command`, a line this run printed, run by the shell
+    /// as printed, from another folder (the root), with `ffsession` on the
+    /// `PATH`. Each command run so is added to `PRINTED_LOG`, which
+    /// `.ci/run` counts (and fails on none).
+    fn place_printed(&self, command: &str) -> serde_json::Value {
+        use std::io::Write;
+        if let Ok(mut log) = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(PRINTED_LOG)
+        {
+            let _ = log.write_all(format!("{}\n", command.replace('\n', " ")).as_bytes());
+        }
+        let bin = assert_cmd::cargo::cargo_bin("ffsession");
+        let path = self
+            .envs
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let mut dirs = vec![bin.parent().unwrap().to_path_buf()];
+        dirs.extend(std::env::split_paths(&path));
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(command).current_dir("/");
+        self.place_of(cmd, Some(std::env::join_paths(dirs).unwrap()), command)
+    }
+
+    fn place_of(
+        &self,
+        mut cmd: std::process::Command,
+        path: Option<std::ffi::OsString>,
+        what: &str,
+    ) -> serde_json::Value {
+        cmd.env_clear().envs(self.envs.iter().map(|(k, v)| (k, v)));
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
+        cmd.env("FFSESSION_TEST_WHERE", "1");
+        let out = retried(|| cmd.output());
+        assert!(
+            out.status.success(),
+            "`{what}` does not run as printed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "`{what}`: not where it acts ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        value
+    }
 }
 
 /// Every command a run printed for the person to run next (in backquotes,
 /// or on a `to undo:` line) names the browser, profile and store the run
-/// was given, as the command context of the CLI words it: it acts on the
-/// same profile and store when run as printed. (A remote's own hints may
-/// name the remote the run was given as its store.)
-pub fn printed_commands_are_complete<'a>(
-    args: impl Iterator<Item = &'a OsStr>,
-    out: &std::process::Output,
-) {
+/// was given, as the command context of the CLI words it; and run as
+/// printed, by the shell, from another folder, it acts on the same profile
+/// folder and store as the run (`ffsession` says where, without acting,
+/// under `FFSESSION_TEST_WHERE`). A command that names a store of its own
+/// (a remote's own hints may name the remote the run was given as its
+/// store; a `copy --to` the run's store) acts on the run's profile.
+pub fn printed_commands_are_complete(run: &Invocation, out: &std::process::Output) {
     // Windows quoting is not the shell's (and shlex reads only the shell's).
     if cfg!(windows) {
         return;
     }
-    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    let args = &run.args;
+    // Help, completion scripts and the manual show commands; they print
+    // none to run next.
     if args
         .iter()
-        .any(|a| a == "--help" || a == "-h" || a == "help")
+        .any(|a| ["--help", "-h", "help", "completions", "man"].contains(&a.as_str()))
     {
         return;
     }
-    let given = global_flags(&args);
-    if given.is_empty() {
-        return;
-    }
+    let given = global_flags(args);
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -330,11 +424,38 @@ pub fn printed_commands_are_complete<'a>(
         .filter(|span| span.starts_with("ffsession "))
         // A pointer to a command's help acts on nothing.
         .filter(|span| !span.ends_with(" --help"));
+    let mut here = None;
+    let mut seen = std::collections::HashSet::new();
     for command in undo.chain(quoted) {
+        if !seen.insert(command) {
+            continue;
+        }
         let Some(words) = shlex::split(command) else {
             panic!("`{command}` is not shell words ({args:?} printed it)");
         };
         let printed = global_flags(&words[1..]);
+        let here = here.get_or_insert_with(|| run.place());
+        let there = run.place_printed(command);
+        // A run that covers several profiles (`status`, `--all-profiles`)
+        // names the one each command is for.
+        let names_profile = |flags: &[(&str, String)]| flags.iter().any(|(f, _)| *f == "--profile");
+        assert!(
+            there["profile"] == here["profile"]
+                || names_profile(&printed) && !names_profile(&given),
+            "`{command}`, printed by ffsession {}, acts on another profile: {} and not {}",
+            args.join(" "),
+            there["profile"],
+            here["profile"]
+        );
+        let own_store =
+            printed.iter().any(|(f, _)| *f == "--store") || words.iter().any(|w| w == "--to");
+        assert!(
+            own_store || there["store"] == here["store"],
+            "`{command}`, printed by ffsession {}, acts on the store {} and not {}",
+            args.join(" "),
+            there["store"],
+            here["store"]
+        );
         for (flag, value) in &given {
             let same = |v: &str| {
                 v == value
@@ -429,7 +550,8 @@ impl Run for std::process::Command {
     fn run(&mut self) -> std::process::Output {
         let out = retried(|| self.output());
         if Path::new(self.get_program()).file_stem() == Some(OsStr::new("ffsession")) {
-            printed_commands_are_complete(self.get_args(), &out);
+            let run = Invocation::of(self.get_args(), self.get_envs(), self.get_current_dir());
+            printed_commands_are_complete(&run, &out);
         }
         out
     }

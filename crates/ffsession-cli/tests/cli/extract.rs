@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use crate::common::Run;
 use crate::common::{expect_error, ok_json, ok_stdout, undo_id, TestEnv};
 use crate::tidy::{aged_session, json_of, profile};
 
@@ -131,8 +132,7 @@ fn closed_tabs_and_windows_become_open_ones_with_their_history() {
             .args(args)
             .arg("-o")
             .arg(env.path().join("none.jsonlz4"))
-            .output()
-            .unwrap();
+            .run();
         assert_eq!(o.status.code(), Some(2), "{args:?}: a usage error");
     }
     assert!(!env.path().join("none.jsonlz4").exists());

@@ -4,6 +4,7 @@
 //! `snapshot:latest` and `profile:current` are never a file, `./1` always
 //! is.
 
+use crate::common::Run;
 use crate::common::{ok_stdout, output, stderr, with_tabs, TestEnv};
 
 /// A store of two snapshots of `profile/`, and in the working folder the
@@ -56,7 +57,7 @@ fn a_name_that_is_both_a_snapshot_and_a_file_here_is_refused() {
         if args.last() == Some(&"-o") {
             cmd.arg(&out);
         }
-        let output = cmd.output().unwrap();
+        let output = cmd.run();
         let err = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains("names both"), "{args:?}: {err}");

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use zbus::zvariant::OwnedValue;
 
+use crate::common::Run;
 use crate::common::TestEnv;
 
 /// A session of `tabs` tabs written at `last_update` by one Firefox run
@@ -184,11 +185,7 @@ fn wait_until(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
 
 /// `(file, tabs)` of every snapshot, newest first, with ids.
 fn snapshots(env: &TestEnv, profile: &Path) -> Vec<(i64, String, u64)> {
-    let out = env
-        .store_cmd(profile)
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(profile).args(["list", "--json"]).run();
     if !out.status.success() {
         return Vec::new();
     }
@@ -354,11 +351,7 @@ fn a_loss_is_stored_at_once_and_told_once_an_hour_with_the_way_back() {
 /// The alarms `watch` remembered, from `status --json`.
 fn alarms(env: &TestEnv) -> Vec<serde_json::Value> {
     let profile = env.path().join("profile");
-    let out = env
-        .store_cmd(&profile)
-        .args(["status", "--json"])
-        .output()
-        .unwrap();
+    let out = env.store_cmd(&profile).args(["status", "--json"]).run();
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
         return Vec::new();
     };

@@ -5,7 +5,9 @@
 
 use std::fs;
 
-use crate::common::{ok_output, packed, undo_command, TestEnv};
+use crate::common::{
+    ok_output, packed, printed_commands_are_complete, undo_command, Invocation, TestEnv,
+};
 
 #[test]
 fn to_undo_runs_as_printed_on_the_same_profile_and_store() {
@@ -60,4 +62,71 @@ fn to_undo_runs_as_printed_on_the_same_profile_and_store() {
     let words = shlex::split(start.split("   (").next().unwrap()).unwrap();
     assert_eq!(words.len(), 3, "{start}");
     assert_eq!(std::path::Path::new(&words[2]), profile);
+}
+
+/// The check every CLI test's runs pass (`common.rs`) fails a printed
+/// command that would act elsewhere: one without the run's `--profile`
+/// (it would act on the default profile), and one whose profile is a
+/// relative path (it acts elsewhere from another folder).
+#[test]
+fn a_printed_command_that_acts_elsewhere_fails_the_check() {
+    let env = TestEnv::new();
+    // A default profile in profiles.ini, and another profile in a folder.
+    let default = env.firefox_root().join("d.default");
+    fs::create_dir_all(&default).unwrap();
+    fs::write(
+        env.firefox_root().join("profiles.ini"),
+        "[Profile0]\nName=default\nIsRelative=1\nPath=d.default\nDefault=1\n",
+    )
+    .unwrap();
+    let profile = env.empty_profile();
+    let store = env.store_dir();
+    let cmd = env.cmd();
+    let envs: Vec<_> = cmd.get_envs().collect();
+    let run_with = |args: &[&std::ffi::OsStr]| {
+        Invocation::of(args.iter().copied(), envs.iter().copied(), Some(env.path()))
+    };
+    let printed = |text: &str| std::process::Output {
+        status: std::process::ExitStatus::default(),
+        stdout: text.as_bytes().to_vec(),
+        stderr: Vec::new(),
+    };
+    let check = |run: &Invocation, text: &str| {
+        let out = printed(text);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            printed_commands_are_complete(run, &out)
+        }))
+        .err()
+        .map(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+    };
+    let run = run_with(&[
+        "--profile".as_ref(),
+        profile.as_os_str(),
+        "--store".as_ref(),
+        store.as_os_str(),
+        "restore".as_ref(),
+        "snapshot:1".as_ref(),
+    ]);
+    // Complete: it passes.
+    let complete = format!(
+        "to undo: {}",
+        shlex::try_join([
+            "ffsession",
+            "--profile",
+            &profile.to_string_lossy(),
+            "--store",
+            &store.to_string_lossy(),
+            "restore",
+            "snapshot:2",
+        ])
+        .unwrap()
+    );
+    assert_eq!(check(&run, &complete), None);
+    // Without --profile: the default profile.
+    let failed = check(&run, "to undo: ffsession restore snapshot:2").expect("the check passed");
+    assert!(failed.contains("acts on another profile"), "{failed}");
+    // A relative profile folder, from a run in the test folder.
+    let run = run_with(&["--profile".as_ref(), "profile".as_ref(), "list".as_ref()]);
+    let failed = check(&run, "see `ffsession --profile profile list`").expect("the check passed");
+    assert!(failed.contains("acts on another profile"), "{failed}");
 }

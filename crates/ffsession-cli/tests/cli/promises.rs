@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::Path;
 
+use crate::common::Run;
 use crate::common::*;
 
 const NOW: u64 = 1_795_400_000_000;
@@ -187,8 +188,7 @@ fn an_unreadable_session_file_is_an_alarm() {
         .arg("--store")
         .arg(env.store_dir())
         .arg("backup")
-        .output()
-        .unwrap();
+        .run();
     let err = stderr(&out);
     assert!(
         !err.contains("unshare failed") && !err.contains("Operation not permitted"),

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use ffsession_gen::Spec;
 use serde_json::Value;
 
+use crate::common::Run;
 use crate::common::{expect_error, ok_json, ok_stdout, session, stderr, TestEnv};
 
 fn spec() -> Spec {
@@ -152,7 +153,7 @@ fn tabs_of_a_large_file_parsed_while_it_decodes_are_those_of_its_json() {
     assert_eq!(urls, expected);
 
     // `decompress` checks it the same way before writing it.
-    let out = env.cmd().arg("decompress").arg(&packed).output().unwrap();
+    let out = env.cmd().arg("decompress").arg(&packed).run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, g.json.as_bytes());
 

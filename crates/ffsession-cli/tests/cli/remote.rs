@@ -137,8 +137,7 @@ fn remote_round_trip_webdav_over_https() {
             let out = store_cmd(&env, &profile)
                 .env("SSL_CERT_FILE", trusted)
                 .args(["copy", "--to", &loc])
-                .output()
-                .unwrap();
+                .run();
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");

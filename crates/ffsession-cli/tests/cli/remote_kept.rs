@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::common::Run;
 use crate::common::{ok_output, stderr, TestEnv};
 use crate::remote_common::{day, password_cmd as cmd, PASSWORD};
 
@@ -20,8 +21,7 @@ fn copy(env: &TestEnv, remote: &Path, password: Option<&str>) -> std::process::O
         .arg("copy")
         .arg("--to")
         .arg(remote)
-        .output()
-        .unwrap()
+        .run()
 }
 
 fn kept_dir(env: &TestEnv) -> std::path::PathBuf {
@@ -53,8 +53,7 @@ fn a_kept_key_opens_its_remote_without_the_password_and_only_its_remote() {
             .args(["--store"])
             .arg(&remote)
             .args(["list", "--json"])
-            .output()
-            .unwrap()
+            .run()
     };
     let with_kept = list(None);
     assert!(with_kept.status.success(), "{}", stderr(&with_kept));
@@ -136,8 +135,7 @@ fn a_kept_key_opens_its_remote_without_the_password_and_only_its_remote() {
         .arg("remote")
         .arg("forget")
         .arg(&remote)
-        .output()
-        .unwrap();
+        .run();
     assert!(!again.status.success());
     assert!(stderr(&again).contains("no key of"), "{}", stderr(&again));
 }
@@ -163,8 +161,7 @@ fn keep_key_false_keeps_no_key() {
             .arg("--store")
             .arg(env.store_dir())
             .args(["copy", "--to", "usb"])
-            .output()
-            .unwrap()
+            .run()
     };
     let first = run(Some(PASSWORD));
     assert!(first.status.success(), "{}", stderr(&first));

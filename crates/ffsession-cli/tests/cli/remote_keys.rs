@@ -8,6 +8,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::common::ok_output;
+use crate::common::Run;
 use crate::remote_common::Machine;
 
 /// The key files of a remote in a folder.
@@ -37,7 +38,7 @@ fn a_damaged_key_file_loses_nothing_and_a_copy_repairs_it() {
     };
     copy();
     assert_eq!(key_files(&remote).len(), 2, "two copies of the key");
-    let list = |m: &Machine| m.on(&remote).arg("list").output().unwrap();
+    let list = |m: &Machine| m.on(&remote).arg("list").run();
     // `list` from `m`, which must succeed: what it printed.
     let lists = |m: &Machine| {
         let out = list(m);

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use ffsession_gen::Spec;
 
+use crate::common::Run;
 use crate::common::{keep_only_last, session, TestEnv};
 use crate::remote_common::{
     assert_remote_restores, day, is_temporary, location, servers, sftp_dir, std_cmd, unavailable,
@@ -75,7 +76,7 @@ fn copies(m: &Machine, clock: Option<&str>, loc: &str, what: &str) {
 }
 
 fn run(c: &mut StdCommand) -> std::process::Output {
-    c.output().unwrap()
+    c.run()
 }
 
 fn said(out: &std::process::Output) -> String {

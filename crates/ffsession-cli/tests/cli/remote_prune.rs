@@ -5,6 +5,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
+use crate::common::Run;
 use crate::common::{keep_only_last, ok_output, packed, undo_id, TestEnv};
 use crate::remote_common::{day, password_cmd, Machine, PASSWORD};
 
@@ -270,14 +271,14 @@ fn a_rolled_back_remote_loses_no_snapshot_a_reader_has_seen() {
     // Laptop A's newest.
     let text = restore_latest(on_remote(&reader), &["--from-machine", "laptop-a"]);
     assert!(text.contains("13 tabs"), "{text}");
-    let check = on_remote(&reader).arg("check").output().unwrap();
+    let check = on_remote(&reader).arg("check").run();
     let said = String::from_utf8_lossy(&check.stdout);
     assert_eq!(check.status.code(), Some(5), "{said}");
     assert_eq!(said.matches("missing snapshot (#").count(), 2, "{said}");
     assert!(said.contains("13 tabs"), "{said}");
     // The machine that took them sends them again; the remote is whole.
     copy(&a);
-    let check = on_remote(&reader).arg("check").output().unwrap();
+    let check = on_remote(&reader).arg("check").run();
     assert!(
         check.status.success(),
         "{}",
@@ -302,11 +303,7 @@ fn a_rolled_back_remote_loses_no_snapshot_a_reader_has_seen() {
 /// `restore latest --dry-run` by `c` with the options `extra`, and what it
 /// said (stdout, then stderr).
 fn restore_latest(mut c: Command, extra: &[&str]) -> String {
-    let out = c
-        .args(["restore", "latest", "--dry-run"])
-        .args(extra)
-        .output()
-        .unwrap();
+    let out = c.args(["restore", "latest", "--dry-run"]).args(extra).run();
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -336,12 +333,7 @@ fn damage_a_third_machine_found_is_healed_by_the_next_copy_of_the_source() {
     std::fs::write(&chunk, bytes).unwrap();
     // A third machine's check finds it.
     let c = Machine::new("nas-checker", 30, &[]);
-    let check = |m: &Machine| {
-        m.on(&remote)
-            .args(["check", "--read-data"])
-            .output()
-            .unwrap()
-    };
+    let check = |m: &Machine| m.on(&remote).args(["check", "--read-data"]).run();
     let found = check(&c);
     assert_eq!(
         found.status.code(),

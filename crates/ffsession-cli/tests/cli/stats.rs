@@ -4,6 +4,7 @@ use std::fs;
 
 use ffsession_gen::Spec;
 
+use crate::common::Run;
 use crate::common::{ok_output, session, session_of, TestEnv};
 
 const T0: u64 = 1_795_000_000_000;
@@ -310,8 +311,7 @@ fn stats_since_leaves_out_old_sessions_and_the_time_axis_is_readable() {
     let out = env
         .store_cmd(&profile)
         .args(["stats", "--since", "soon"])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("7d"));
 

@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::common::Run;
 use crate::common::{fake_program, packed, path_with_first, TestEnv};
 
 /// A `systemctl` that answers `is-active` with `answer` (exit 0 when
@@ -28,7 +29,7 @@ fn status(env: &TestEnv, profile: &Path, bin: &Path, json: bool) -> (i32, String
     if json {
         cmd.arg("--json");
     }
-    let out = cmd.output().unwrap();
+    let out = cmd.run();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -62,10 +63,12 @@ fn status_says_what_needs_you_and_exits_6_until_all_is_well() {
     assert_eq!(p["service"]["state"], "not-installed", "{out}");
     assert_eq!(p["last_snapshot"]["id"], 1, "{out}");
     assert_eq!(p["last_snapshot"]["tabs"], 30, "{out}");
-    assert!(p["needs_you"][0]
-        .as_str()
-        .unwrap()
-        .contains("ffsession service install"));
+    let need = p["needs_you"][0].as_str().unwrap();
+    let install = crate::common::printed_command(need, "install").expect(need);
+    assert!(
+        install.ends_with(&["service".into(), "install".into()]),
+        "{need}"
+    );
     assert_eq!(s["needs_you"], true);
 
     // Installed and running, a snapshot, nothing lost: all is well.
@@ -100,17 +103,22 @@ fn status_says_what_needs_you_and_exits_6_until_all_is_well() {
 
     // The newest session lost most of its tabs: the way back is named.
     let profile = env.profile_with_recovery(&packed(3, 1_790_000_060_000));
-    let backup = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let backup = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(backup.status.code(), Some(3));
     let (code, out) = status(&env, &profile, &active, true);
     assert_eq!(code, 6, "{out}");
     let alarm = &json(&out)["profiles"][0]["session_alarm"];
     assert_eq!(alarm["snapshot"], 1, "{out}");
     let message = alarm["message"].as_str().unwrap();
+    assert!(message.contains("went from 30 to 3 tabs"), "{message}");
+    // The way back names the snapshot (never a file of the folder it is
+    // run in) and the profile: status shows several.
+    let restore = crate::common::printed_command(message, "restore").expect(message);
     assert!(
-        message.contains("went from 30 to 3 tabs") && message.contains("ffsession restore 1"),
+        restore.ends_with(&["restore".into(), "snapshot:1".into()]),
         "{message}"
     );
+    assert!(restore.iter().any(|w| w == "--profile"), "{message}");
 
     // Once the session is whole again (restored, backed up), all is well.
     let profile = env.profile_with_recovery(&packed(30, 1_790_000_120_000));
@@ -154,8 +162,7 @@ fn status_shows_failing_backups_and_copies_watch_remembered() {
         .arg(&config)
         .args(["status"])
         .env("PATH", path)
-        .output()
-        .unwrap();
+        .run();
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(6), "{text}");
     assert!(
@@ -199,8 +206,7 @@ fn status_shows_the_copies_watch_made() {
             .arg("--config")
             .arg(&config)
             .args(["status", "--json"])
-            .output()
-            .unwrap();
+            .run();
         json(&String::from_utf8(out.stdout).unwrap())
     };
     let remote = |s: &serde_json::Value, name: &str| {

@@ -367,8 +367,7 @@ fn extract_tab_keeps_exactly_the_tabs_named() {
         .store_cmd(&p)
         .args(["extract", "current", "--tab", "0:1", "-o"])
         .arg(&out)
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out2.status.code(), Some(2), "a usage error");
 }
 

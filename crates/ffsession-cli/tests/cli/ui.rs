@@ -1,6 +1,7 @@
 //! `ffsession ui`: the local page, asked over HTTP on 127.0.0.1 as a
 //! browser would, against a store built in the test's folder.
 
+use crate::common::Run;
 use crate::common::{tabs_session, with_tabs};
 use crate::ui_page::{two_snapshots, Page, EVIL_TITLE};
 
@@ -296,7 +297,7 @@ fn a_damaged_snapshot_is_marked_and_rescued_from_the_page() {
     let (env, profile) = two_snapshots();
     let g = tabs_session(60);
     env.profile_with_recovery(&g.packed[..g.packed.len() * 8 / 10]);
-    let out = env.store_cmd(&profile).arg("backup").output().unwrap();
+    let out = env.store_cmd(&profile).arg("backup").run();
     assert_eq!(out.status.code(), Some(3), "backup's alarm");
     let page = Page::serve(env, profile, &[]);
     let home = page.get("/");
@@ -341,8 +342,7 @@ fn a_picked_tab_is_added_at_next_start() {
         .cmd()
         .args(["tabs", "--format", "urls"])
         .arg(page.profile.join("sessionstore.jsonlz4"))
-        .output()
-        .unwrap();
+        .run();
     let urls = String::from_utf8(urls.stdout).unwrap();
     assert!(urls.contains("https://now.example/"), "{urls}");
     assert!(urls.contains("https://added.example/"), "{urls}");

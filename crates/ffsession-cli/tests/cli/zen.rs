@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ffsession_gen::{mozlz4, zen_files, ZenFiles, ZenSpec};
 
+use crate::common::Run;
 use crate::common::*;
 
 /// Moment A and, an hour later, moment B, when the first space is renamed.
@@ -294,8 +295,7 @@ fn decompress_and_compress_take_zens_own_sessions_file() {
         .arg(&json)
         .arg("-o")
         .arg(&again)
-        .output()
-        .unwrap()
+        .run()
         .status
         .success());
 }
