@@ -554,6 +554,17 @@ pub fn session_of(tabs: usize, last_update: u64) -> Generated {
     })
 }
 
+/// [`session_of`] `tabs` and `last_update` from the generator's seed `seed`
+/// (another seed, other URLs and titles).
+pub fn seeded_session(tabs: usize, last_update: u64, seed: u64) -> Generated {
+    session(Spec {
+        tabs,
+        last_update,
+        seed,
+        ..Spec::default()
+    })
+}
+
 /// The mozlz4 file of [`session_of`] `tabs` and `last_update`.
 pub fn packed(tabs: usize, last_update: u64) -> Vec<u8> {
     session_of(tabs, last_update).packed
