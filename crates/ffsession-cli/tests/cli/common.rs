@@ -481,6 +481,15 @@ pub fn failed_quietly(out: &std::process::Output) -> String {
     err
 }
 
+/// Check that `text` (what a command printed) contains every one of
+/// `parts`, showing the part it lacks and the whole text if not.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}
+
 /// A generated session: its spec, JSON and mozlz4 bytes.
 pub struct Generated {
     pub spec: Spec,

@@ -6,7 +6,9 @@ use std::process::Stdio;
 use ffsession_gen::Spec;
 use serde_json::Value;
 
-use crate::common::{expect_error, ok_json, ok_stdout, session, stderr, TestEnv};
+use crate::common::{
+    assert_contains_all, expect_error, ok_json, ok_stdout, session, stderr, TestEnv,
+};
 
 /// The sessions these tests read: 40 tabs in 3 windows.
 fn spec() -> Spec {
@@ -80,10 +82,7 @@ fn info_text_shows_counts_and_local_dates() {
         .unwrap()
         .strftime("%Y-%m-%d %H:%M:%S")
         .to_string();
-    assert!(
-        text.contains(&format!("last update:     {expected_date} UTC")),
-        "{text}"
-    );
+    assert_contains_all(&text, &[&format!("last update:     {expected_date} UTC")]);
 }
 
 #[test]
@@ -272,10 +271,7 @@ fn window_filter_and_closed_tabs() {
     assert_eq!(count("closed-window"), g.spec.closed_windows * 2);
 
     let err = expect_error(env.cmd().args(["tabs", "--window", "9"]).arg(&file));
-    assert!(
-        err.contains("no window 9 (the session has 3 windows)"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["no window 9 (the session has 3 windows)"]);
 }
 
 #[test]

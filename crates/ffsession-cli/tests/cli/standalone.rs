@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::common::{
-    copy_tree, expect_error, ok_json, ok_stdout, seeded_session, session_of, tabs_session, undo_id,
-    TestEnv,
+    assert_contains_all, copy_tree, expect_error, ok_json, ok_stdout, seeded_session, session_of,
+    tabs_session, undo_id, TestEnv,
 };
 
 fn urls(env: &TestEnv, file: &Path) -> String {
@@ -85,9 +85,9 @@ fn a_copied_store_works_on_a_machine_without_firefox() {
         original_urls
     );
     let prefs = fs::read_to_string(target.join("prefs.js")).unwrap();
-    assert!(
-        prefs.contains("browser.sessionstore.resume_session_once\", true"),
-        "{prefs}"
+    assert_contains_all(
+        &prefs,
+        &["browser.sessionstore.resume_session_once\", true"],
     );
 }
 
