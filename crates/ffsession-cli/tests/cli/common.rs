@@ -603,6 +603,15 @@ pub fn failed_quietly(out: &std::process::Output) -> String {
     err
 }
 
+/// Check that `text` (what a command printed) contains every one of
+/// `parts`, showing the part it lacks and the whole text if not.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}
+
 /// A generated session: its spec, JSON and mozlz4 bytes.
 pub struct Generated {
     pub spec: Spec,
@@ -672,6 +681,17 @@ pub fn session_of(tabs: usize, last_update: u64) -> Generated {
     session(Spec {
         tabs,
         last_update,
+        ..Spec::default()
+    })
+}
+
+/// [`session_of`] `tabs` and `last_update` from the generator's seed `seed`
+/// (another seed, other URLs and titles).
+pub fn seeded_session(tabs: usize, last_update: u64, seed: u64) -> Generated {
+    session(Spec {
+        tabs,
+        last_update,
+        seed,
         ..Spec::default()
     })
 }

@@ -7,11 +7,19 @@ use ffsession_gen::Spec;
 use serde_json::Value;
 
 use crate::common::Run;
-use crate::common::{expect_error, ok_json, ok_stdout, session, stderr, TestEnv};
+use crate::common::{
+    assert_contains_all, expect_error, ok_json, ok_stdout, session, stderr, TestEnv,
+};
 
+/// The sessions these tests read: 40 tabs in 3 windows.
 fn spec() -> Spec {
+    spec_of(40)
+}
+
+/// [`spec`] with `tabs` tabs (in its 3 windows).
+fn spec_of(tabs: usize) -> Spec {
     Spec {
-        tabs: 40,
+        tabs,
         windows: 3,
         ..Spec::default()
     }
@@ -75,10 +83,7 @@ fn info_text_shows_counts_and_local_dates() {
         .unwrap()
         .strftime("%Y-%m-%d %H:%M:%S")
         .to_string();
-    assert!(
-        text.contains(&format!("last update:     {expected_date} UTC")),
-        "{text}"
-    );
+    assert_contains_all(&text, &[&format!("last update:     {expected_date} UTC")]);
 }
 
 #[test]
@@ -109,10 +114,7 @@ fn tabs_json_lists_the_current_entry_of_every_tab() {
 #[test]
 fn tabs_of_a_large_file_parsed_while_it_decodes_are_those_of_its_json() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 400,
-        ..spec()
-    });
+    let g = session(spec_of(400));
     assert!(
         g.json.len() >= 2 << 20,
         "large enough to be parsed while it decodes"
@@ -270,19 +272,15 @@ fn window_filter_and_closed_tabs() {
     assert_eq!(count("closed-window"), g.spec.closed_windows * 2);
 
     let err = expect_error(env.cmd().args(["tabs", "--window", "9"]).arg(&file));
-    assert!(
-        err.contains("no window 9 (the session has 3 windows)"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["no window 9 (the session has 3 windows)"]);
 }
 
 #[test]
 fn a_closed_pipe_is_not_an_error() {
     let env = TestEnv::new();
     let g = session(Spec {
-        tabs: 3000,
         favicon_bytes: 10,
-        ..spec()
+        ..spec_of(3000)
     });
     let file = env.write("s.jsonlz4", &g.packed);
     let profile = env.profile_with(&[("sessionstore.jsonlz4", &g.packed)]);
@@ -369,10 +367,7 @@ fn the_shipped_sample_reads() {
 #[test]
 fn a_session_from_a_pipe_reads_as_the_file_does() {
     let env = TestEnv::new();
-    let g = session(Spec {
-        tabs: 400,
-        ..spec()
-    });
+    let g = session(spec_of(400));
     assert!(g.packed.len() > 64 << 10, "more than a pipe holds at once");
     let file = env.write("s.jsonlz4", &g.packed);
     let urls = ["tabs", "--format", "urls"];

@@ -6,8 +6,8 @@ use ffsession_gen::Spec;
 use serde_json::{json, Value};
 
 use crate::common::{
-    expect_error, failed_quietly, ok_json, ok_output, ok_stdout, session, stderr, with_tabs, Run,
-    TestEnv,
+    assert_contains_all, expect_error, failed_quietly, ok_json, ok_output, ok_stdout, session,
+    stderr, with_tabs, Run, TestEnv,
 };
 
 struct Fixture {
@@ -241,10 +241,7 @@ fn search_in_an_empty_store_says_so() {
     let f = Fixture::new();
     drop(ffsession::store::Store::create_or_open(f.env.store_dir()).unwrap());
     let err = expect_error(f.cmd().args(["search", "narwhal"]));
-    assert!(
-        err.contains("no snapshots yet") && err.contains("hint:"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["no snapshots yet", "hint:"]);
 }
 
 #[test]
@@ -356,17 +353,13 @@ fn history_shows_closed_appearances_as_search_counts_them() {
 
     let text = ok_stdout(f.cmd().args(["history", NARWHAL.0]));
     assert!(!text.contains("in no snapshot"), "{text}");
-    assert!(
-        text.contains(&format!("(#{a} .. #{a}), open in window 1")),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!("(#{b} .. #{c}), recently closed in window 2")),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!("(#{d} .. #{d}), in recently closed window 1")),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            &format!("(#{a} .. #{a}), open in window 1"),
+            &format!("(#{b} .. #{c}), recently closed in window 2"),
+            &format!("(#{d} .. #{d}), in recently closed window 1"),
+        ],
     );
 }
 

@@ -4,11 +4,9 @@
 use std::fs;
 use std::path::Path;
 
-use ffsession_gen::Spec;
-
 use crate::common::{
-    copy_tree, expect_error, ok_json, ok_stdout, session, session_of, tabs_session, undo_id,
-    TestEnv,
+    assert_contains_all, copy_tree, expect_error, ok_json, ok_stdout, seeded_session, session_of,
+    tabs_session, undo_id, TestEnv,
 };
 
 fn urls(env: &TestEnv, file: &Path) -> String {
@@ -21,12 +19,7 @@ fn a_copied_store_works_on_a_machine_without_firefox() {
     let old = TestEnv::new();
     let first = session_of(30, 1_000);
     let profile = old.back_up_recovery(&first.packed);
-    let second = session(Spec {
-        tabs: 25,
-        last_update: 2_000,
-        seed: 9,
-        ..Spec::default()
-    });
+    let second = seeded_session(25, 2_000, 9);
     old.back_up_recovery(&second.packed);
     let original_urls = urls(&old, &profile.join("sessionstore-backups/recovery.jsonlz4"));
 
@@ -92,9 +85,9 @@ fn a_copied_store_works_on_a_machine_without_firefox() {
         original_urls
     );
     let prefs = fs::read_to_string(target.join("prefs.js")).unwrap();
-    assert!(
-        prefs.contains("browser.sessionstore.resume_session_once\", true"),
-        "{prefs}"
+    assert_contains_all(
+        &prefs,
+        &["browser.sessionstore.resume_session_once\", true"],
     );
 }
 
@@ -145,12 +138,7 @@ fn restore_accepts_a_session_file_and_can_be_undone() {
     let env = TestEnv::new();
     let current = session_of(9, 1_000);
     let profile = env.profile_with_recovery(&current.packed);
-    let other = session(Spec {
-        tabs: 4,
-        last_update: 5_000,
-        seed: 3,
-        ..Spec::default()
-    });
+    let other = seeded_session(4, 5_000, 3);
     let file = env.write("extracted.jsonlz4", &other.packed);
     let dry = ok_stdout(
         env.store_cmd(&profile)
@@ -201,12 +189,7 @@ fn restoring_a_file_into_a_new_profile_folder_creates_it_and_keeps_the_file_in_i
     assert_eq!(before.as_array().unwrap().len(), 1, "{before}");
 
     // A rescued file, restored into a folder that does not exist yet.
-    let rescued = session(Spec {
-        tabs: 4,
-        seed: 3,
-        last_update: 1_796_000_000_000,
-        ..Spec::default()
-    });
+    let rescued = seeded_session(4, 1_796_000_000_000, 3);
     let file = env.write("rescued.jsonlz4", &rescued.packed);
     let target = env.path().join("new-profile");
     let plan = ok_stdout(

@@ -5,7 +5,7 @@ use std::fs;
 use ffsession_gen::Spec;
 
 use crate::common::Run;
-use crate::common::{ok_output, session, session_of, TestEnv};
+use crate::common::{ok_output, seeded_session, session, session_of, TestEnv};
 
 const T0: u64 = 1_795_000_000_000;
 const HOUR: u64 = 3_600_000;
@@ -83,12 +83,7 @@ fn the_plot_keeps_its_legend_off_the_data_whole_tab_counts_and_equal_series_apar
     // whose session is a day older than the others though backed up last.
     for (n, tabs) in [(0, 3), (1, 5), (2, 4)] {
         for (name, seed) in [("recovery.jsonlz4", 1), ("previous.jsonlz4", 2)] {
-            let g = session(Spec {
-                tabs,
-                seed,
-                last_update: T0 + n * HOUR,
-                ..Spec::default()
-            });
+            let g = seeded_session(tabs, T0 + n * HOUR, seed);
             fs::write(backups.join(name), &g.packed).unwrap();
         }
         ok_output(env.store_cmd(&profile).arg("backup"));

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::common::Run;
-use crate::common::{fake_program, packed, path_with_first, TestEnv};
+use crate::common::{assert_contains_all, fake_program, packed, path_with_first, TestEnv};
 
 /// A `systemctl` that answers `is-active` with `answer` (exit 0 when
 /// "active", 3 otherwise), in a folder to put first on PATH.
@@ -165,21 +165,15 @@ fn status_shows_failing_backups_and_copies_watch_remembered() {
         .run();
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(6), "{text}");
-    assert!(
-        text.contains("  backups:        FAILING since 2 days ago"),
-        "{text}"
-    );
-    assert!(
-        text.contains("remote nas (/nowhere/nas), copied by watch"),
-        "{text}"
-    );
-    assert!(
-        text.contains("  copies:         FAILING since 2 days ago"),
-        "{text}"
-    );
-    assert!(
-        text.contains("copies to nas have failed since") && text.contains("no route to host"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "  backups:        FAILING since 2 days ago",
+            "remote nas (/nowhere/nas), copied by watch",
+            "  copies:         FAILING since 2 days ago",
+            "copies to nas have failed since",
+            "no route to host",
+        ],
     );
 }
 

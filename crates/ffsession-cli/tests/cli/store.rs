@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use ffsession_gen::Spec;
 
 use crate::common::{
-    expect_error, keep_only_last, ok_json, ok_stdout, packed, session, session_of, stderr,
-    stdout_json, undo_id, Run, TestEnv,
+    expect_error, keep_only_last, ok_json, ok_stdout, packed, seeded_session, session, session_of,
+    stderr, stdout_json, undo_id, Run, TestEnv,
 };
 
 #[test]
@@ -319,12 +319,7 @@ fn restore_puts_the_snapshot_back_and_can_be_undone() {
     fs::write(profile.join("prefs.js"), "user_pref(\"browser.startup.page\", 1);\nuser_pref(\"browser.sessionstore.resuming_after_os_restart\", true);\n").unwrap();
     env.store_cmd(&profile).arg("backup").assert().success();
     // The session moves on: another recovery file and a previous one.
-    let newer = session(Spec {
-        tabs: 7,
-        last_update: 2_000,
-        seed: 7,
-        ..Spec::default()
-    });
+    let newer = seeded_session(7, 2_000, 7);
     env.profile_with_recovery(&newer.packed);
     fs::write(
         profile.join("sessionstore-backups/previous.jsonlz4"),

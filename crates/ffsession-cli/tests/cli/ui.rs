@@ -2,7 +2,7 @@
 //! browser would, against a store built in the test's folder.
 
 use crate::common::Run;
-use crate::common::{tabs_session, with_tabs};
+use crate::common::{assert_contains_all, tabs_session, with_tabs};
 use crate::ui_page::{two_snapshots, Page, EVIL_TITLE};
 
 #[test]
@@ -218,8 +218,7 @@ fn a_restore_shows_its_plan_and_command_line_first() {
         "the undo point"
     );
     let home = page.get("/").body;
-    assert!(home.contains("undo point of a restore"), "{home}");
-    assert!(home.contains("restored"), "{home}");
+    assert_contains_all(&home, &["undo point of a restore", "restored"]);
 }
 
 #[test]

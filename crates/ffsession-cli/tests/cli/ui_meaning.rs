@@ -10,7 +10,9 @@ use std::path::Path;
 
 use ffsession_gen::Spec;
 
-use crate::common::{ok_json, ok_stdout, packed_with_tabs, with_tabs, TestEnv};
+use crate::common::{
+    assert_contains_all, ok_json, ok_stdout, packed_with_tabs, with_tabs, TestEnv,
+};
 use crate::ui_page::{two_snapshots, Page};
 
 /// The open tabs' URLs of the session file `file`.
@@ -308,9 +310,9 @@ fn a_remote_store_is_named_by_its_address() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let said = page.stderr();
-    assert!(
-        said.contains(&format!("serving the store {shown} on 127.0.0.1:")),
-        "{said}"
+    assert_contains_all(
+        &said,
+        &[&format!("serving the store {shown} on 127.0.0.1:")],
     );
 }
 

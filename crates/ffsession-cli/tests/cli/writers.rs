@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use ffsession_gen::StoreLockHolder;
 
 use crate::common::{
-    expect_error, keep_only_last, ok_json, ok_output, ok_stdout, packed, stderr, Run, TestEnv,
+    assert_contains_all, expect_error, keep_only_last, ok_json, ok_output, ok_stdout, packed,
+    stderr, Run, TestEnv,
 };
 
 /// A store with one backup, and a child process holding its lock.
@@ -174,9 +175,9 @@ fn backup_all_profiles_stores_each_profile_into_its_own_store() {
     }
     // A single store cannot take several profiles.
     let err = expect_error(env.cmd().args(["--store", "x", "backup", "--all-profiles"]));
-    assert!(
-        err.contains("--all-profiles puts each profile into its own store"),
-        "{err}"
+    assert_contains_all(
+        &err,
+        &["--all-profiles puts each profile into its own store"],
     );
 }
 

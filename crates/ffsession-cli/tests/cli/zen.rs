@@ -262,10 +262,13 @@ fn zens_file_alone_is_not_restored_as_a_firefox_session() {
     assert!(tidy.contains("sessionstore.jsonlz4: 11 tabs"), "{tidy}");
     // `restore latest` is Firefox's session, Zen's newer file with it.
     let plan = ok_stdout(env.cmd().args(["restore", "latest", "--dry-run"]));
-    assert!(plan.contains("sessionstore.jsonlz4  "), "{plan}");
-    assert!(
-        plan.contains("would write") && plan.contains("zen-sessions.jsonlz4 (Zen's"),
-        "{plan}"
+    assert_contains_all(
+        &plan,
+        &[
+            "sessionstore.jsonlz4  ",
+            "would write",
+            "zen-sessions.jsonlz4 (Zen's",
+        ],
     );
 }
 
