@@ -25,8 +25,9 @@ pub struct Alarms {
     /// What is remembered.
     pub state: WatchState,
     notify: bool,
-    /// The global options `watch` was given, for the commands a notice names.
-    globals: Vec<OsString>,
+    /// The command context `watch` was given, for the commands a notice
+    /// names.
+    global: GlobalArgs,
     /// Said once: the state could not be written, notifications fail.
     said_save: bool,
     said_notify: bool,
@@ -49,7 +50,7 @@ impl Alarms {
             path,
             state,
             notify,
-            globals: crate::commands::ui::global_options(global),
+            global: global.clone(),
             said_save: false,
             said_notify: false,
         };
@@ -149,8 +150,9 @@ impl Alarms {
             }
             None => (
                 format!(
-                    "No good copy is stored. `{}` lists the snapshots; `ffsession rescue` recovers the complete tabs of a damaged file.",
-                    self.command(&["list"])
+                    "No good copy is stored. `{}` lists the snapshots; `{}` recovers the complete tabs of a damaged file.",
+                    self.command(&["list"]),
+                    self.command(&["rescue", "FILE", "-o", "OUT"])
                 ),
                 None,
                 None,
@@ -252,46 +254,17 @@ impl Alarms {
         self.save();
     }
 
-    /// The arguments of an `ffsession` command with `watch`'s global options.
+    /// The arguments of an `ffsession` command in `watch`'s command
+    /// context.
     fn args(&self, command: &[&str]) -> Vec<OsString> {
-        let mut args = self.globals.clone();
+        let mut args: Vec<OsString> = self.global.context().into_iter().map(Into::into).collect();
         args.extend(command.iter().map(OsString::from));
         args
     }
 
-    /// An `ffsession` command line with `watch`'s global options, as a
+    /// An `ffsession` command line in `watch`'s command context, as a
     /// person types it.
     fn command(&self, command: &[&str]) -> String {
-        let mut line = String::from("ffsession");
-        for a in self.args(command) {
-            line.push(' ');
-            line.push_str(&shell_word(&a.to_string_lossy()));
-        }
-        line
-    }
-}
-
-/// `word` quoted for a shell when it needs it.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shell_word;
-
-    #[test]
-    fn words_are_quoted_only_when_needed() {
-        assert_eq!(shell_word("/home/me/x.default"), "/home/me/x.default");
-        assert_eq!(shell_word("/home/me/My Profile"), "'/home/me/My Profile'");
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        self.global.command(command)
     }
 }

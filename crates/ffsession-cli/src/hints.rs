@@ -90,6 +90,10 @@ impl GlobalArgs {
                 "run {} to build it again from the snapshots (backups and restores do not need it)",
                 cmd(&[os("reindex")])
             ),
+            Hint::RebuildCatalog => format!(
+                "{} builds the catalog again from the manifests",
+                cmd(&[os("reindex"), os("--catalog")])
+            ),
             Hint::ReadBack => format!(
                 "the disk may be failing: run {}, and copy the store to another disk",
                 cmd(&[os("check")])
@@ -187,6 +191,7 @@ mod tests {
             Hint::StoreLink,
             Hint::StoreFolderLink,
             Hint::Reindex,
+            Hint::RebuildCatalog,
             Hint::ReadBack,
             Hint::AllowEmpty,
             Hint::TidyNotEditable { file: file() },
@@ -238,6 +243,7 @@ mod tests {
                 | Hint::StoreLink
                 | Hint::StoreFolderLink
                 | Hint::Reindex
+                | Hint::RebuildCatalog
                 | Hint::ReadBack
                 | Hint::AllowEmpty
                 | Hint::TidyNotEditable { .. }

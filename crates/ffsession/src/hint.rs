@@ -9,8 +9,9 @@
 
 use std::path::PathBuf;
 
-/// What the user can do about an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the user can do about an error. As JSON (`check --json`), the
+/// variant's name, with its data if it has any.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Hint {
     /// Advice that names no command and no option.
     Advice(&'static str),
@@ -72,6 +73,9 @@ pub enum Hint {
     StoreFolderLink,
     /// The tab index is missing or damaged: build it again.
     Reindex,
+    /// The catalog is missing or disagrees with the manifests: build it
+    /// again from them.
+    RebuildCatalog,
     /// What was written did not read back: check the store, copy it away.
     ReadBack,
     /// Tidy would close every tab: loosen the rules, or allow it.

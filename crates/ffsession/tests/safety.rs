@@ -252,7 +252,7 @@ fn a_damaged_tab_index_stops_neither_a_backup_nor_a_restore() {
     // A writer finds the damage, builds the index again, and backs up.
     let mut store = Store::open(&dir).unwrap();
     let note = store.take_index_note().expect("a note about the index");
-    assert!(note.contains("damaged"), "{note}");
+    assert!(note.what.contains("damaged"), "{note:?}");
     let two = add(&mut store, 2, 200, NOW);
     assert!(store.read_json(two.id).is_ok());
     let url = {

@@ -224,6 +224,7 @@ fn back_up(
     let mut store = super::create_store_waiting(global, store_dir)?;
     let now = super::now_ms();
     let report = backup_profile(&mut store, &profile.name, &profile.path, now)?;
+    super::say_index_note(global, &mut store);
     print_skipped(&report.skipped)?;
     if args.json {
         super::print_json(&report)?;

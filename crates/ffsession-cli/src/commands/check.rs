@@ -84,7 +84,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs) -> Result<()> {
     if args.json {
         super::print_json(&report)?;
     } else {
-        print_text(&report)?;
+        print_text(&report, global)?;
     }
     if !report.is_whole() {
         Err(StoreDamaged(summary(&report)).into())
@@ -137,24 +137,19 @@ fn remember(dir: &std::path::Path, r: &CheckReport) {
     let _ = record.save(&state.join("check.json"));
 }
 
-fn print_text(r: &CheckReport) -> Result<()> {
+fn print_text(r: &CheckReport, global: &GlobalArgs) -> Result<()> {
     // Written whole, then with the commands it names completed.
     let mut out = Vec::new();
+    // What is wrong, and what to do about it when the report says.
+    let said = |p: &ffsession::store::StoreProblem| match &p.hint {
+        Some(hint) => format!("{}; {}", fmt::escape(&p.what), global.word(hint)),
+        None => fmt::escape(&p.what).into_owned(),
+    };
     for p in &r.problems {
-        writeln!(
-            out,
-            "error: {}: {}",
-            fmt::path(&p.path),
-            fmt::escape(&p.what)
-        )?;
+        writeln!(out, "error: {}: {}", fmt::path(&p.path), said(p))?;
     }
     for p in &r.warnings {
-        writeln!(
-            out,
-            "warning: {}: {}",
-            fmt::path(&p.path),
-            fmt::escape(&p.what)
-        )?;
+        writeln!(out, "warning: {}: {}", fmt::path(&p.path), said(p))?;
     }
     if r.loose_modes > 0 {
         writeln!(
@@ -208,10 +203,10 @@ fn print_text(r: &CheckReport) -> Result<()> {
         )?;
     }
     for p in &r.index_problems {
-        writeln!(out, "error: {}: {}", fmt::path(&p.path), p.what)?;
+        writeln!(out, "error: {}: {}", fmt::path(&p.path), said(p))?;
     }
     for p in &r.unreadable {
-        writeln!(out, "unreadable: {}: {}", fmt::path(&p.path), p.what)?;
+        writeln!(out, "unreadable: {}: {}", fmt::path(&p.path), said(p))?;
     }
     if r.stale_manifests > 0 {
         writeln!(

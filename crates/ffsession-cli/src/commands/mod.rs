@@ -354,16 +354,40 @@ pub fn open_existing_store_waiting(
     if no_store_yet(dir) {
         return open_existing_store(dir, true);
     }
-    crate::lock_wait::with_lock_wait(dir, global.lock_wait, || ffsession::store::Store::open(dir))
+    let mut store = crate::lock_wait::with_lock_wait(dir, global.lock_wait, || {
+        ffsession::store::Store::open(dir)
+    })?;
+    say_index_note(global, &mut store);
+    Ok(store)
 }
 
 /// Open (creating it if needed) the store in `dir` for writing, waiting up to
 /// `--lock-wait` while another ffsession holds it.
 pub fn create_store_waiting(global: &GlobalArgs, dir: &Path) -> Result<ffsession::store::Store> {
     check_store_path(dir)?;
-    crate::lock_wait::with_lock_wait(dir, global.lock_wait, || {
+    let mut store = crate::lock_wait::with_lock_wait(dir, global.lock_wait, || {
         ffsession::store::Store::create_or_open(dir)
-    })
+    })?;
+    say_index_note(global, &mut store);
+    Ok(store)
+}
+
+/// What a writer found about the store's tab index (damaged and built
+/// again, or not updated), as a warning, once: the index is derived data,
+/// so nothing else fails for it. Said after opening a store for writing
+/// and after a backup.
+pub fn say_index_note(global: &GlobalArgs, store: &mut ffsession::store::Store) {
+    if let Some(note) = store.take_index_note() {
+        let hint = note
+            .hint
+            .map(|h| format!("; {}", global.word(&h)))
+            .unwrap_or_default();
+        crate::ui::warning(format_args!(
+            "{}: {}{hint}",
+            crate::fmt::path(&store.dir().join(ffsession::store::INDEX_FILE)),
+            note.what
+        ));
+    }
 }
 
 /// The profile's store, read-only, with its snapshots (newest first); an empty

@@ -89,24 +89,6 @@ pub fn run(global: &GlobalArgs, args: UiArgs) -> Result<()> {
     })
 }
 
-/// The global options given, as they would be written again.
-pub fn global_options(g: &GlobalArgs) -> Vec<OsString> {
-    let mut out: Vec<OsString> = Vec::new();
-    let mut put = |name: &str, value: Option<OsString>| {
-        if let Some(v) = value {
-            out.push(name.into());
-            out.push(v);
-        }
-    };
-    put("--profile", g.profile.clone().map(Into::into));
-    put("--browser", g.browser.clone().map(Into::into));
-    put("--firefox-dir", g.firefox_dir.clone().map(Into::into));
-    put("--store", g.store.clone().map(Into::into));
-    put("--password-file", g.password_file.clone().map(Into::into));
-    put("--config", g.config.clone().map(Into::into));
-    out
-}
-
 /// The global options given, as they would be written again for the
 /// commands the page runs in another folder (its private one): a path
 /// given relative to this folder made absolute, the profile by its folder.

@@ -481,7 +481,7 @@ fn loss_line(loss: &Loss, way_back: Option<&ffsession::store::SnapshotInfo>) -> 
     };
     match way_back {
         Some(s) => format!(
-            "{what}; snapshot {} ({}) brings it back (`ffsession restore {}`)",
+            "{what}; snapshot {} ({}) brings it back (`ffsession restore snapshot:{}`)",
             s.id,
             fmt::count(s.counts.map_or(0, |c| c.tabs) as usize, "tab", "tabs"),
             s.id

@@ -3,7 +3,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{chunk_files, ok_json, ok_stdout, packed, stderr, Run, TestEnv};
+use crate::common::{
+    chunk_files, ok_json, ok_stdout, packed, printed_command, stderr, stdout_json, Run, TestEnv,
+};
 
 /// The files of `profile` and their bytes.
 fn snapshot_of(profile: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -87,8 +89,49 @@ fn check_names_a_missing_catalog() {
     assert_eq!(out.status.code(), Some(5));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the catalog is missing"), "{text}");
+    // What to do, for this store (the harness runs it as printed).
+    let rebuild = printed_command(&text, "reindex").expect(&text);
+    assert!(
+        rebuild.ends_with(&["reindex".into(), "--catalog".into()]),
+        "{text}"
+    );
+    assert!(rebuild.iter().any(|w| w == "--store"), "{text}");
+    let json = stdout_json(&env.store_cmd(&profile).args(["check", "--json"]).run());
+    assert_eq!(
+        json["problems"][0]["what"], "the catalog is missing",
+        "{json}"
+    );
+    assert_eq!(json["problems"][0]["hint"], "RebuildCatalog", "{json}");
     // Nothing was deleted: the chunk files are all still there.
     assert!(!chunk_files(&env.store_dir()).is_empty());
+}
+
+/// A damaged tab index (derived data): `check` names it and what builds it
+/// again, for this store; the next `backup` builds it again and says so.
+#[test]
+fn a_damaged_tab_index_is_named_with_what_builds_it_again() {
+    let env = TestEnv::new();
+    let profile = env.back_up_recovery(&packed(20, 1_795_400_000_000));
+    let index = env.store_dir().join("index.sqlite");
+    assert!(index.is_file());
+    fs::write(&index, vec![0x5a; 8192]).unwrap();
+    let out = env.store_cmd(&profile).arg("check").run();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the tab index is derived data"), "{text}");
+    let reindex = printed_command(&text, "reindex").expect(&text);
+    assert_eq!(reindex.last().unwrap(), "reindex", "{text}");
+    assert!(reindex.iter().any(|w| w == "--profile"), "{text}");
+
+    let out = env.store_cmd(&profile).arg("backup").run();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning:") && err.contains("index.sqlite: the tab index was damaged"),
+        "{err}"
+    );
+    // Built again: the next check finds it whole.
+    let out = ok_stdout(env.store_cmd(&profile).arg("check"));
+    assert!(out.contains("no errors were found"), "{out}");
 }
 
 #[test]

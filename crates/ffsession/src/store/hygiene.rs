@@ -155,6 +155,7 @@ pub(super) fn report_links(report: &mut CheckReport) {
         report.problems.push(StoreProblem {
             path: link.path,
             what,
+            hint: None,
         });
     }
 }

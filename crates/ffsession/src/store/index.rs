@@ -292,10 +292,26 @@ pub(super) struct CatchUp {
     pub skipped: Vec<(SnapshotId, String)>,
 }
 
+/// What a writer found about the tab index, for the front end to tell:
+/// the index is derived data, so backups are not affected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexNote {
+    /// What happened.
+    pub what: String,
+    /// What to do, when something is left to do.
+    pub hint: Option<crate::Hint>,
+}
+
+impl From<String> for IndexNote {
+    fn from(what: String) -> Self {
+        IndexNote { what, hint: None }
+    }
+}
+
 impl Store {
     /// The last note about the tab index (damaged and rebuilt, or not
     /// available), once.
-    pub fn take_index_note(&mut self) -> Option<String> {
+    pub fn take_index_note(&mut self) -> Option<IndexNote> {
         self.index_note.take()
     }
 
@@ -312,14 +328,17 @@ impl Store {
             let why = e.to_string();
             match self.rebuild_index(&mut |_, _| {}) {
                 Ok(_) => {
-                    self.index_note = Some(format!(
+                    self.index_note = Some(IndexNote::from(format!(
                         "the tab index could not be updated ({why}); it was built again from the snapshots"
-                    ))
+                    )))
                 }
                 Err(e) => {
-                    self.index_note = Some(format!(
-                        "the tab index could not be updated ({why}) nor built again ({e}); backups are not affected: run `ffsession reindex`"
-                    ))
+                    self.index_note = Some(IndexNote {
+                        what: format!(
+                            "the tab index could not be updated ({why}) nor built again ({e}); backups are not affected"
+                        ),
+                        hint: Some(crate::Hint::Reindex),
+                    })
                 }
             }
         }
@@ -425,9 +444,10 @@ impl Store {
                 tx.commit().map_err(|e| catalog::sql_error(&path, e))
             });
         if let Err(e) = result {
-            self.index_note = Some(format!(
-                "the tab index could not be cleaned ({e}); backups are not affected: run `ffsession reindex`"
-            ));
+            self.index_note = Some(IndexNote {
+                what: format!("the tab index could not be cleaned ({e}); backups are not affected"),
+                hint: Some(crate::Hint::Reindex),
+            });
         }
     }
 

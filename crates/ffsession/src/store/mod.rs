@@ -120,7 +120,7 @@ pub use check::{
 };
 pub use chunk::{ChunkerParams, Digest};
 pub use error::StoreError;
-pub use index::INDEX_FILE;
+pub use index::{IndexNote, INDEX_FILE};
 pub use layout::lock_holder;
 pub use manifest::{ARCHIVES_DIR, CONTENTS_DIR, SNAPSHOTS_DIR, STORE_FILE};
 pub use origin::{Origin, ORIGINS_DIR};
@@ -166,7 +166,7 @@ pub struct Store {
     /// Where the tab index is.
     index: index::IndexState,
     /// The last note about the tab index, for the caller to show once.
-    index_note: Option<String>,
+    index_note: Option<index::IndexNote>,
     /// How a read-only open reads the catalog (a private copy is deleted
     /// with the store).
     #[allow(dead_code)]
@@ -277,7 +277,7 @@ impl Store {
             schema_version,
             lock: Some(lock),
             index,
-            index_note,
+            index_note: index_note.map(index::IndexNote::from),
             read_mode: catalog::ReadMode::Normal,
             _index_copy: None,
             read_back: true,

@@ -81,9 +81,9 @@ impl Store {
             tx.commit()
         })();
         if let Err(e) = copied {
-            self.index_note = Some(format!(
+            self.index_note = Some(super::index::IndexNote::from(format!(
                 "the tab index could not be moved out of the catalog ({e}); it is built again from the snapshots"
-            ));
+            )));
         }
         Ok(())
     }

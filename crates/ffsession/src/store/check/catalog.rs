@@ -18,6 +18,7 @@ pub(super) fn problem(store: &Store, what: String) -> StoreProblem {
     StoreProblem {
         path: store.catalog_path.clone(),
         what,
+        hint: None,
     }
 }
 
@@ -92,23 +93,27 @@ pub(super) fn rows_against_manifests(
     }
     for s in snapshots {
         let path = manifest::snapshot_path(&store.dir, s.id);
-        let what = match manifest::read_snapshot(&store.dir, s.id) {
+        let (what, hint) = match manifest::read_snapshot(&store.dir, s.id) {
             Ok(m) if m == SnapshotManifest::of(s) => continue,
-            Ok(m) => format!(
-                "snapshot {}: its catalog row does not match its manifest ({}); `ffsession reindex --catalog` rebuilds the catalog from the manifests",
-                s.id,
-                super::super::verify::differences(&SnapshotManifest::of(s), &m)
+            Ok(m) => (
+                format!(
+                    "snapshot {}: its catalog row does not match its manifest ({})",
+                    s.id,
+                    super::super::verify::differences(&SnapshotManifest::of(s), &m)
+                ),
+                Some(crate::Hint::RebuildCatalog),
             ),
             Err(ManifestFailure::Io(e)) => {
                 report.unreadable.push(StoreProblem {
                     path,
                     what: format!("cannot be read: {e}"),
+                    hint: None,
                 });
                 continue;
             }
-            Err(why) => format!("the manifest of snapshot {} is {why}", s.id),
+            Err(why) => (format!("the manifest of snapshot {} is {why}", s.id), None),
         };
-        report.problems.push(StoreProblem { path, what });
+        report.problems.push(StoreProblem { path, what, hint });
     }
 }
 
@@ -176,12 +181,17 @@ pub(super) fn contents_against_manifests(store: &Store, report: &mut CheckReport
                 report.unreadable.push(StoreProblem {
                     path,
                     what: format!("cannot be read: {e}"),
+                    hint: None,
                 });
                 continue;
             }
             (Err(why), _) => format!("the manifest of content {digest} is {why}"),
         };
-        report.problems.push(StoreProblem { path, what });
+        report.problems.push(StoreProblem {
+            path,
+            what,
+            hint: None,
+        });
     }
 }
 
@@ -223,7 +233,8 @@ pub(super) fn index_file(dir: &Path, report: &mut CheckReport) {
     };
     let problem = |what: String| StoreProblem {
         path: path.clone(),
-        what: format!("{what}; the tab index is derived data: `ffsession reindex` builds it again"),
+        what: format!("{what}; the tab index is derived data"),
+        hint: Some(crate::Hint::Reindex),
     };
     if !meta.is_file() {
         report
@@ -273,6 +284,7 @@ pub(super) fn index_file(dir: &Path, report: &mut CheckReport) {
         Err(e) if io_failure(&e) => report.unreadable.push(StoreProblem {
             path: path.clone(),
             what: format!("cannot be read: {e}"),
+            hint: None,
         }),
         Err(e) => report
             .index_problems

@@ -194,6 +194,7 @@ fn note_chunk(report: &mut CheckReport, digest: &Digest, path: &Path, verdict: V
         Verdict::Unreadable(what) => report.unreadable.push(StoreProblem {
             path: path.to_path_buf(),
             what,
+            hint: None,
         }),
     }
 }
@@ -291,7 +292,11 @@ fn check_contents(
                         }
                         Verdict::Unreadable(what) => {
                             if !verdicts.contains_key(digest) {
-                                report.unreadable.push(StoreProblem { path, what });
+                                report.unreadable.push(StoreProblem {
+                                    path,
+                                    what,
+                                    hint: None,
+                                });
                             }
                             verdicts.insert(*digest, Ok(()));
                             unreadable = true;

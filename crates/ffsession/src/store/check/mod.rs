@@ -27,6 +27,9 @@ pub struct StoreProblem {
     pub path: PathBuf,
     /// What is wrong.
     pub what: String,
+    /// What to do about it, when there is more to say than what is wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<crate::Hint>,
 }
 
 /// A chunk file that is missing or does not hold what its name says.
@@ -173,6 +176,7 @@ fn check_folder(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, 
             what: format!(
                 "the store folder is a symbolic link (to {target}); not followed: check the real folder by its own path"
             ),
+            hint: None,
         });
         return Ok(report);
     }
@@ -188,6 +192,7 @@ fn check_folder(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, 
             report.problems.push(StoreProblem {
                 path: catalog_path.clone(),
                 what: "the catalog is a symbolic link; not followed".into(),
+                hint: None,
             });
             return Ok(report);
         }
@@ -200,12 +205,14 @@ fn check_folder(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, 
             }
             report.problems.push(StoreProblem {
                 path: catalog_path.clone(),
-                what: "the catalog is missing; `ffsession reindex --catalog` rebuilds it from the manifests".into(),
+                what: "the catalog is missing".into(),
+                hint: Some(crate::Hint::RebuildCatalog),
             });
         }
         Err(e) => report.problems.push(StoreProblem {
             path: catalog_path.clone(),
             what: e.to_string(),
+            hint: None,
         }),
     }
     let files = scan(&mut report, dir)?;
@@ -216,6 +223,7 @@ fn check_folder(dir: &Path, progress: CheckProgress<'_>) -> Result<CheckReport, 
                 report.problems.push(StoreProblem {
                     path: catalog_path.clone(),
                     what: format!("the catalog cannot be read: {e}"),
+                    hint: None,
                 });
                 None
             }
@@ -248,6 +256,7 @@ fn permissions(report: &mut CheckReport, path: &Path, meta: &fs::Metadata, mode:
                 what: format!(
                     "anyone may write here (mode {found:04o}, should be {mode:04o}): chunks could be replaced; the next backup makes it {mode:04o}"
                 ),
+                hint: None,
             });
         } else if found & 0o077 != 0 {
             report.warnings.push(StoreProblem {
@@ -255,6 +264,7 @@ fn permissions(report: &mut CheckReport, path: &Path, meta: &fs::Metadata, mode:
                 what: format!(
                     "mode {found:04o} lets others read it (should be {mode:04o}): sessions hold cookies and form data"
                 ),
+                hint: None,
             });
         }
     }
@@ -284,6 +294,7 @@ fn scan(report: &mut CheckReport, dir: &Path) -> Result<HashMap<Digest, Found>, 
             report.problems.push(StoreProblem {
                 path: chunks_dir,
                 what: "not a folder (a symbolic link or a file); not followed".into(),
+                hint: None,
             });
             return Ok(found);
         }
@@ -303,6 +314,7 @@ fn scan(report: &mut CheckReport, dir: &Path) -> Result<HashMap<Digest, Found>, 
             report.problems.push(StoreProblem {
                 path: sub_path,
                 what: "a chunk folder is a symbolic link; not followed".into(),
+                hint: None,
             });
             continue;
         }
@@ -351,6 +363,7 @@ fn read_dir(report: &mut CheckReport, dir: &Path) -> Vec<fs::DirEntry> {
             report.problems.push(StoreProblem {
                 path: dir.to_path_buf(),
                 what: format!("cannot be listed: {e}"),
+                hint: None,
             });
             Vec::new()
         }
