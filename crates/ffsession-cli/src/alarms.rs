@@ -238,7 +238,8 @@ impl Alarms {
                     self.state.notified.remove(&kind.key());
                     if !std::mem::replace(&mut self.said_notify, true) {
                         crate::ui::warning(format_args!(
-                            "could not show a desktop notification ({e}); alarms are in this log and in `ffsession status`"
+                            "could not show a desktop notification ({e}); alarms are in this log and in `{}`",
+                            self.command(&["status"])
                         ));
                     }
                 }

@@ -58,7 +58,7 @@ pub struct Cli {
 }
 
 /// Options every command takes.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Firefox profile to use: a name from profiles.ini or a profile folder path

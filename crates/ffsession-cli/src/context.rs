@@ -3,9 +3,9 @@
 //! the CLI prints for the person to run next ("to undo: ...") names the
 //! same profile and store, and runs as printed: each word shell-quoted,
 //! each path made absolute (the command may be run from another folder).
-//! The library's hints are worded from it (`hints.rs`); a command the CLI's
-//! own messages name as `` `ffsession VERB ARGS` `` is completed from it
-//! ([`complete`]) on its way to stderr (`ui`) or into a report.
+//! The library's hints are worded from it (`hints.rs`), and the CLI's own
+//! messages write their commands with it ([`GlobalArgs::quoted`], or
+//! [`quoted`] where no `GlobalArgs` is at hand).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -80,6 +80,12 @@ impl GlobalArgs {
         format!("`{}`", self.command(args))
     }
 
+    /// [`Self::quoted`] on the store at `store` (a remote's location or
+    /// name) rather than this run's.
+    pub fn quoted_at<S: AsRef<OsStr>>(&self, store: &str, args: &[S]) -> String {
+        format!("`{}`", self.command_at(store, args))
+    }
+
     /// [`Self::command`] on the store at `store` (a remote's location or
     /// name) rather than this run's.
     pub fn command_at<S: AsRef<OsStr>>(&self, store: &str, args: &[S]) -> String {
@@ -108,33 +114,6 @@ impl GlobalArgs {
         words.extend(args);
         join(&words)
     }
-
-    /// [`complete`] with this context.
-    pub fn complete(&self, text: &str) -> String {
-        if !text.contains("`ffsession ") {
-            return text.to_owned();
-        }
-        let mut out = String::with_capacity(text.len());
-        for (i, span) in text.split('`').enumerate() {
-            if i > 0 {
-                out.push('`');
-            }
-            let words = (i % 2 == 1)
-                .then(|| span.strip_prefix("ffsession "))
-                .flatten()
-                .and_then(split);
-            match words.as_deref().map(own_store) {
-                Some(Some((store, rest))) => {
-                    out.push_str(&match store {
-                        Some(store) => self.command_at(&store, &rest),
-                        None => self.command(&rest),
-                    });
-                }
-                _ => out.push_str(span),
-            }
-        }
-        out
-    }
 }
 
 /// The command context of this run, set once by `main` after parsing.
@@ -145,55 +124,25 @@ pub fn set(global: &GlobalArgs) {
     let _ = CONTEXT.set(global.clone());
 }
 
-/// The options of the command context: a command that names one of them
-/// already says where it acts.
-const CONTEXT_OPTIONS: &[&str] = &[
-    "--browser",
-    "-B",
-    "--profile",
-    "-P",
-    "--firefox-dir",
-    "--store",
-    "--config",
-    "--password-file",
-];
-
-/// `text` with each command of this CLI it names in backquotes
-/// (`` `ffsession list` ``) written from the command context of the run
-/// ([`set`]), so that it acts on the run's profile and store as printed.
-/// A command that names a `--store` (a remote's) keeps it; one that names
-/// another option of the context (one written by [`GlobalArgs::command`])
-/// is left as it is. Every line the CLI says on stderr passes here (`ui`), and the
-/// reports that name commands on stdout.
-pub fn complete(text: &str) -> String {
-    match CONTEXT.get() {
-        Some(global) => global.complete(text),
-        None => text.to_owned(),
-    }
+/// This run's command context ([`set`] by `main`; no option before it).
+pub fn global() -> &'static GlobalArgs {
+    static NONE: OnceLock<GlobalArgs> = OnceLock::new();
+    CONTEXT
+        .get()
+        .unwrap_or_else(|| NONE.get_or_init(GlobalArgs::default))
 }
 
-/// `words` (after `ffsession`) with the `--store` they name taken out, if
-/// that is the only option of the command context they name; `None` when
-/// they name another (they say where they act already).
-fn own_store(words: &[String]) -> Option<(Option<String>, Vec<String>)> {
-    let mut store = None;
-    let mut rest = Vec::new();
-    let mut iter = words.iter();
-    while let Some(w) = iter.next() {
-        if w == "--store" {
-            store = Some(iter.next()?.clone());
-        } else if let Some(v) = w.strip_prefix("--store=") {
-            store = Some(v.to_owned());
-        } else if CONTEXT_OPTIONS
-            .iter()
-            .any(|o| w == o || w.starts_with(&format!("{o}=")))
-        {
-            return None;
-        } else {
-            rest.push(w.clone());
-        }
-    }
-    Some((store, rest))
+/// `` `ffsession ARGS` `` in this run's command context
+/// ([`GlobalArgs::quoted`]), for a message that has no `GlobalArgs` at
+/// hand.
+pub fn quoted(args: &[&str]) -> String {
+    global().quoted(args)
+}
+
+/// [`quoted`] on the store at `store` (a remote's location or name) rather
+/// than this run's.
+pub fn quoted_at(store: &str, args: &[&str]) -> String {
+    global().quoted_at(store, args)
 }
 
 /// TEST HOOK (debug builds only, `FFSESSION_TEST_WHERE=1`): print, as
@@ -267,68 +216,21 @@ fn quote_windows(word: &str) -> String {
     word.to_owned()
 }
 
-/// A command line back into its words, as [`quote`] wrote them; `None`
-/// when its quotes do not close.
-fn split(line: &str) -> Option<Vec<String>> {
-    if cfg!(windows) {
-        split_windows(line)
-    } else {
-        shlex::split(line)
-    }
-}
-
-/// [`split`] on Windows, the inverse of [`quote_windows`]: a backslash is
-/// itself, but before a quote inside quotes.
-fn split_windows(line: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                word.get_or_insert_with(String::new);
-            }
-            '\\' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                word.get_or_insert_with(String::new).push('"');
-            }
-            c if c.is_whitespace() && !quoted => words.extend(word.take()),
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    if quoted {
-        return None;
-    }
-    words.extend(word);
-    Some(words)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Windows' quoting, tested on every platform: paths keep their
-    /// backslashes through a command completed from the context.
+    /// Windows' quoting, tested on every platform: a path keeps its
+    /// backslashes, a word with spaces or quotes is in double quotes.
     #[test]
-    fn windows_words_come_back_as_written() {
-        let words = [
-            "ffsession",
-            "--profile",
-            r"C:\Users\me\Mes profils\p 1",
-            "tabs",
-            r"C:\users\root\Temp\.tmpNLoaXP\out2.jsonlz4",
-            r#"say "hi""#,
-            "",
-        ];
-        let line = words
-            .iter()
-            .map(|w| quote_windows(w))
-            .collect::<Vec<_>>()
-            .join(" ");
-        assert_eq!(split_windows(&line).unwrap(), words, "{line}");
-        assert_eq!(split_windows(r#"tabs "C:\a b"#), None);
+    fn windows_words_are_quoted_as_windows_reads_them() {
+        assert_eq!(quote_windows(r"C:\Users\me\p"), r"C:\Users\me\p");
+        assert_eq!(
+            quote_windows(r"C:\Users\me\Mes profils\p 1"),
+            r#""C:\Users\me\Mes profils\p 1""#
+        );
+        assert_eq!(quote_windows(r#"say "hi""#), r#""say \"hi\"""#);
+        assert_eq!(quote_windows(""), "\"\"");
     }
 
     #[cfg(unix)]

@@ -30,14 +30,12 @@ pub fn quiet() -> bool {
 /// `ffsession: MESSAGE`, unless `--quiet`.
 pub fn note(message: impl Display) {
     if !quiet() {
-        let message = crate::context::complete(&message.to_string());
         let _ = writeln!(anstream::stderr().lock(), "ffsession: {message}");
     }
 }
 
 /// `ffsession: warning: MESSAGE`.
 pub fn warning(message: impl Display) {
-    let message = crate::context::complete(&message.to_string());
     let _ = writeln!(
         anstream::stderr().lock(),
         "ffsession: {WARNING}warning:{WARNING:#} {message}"
@@ -46,7 +44,7 @@ pub fn warning(message: impl Display) {
 
 /// `ffsession: error: MESSAGE (hint: HINT)`, on one line.
 pub fn error(message: &str, hint: Option<&str>) {
-    let one_line = |s: &str| crate::context::complete(&s.replace('\n', " "));
+    let one_line = |s: &str| s.replace('\n', " ");
     let hint = hint
         .map(|h| format!(" ({HINT}hint:{HINT:#} {})", one_line(h)))
         .unwrap_or_default();

@@ -94,7 +94,10 @@ pub fn all_profiles(
     if profiles.is_empty() {
         return Err(UserError::with_hint(
             "profiles.ini lists no profile",
-            "check --firefox-dir; `ffsession profiles` lists what it finds",
+            format!(
+                "check --firefox-dir; {} lists what it finds",
+                crate::context::quoted(&["profiles"])
+            ),
         ));
     }
     let mut out: Vec<(Profile, PathBuf, String)> = Vec::with_capacity(profiles.len());
@@ -274,8 +277,13 @@ fn alarm_result(profile: &Profile, alarm: Option<Alarm>) -> Result<()> {
             let mut message = fmt::escape(&alarm.to_string()).into_owned();
             if let Alarm::NewestCorrupt { file, .. } = &alarm {
                 message.push_str(&format!(
-                    " (hint: `ffsession rescue {} -o rescued.jsonlz4` recovers its complete tabs)",
-                    crate::context::quote(&crate::context::absolute(&profile.path.join(file)))
+                    " (hint: {} recovers its complete tabs)",
+                    crate::context::quoted(&[
+                        "rescue",
+                        &crate::context::absolute(&profile.path.join(file)),
+                        "-o",
+                        "rescued.jsonlz4"
+                    ])
                 ));
             }
             if let Alarm::Unreadable { file, .. } = &alarm {

@@ -197,9 +197,10 @@ fn print_text(r: &CheckReport, global: &GlobalArgs) -> Result<()> {
     if !r.orphan_chunks.is_empty() {
         writeln!(
             out,
-            "note: {} ({}) no catalog row names, left by interrupted backups; harmless, `ffsession prune` removes them",
+            "note: {} ({}) no catalog row names, left by interrupted backups; harmless, {} removes them",
             fmt::count(r.orphan_chunks.len(), "orphan chunk file", "orphan chunk files"),
-            fmt::size(sizes(&r.orphan_chunks))
+            fmt::size(sizes(&r.orphan_chunks)),
+            global.quoted(&["prune"])
         )?;
     }
     for p in &r.index_problems {
@@ -211,31 +212,33 @@ fn print_text(r: &CheckReport, global: &GlobalArgs) -> Result<()> {
     if r.stale_manifests > 0 {
         writeln!(
             out,
-            "note: {} no catalog row names (left by an interrupted backup or prune; `ffsession prune` removes them)",
-            fmt::count(r.stale_manifests as usize, "manifest", "manifests")
+            "note: {} no catalog row names (left by an interrupted backup or prune; {} removes them)",
+            fmt::count(r.stale_manifests as usize, "manifest", "manifests"),
+            global.quoted(&["prune"])
         )?;
     }
     if !r.temp_files.is_empty() {
         writeln!(
             out,
-            "note: {} ({}) left by interrupted writes; harmless, `ffsession prune` removes them",
+            "note: {} ({}) left by interrupted writes; harmless, {} removes them",
             fmt::count(r.temp_files.len(), "temporary file", "temporary files"),
-            fmt::size(sizes(&r.temp_files))
+            fmt::size(sizes(&r.temp_files)),
+            global.quoted(&["prune"])
         )?;
     }
     if r.unreferenced_chunks > 0 {
         writeln!(
             out,
-            "note: {} no snapshot uses any more (`ffsession prune` removes them)",
-            fmt::count(r.unreferenced_chunks as usize, "chunk", "chunks")
+            "note: {} no snapshot uses any more ({} removes them)",
+            fmt::count(r.unreferenced_chunks as usize, "chunk", "chunks"),
+            global.quoted(&["prune"])
         )?;
     }
     if r.is_whole() && r.is_complete() {
         writeln!(out, "no errors were found")?;
     }
-    let text = crate::context::complete(&String::from_utf8_lossy(&out));
     let mut stdout = io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(&out)?;
     stdout.flush()?;
     Ok(())
 }
@@ -300,7 +303,10 @@ fn summary(r: &CheckReport) -> String {
         ));
     }
     if !r.index_problems.is_empty() {
-        parts.push("the tab index is damaged (`ffsession reindex` builds it again)".to_owned());
+        parts.push(format!(
+            "the tab index is damaged ({} builds it again)",
+            crate::context::quoted(&["reindex"])
+        ));
     }
     format!(
         "the store {} is damaged: {}",

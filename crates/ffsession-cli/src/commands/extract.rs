@@ -140,7 +140,7 @@ pub fn load_source(global: &GlobalArgs, source: &str) -> Result<SessionData> {
         // Not taken here (`latest: false`): never read as one.
         Named::Latest => Err(UserError::usage(
             format!("{source}: give a snapshot id, a session file or `current`"),
-            "`ffsession list` shows the snapshots",
+            format!("{} shows the snapshots", crate::context::quoted(&["list"])),
         )),
     }
 }
@@ -193,17 +193,27 @@ fn archived_of(global: &GlobalArgs, source: &str) -> Result<Vec<ArchivedTab>> {
     let store = super::open_existing_store(&global.chosen_store_dir(&config)?, false)?;
     let snapshots = store.archive_snapshots()?;
     let hint = match snapshots.as_slice() {
-        [] => "`ffsession tidy` archives the tabs it closes, in the snapshot it takes first"
-            .to_owned(),
+        [] => format!(
+            "{} archives the tabs it closes, in the snapshot it takes first",
+            global.quoted(&["tidy"])
+        ),
         [one] => format!(
-            "snapshot {one} holds archived tabs: ffsession extract {one} --archived -o FILE"
+            "snapshot {one} holds archived tabs: {}",
+            global.quoted(&[
+                "extract",
+                &format!("snapshot:{one}"),
+                "--archived",
+                "-o",
+                "FILE"
+            ])
         ),
         more => format!(
-            "these snapshots hold archived tabs: {} (`ffsession tabs --archived` lists them)",
+            "these snapshots hold archived tabs: {} ({} lists them)",
             more.iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            global.quoted(&["tabs", "--archived"])
         ),
     };
     let takes = Takes {
@@ -246,8 +256,14 @@ pub fn run(global: &GlobalArgs, args: ExtractArgs) -> Result<()> {
                         all.len()
                     ),
                     format!(
-                        "`ffsession extract {} --archived -o FILE` writes them all",
-                        crate::context::quote(&args.source)
+                        "{} writes them all",
+                        crate::context::quoted(&[
+                            "extract",
+                            &args.source,
+                            "--archived",
+                            "-o",
+                            "FILE"
+                        ])
                     ),
                 )
             })?;

@@ -269,7 +269,10 @@ impl GlobalArgs {
             return Ok(dir);
         }
         let profile = self.profile().map_err(|e| {
-            let hint = "pass --store DIR to use a store without a Firefox profile; `ffsession stores` lists the stores in the data directory";
+            let hint = format!(
+                "pass --store DIR to use a store without a Firefox profile; {} lists the stores in the data directory",
+                self.quoted(&["stores"])
+            );
             UserError::with_hint(format!("{e:#}"), hint)
         })?;
         self.store_dir(config, &profile)
@@ -300,7 +303,10 @@ pub fn check_store_path(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(meta) if !meta.is_dir() => Err(UserError::with_hint(
             format!("{}: is a file, not a backup store folder", dir.display()),
-            "--store (or `store` in the config file) names the store's folder; `ffsession stores` lists the stores in the data directory",
+            format!(
+                "--store (or `store` in the config file) names the store's folder; {} lists the stores in the data directory",
+                crate::context::quoted(&["stores"])
+            ),
         )),
         _ => Ok(()),
     }
@@ -317,7 +323,10 @@ pub fn no_backups_yet(dir: &Path) -> anyhow::Error {
     };
     UserError::with_hint(
         format!("no backups yet: {} {what}", dir.display()),
-        "take one with `ffsession backup`, or pass --store DIR",
+        format!(
+            "take one with {}, or pass --store DIR",
+            crate::context::quoted(&["backup"])
+        ),
     )
 }
 
@@ -410,7 +419,7 @@ pub fn open_store_with_snapshots(
         }
         return Err(UserError::with_hint(
             format!("no snapshots yet in {}", store.dir().display()),
-            "take one with `ffsession backup`",
+            format!("take one with {}", global.quoted(&["backup"])),
         ));
     }
     Ok((store, snapshots))

@@ -62,7 +62,7 @@ fn snapshot_id(arg: &str, digits: &str) -> Result<SnapshotId> {
     digits.parse().map(SnapshotId).map_err(|_| {
         UserError::usage(
             format!("{arg}: no such snapshot id"),
-            "`ffsession list` shows the snapshots",
+            format!("{} shows the snapshots", crate::context::quoted(&["list"])),
         )
     })
 }
@@ -75,11 +75,15 @@ pub fn parse(arg: &str, takes: Takes) -> Result<Named> {
             _ if all_digits(rest) => Ok(Named::Snapshot(snapshot_id(arg, rest)?)),
             _ => Err(UserError::usage(
                 format!("{arg}: not a snapshot id"),
-                if takes.latest {
-                    "write snapshot:N with N from `ffsession list`, or snapshot:latest"
-                } else {
-                    "write snapshot:N with N from `ffsession list`"
-                },
+                format!(
+                    "write snapshot:N with N from {}{}",
+                    crate::context::quoted(&["list"]),
+                    if takes.latest {
+                        ", or snapshot:latest"
+                    } else {
+                        ""
+                    }
+                ),
             )),
         };
     }

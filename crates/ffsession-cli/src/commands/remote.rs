@@ -91,7 +91,10 @@ pub fn run(global: &GlobalArgs, args: RemoteArgs) -> Result<()> {
             } else {
                 return Err(UserError::with_hint(
                     format!("no key of {} is kept on this machine", t.location),
-                    "`ffsession remote keys` lists the remotes whose key is kept",
+                    format!(
+                        "{} lists the remotes whose key is kept",
+                        crate::context::quoted(&["remote", "keys"])
+                    ),
                 ));
             }
         }

@@ -163,12 +163,12 @@ pub fn check(
             report.unreferenced
         )?;
         if report.contents_unnamed > 0 {
-            let text = format!(
-                "{} no snapshot record names (a prune cut short leaves them, and so do snapshot records that went missing; `ffsession prune --store {}` removes them)",
+            writeln!(
+                out,
+                "{} no snapshot record names (a prune cut short leaves them, and so do snapshot records that went missing; {} removes them)",
                 fmt::count(report.contents_unnamed as usize, "content record", "content records"),
-                t.label
-            );
-            writeln!(out, "{}", crate::context::complete(&text))?;
+                global.quoted_at(&t.label, &["prune"])
+            )?;
         }
         if report.is_clean() && missing.is_empty() {
             writeln!(out, "no damage found")?;
@@ -188,19 +188,20 @@ pub fn check(
                 fmt::count(report.unreadable_snapshots.len(), "snapshot", "snapshots"),
             ),
             format!(
-                "the server failed those reads or did not answer them: run `ffsession check --read-data --store {}` again; if they keep failing, look at those files on the server (`ffsession copy --to {}` from a machine that has the snapshots sends what the remote lacks)",
-                t.label, t.label
+                "the server failed those reads or did not answer them: run {} again; if they keep failing, look at those files on the server ({} from a machine that has the snapshots sends what the remote lacks)",
+                global.quoted_at(&t.label, &["check", "--read-data"]),
+                global.quoted(&["copy", "--to", &t.label])
             ),
         ))
     } else {
         Err(StoreDamaged(format!(
-            "{}: {} damaged or missing, {} damaged, {} gone since this machine saw {}; the next `ffsession copy --to {}` from a machine that has them sends them again",
+            "{}: {} damaged or missing, {} damaged, {} gone since this machine saw {}; the next {} from a machine that has them sends them again",
             t.location,
             fmt::count(report.damaged_objects.len(), "object", "objects"),
             fmt::count(report.damaged_snapshots.len(), "snapshot", "snapshots"),
             fmt::count(missing.len(), "snapshot", "snapshots"),
             if missing.len() == 1 { "it" } else { "them" },
-            t.label
+            global.quoted(&["copy", "--to", &t.label])
         ))
         .into())
     }

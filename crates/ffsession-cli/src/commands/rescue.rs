@@ -182,15 +182,19 @@ fn print_text(label: &str, output: &Path, r: &Rescued) -> io::Result<()> {
     if r.damage.is_some() {
         writeln!(
             out,
-            "everything after the damage is lost; an older session file or snapshot may hold it (`ffsession profiles`, `ffsession list`)"
+            "everything after the damage is lost; an older session file or snapshot may hold it ({}, {})",
+            crate::context::quoted(&["profiles"]),
+            crate::context::quoted(&["list"])
         )?;
     }
     writeln!(out, "written:   {}", output.display())?;
-    let next = format!(
-        "next:      `ffsession tabs {0}` to look at it; to open it, quit Firefox and run `ffsession restore {0}` (the current session is backed up first, so it can be undone)",
-        crate::context::quote(&crate::context::absolute(output))
-    );
-    writeln!(out, "{}", crate::context::complete(&next))?;
+    let output = crate::context::absolute(output);
+    writeln!(
+        out,
+        "next:      {} to look at it; to open it, quit Firefox and run {} (the current session is backed up first, so it can be undone)",
+        crate::context::quoted(&["tabs", &output]),
+        crate::context::quoted(&["restore", &output])
+    )?;
     out.flush()
 }
 

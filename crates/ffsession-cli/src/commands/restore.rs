@@ -120,7 +120,10 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
                 profile.path.display(),
                 dir.display()
             ),
-            "pass --store DIR, the store holding the snapshot (`ffsession stores` lists them), or restore a session FILE",
+            format!(
+                "pass --store DIR, the store holding the snapshot ({} lists them), or restore a session FILE",
+                crate::context::quoted(&["stores"])
+            ),
         ));
     }
     let source = match named {
@@ -129,7 +132,10 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
         Named::File(_) | Named::Current => {
             return Err(UserError::with_hint(
                 format!("{:?} is neither a snapshot id nor a file", args.snapshot),
-                "pass a number from `ffsession list`, `latest`, or a session file",
+                format!(
+                    "pass a number from {}, `latest`, or a session file",
+                    crate::context::quoted(&["list"])
+                ),
             ))
         }
         Named::Latest => {
@@ -153,8 +159,7 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
             for d in &damaged {
                 crate::ui::warning(format_args!(
                 "snapshot {} ({}, session of {}) is newer, but its file was damaged when it was taken ({}); \
-                 `ffsession rescue {} -o rescued.jsonlz4` gets back every complete tab it holds, \
-                 then `ffsession restore rescued.jsonlz4`",
+                 {} gets back every complete tab it holds, then {}",
                 d.id,
                 d.file_name,
                 fmt::local_time_or_unknown(Some(d.session_time_ms())),
@@ -162,7 +167,13 @@ pub fn run(global: &GlobalArgs, mut args: RestoreArgs) -> Result<()> {
                     ffsession::store::SnapshotStatus::Corrupt { reason } => reason.as_str(),
                     ffsession::store::SnapshotStatus::Ok => "",
                 },
-                d.id
+                crate::context::quoted(&[
+                    "rescue",
+                    &format!("snapshot:{}", d.id),
+                    "-o",
+                    "rescued.jsonlz4"
+                ]),
+                crate::context::quoted(&["restore", "./rescued.jsonlz4"])
             ));
             }
             if !skipped.is_empty() || !damaged.is_empty() {
@@ -366,7 +377,10 @@ fn dry_run_file(path: &Path, profile_dir: &Path, store_dir: &Path) -> Result<()>
                 "{}: cannot be restored: it has no window with tabs, and Firefox would start empty instead",
                 path.display()
             ),
-            "`ffsession info FILE` shows what it holds",
+            format!(
+                "{} shows what it holds",
+                crate::context::quoted(&["info", &crate::context::absolute(path)])
+            ),
         ));
     }
     let changes = restore::profile_changes(profile_dir)?;

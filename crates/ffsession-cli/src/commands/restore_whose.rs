@@ -200,7 +200,10 @@ pub fn chosen(
                 profiles.iter().copied().collect::<Vec<_>>().join(", "),
                 profile.name
             ),
-            "restore one snapshot by its number from `ffsession list`",
+            format!(
+                "restore one snapshot by its number from {}",
+                crate::context::quoted(&["list"])
+            ),
         ));
     };
     Ok(Whose {

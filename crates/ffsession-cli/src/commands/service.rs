@@ -88,7 +88,10 @@ fn windows_user() -> Result<String> {
         (None, Some(name)) => Ok(name),
         (_, None) => Err(UserError::with_hint(
             "cannot tell who you are: USERNAME is not set",
-            "run `ffsession service install` from your own session",
+            format!(
+                "run {} from your own session",
+                crate::context::quoted(&["service", "install"])
+            ),
         )),
     }
 }
@@ -451,7 +454,10 @@ fn one(global: &GlobalArgs, action: &ServiceAction, profile: &Profile, name: &st
                 };
                 return Err(UserError::with_hint(
                     format!("{}: {what}: {failed}", spec.profile_name),
-                    format!("run `ffsession service status` again from a session with a user service manager (`systemctl --user status {unit}` works there)"),
+                    format!(
+                        "run {} again from a session with a user service manager (`systemctl --user status {unit}` works there)",
+                        crate::context::quoted(&["service", "status"])
+                    ),
                 ));
             }
         }

@@ -160,8 +160,9 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
     if rows.is_empty() {
         writeln!(
             out,
-            "no backup stores in {} (take a backup with `ffsession backup`, or name a store with --store DIR)",
-            fmt::path(root)
+            "no backup stores in {} (take a backup with {}, or name a store with --store DIR)",
+            fmt::path(root),
+            crate::context::quoted(&["backup"])
         )?;
         return out.flush();
     }
@@ -169,8 +170,9 @@ fn print_rows(root: &Path, rows: &[StoreRow]) -> io::Result<()> {
         match &r.error {
             Some(_) if r.catalog_missing => writeln!(
                 out,
-                "{:<24} CATALOG MISSING: catalog.sqlite is gone, so no snapshot can be listed or restored; put it back from a copy of the store (`ffsession --store DIR check` says more)",
-                fmt::escape(&r.name)
+                "{:<24} CATALOG MISSING: catalog.sqlite is gone, so no snapshot can be listed or restored; put it back from a copy of the store ({} says more)",
+                fmt::escape(&r.name),
+                crate::context::quoted_at(&crate::context::absolute(&r.path), &["check"])
             )?,
             Some(e) => writeln!(
                 out,

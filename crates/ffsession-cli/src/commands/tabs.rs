@@ -135,7 +135,10 @@ fn list(
                     data.path().display(),
                     session.windows.len()
                 ),
-                "windows are numbered from 1; `ffsession info` shows how many there are",
+                format!(
+                    "windows are numbered from 1; {} shows how many there are",
+                    crate::context::quoted(&["info", &crate::context::absolute(data.path())])
+                ),
             ));
         }
     }
@@ -198,8 +201,9 @@ fn archived(global: &GlobalArgs, args: &TabsArgs) -> Result<()> {
     if tabs.is_empty() && !args.json {
         // On stderr: stdout stays a (here empty) list that scripts read.
         crate::ui::note(format_args!(
-            "no archived tabs in {} (`ffsession tidy` archives the tabs it closes)",
-            store.dir().display()
+            "no archived tabs in {} ({} archives the tabs it closes)",
+            store.dir().display(),
+            crate::context::quoted(&["tidy"])
         ));
     }
     let format = if args.json {

@@ -481,10 +481,10 @@ fn loss_line(loss: &Loss, way_back: Option<&ffsession::store::SnapshotInfo>) -> 
     };
     match way_back {
         Some(s) => format!(
-            "{what}; snapshot {} ({}) brings it back (`ffsession restore snapshot:{}`)",
+            "{what}; snapshot {} ({}) brings it back ({})",
             s.id,
             fmt::count(s.counts.map_or(0, |c| c.tabs) as usize, "tab", "tabs"),
-            s.id
+            crate::context::quoted(&["restore", &format!("snapshot:{}", s.id)])
         ),
         None => format!("{what}; no good copy is stored"),
     }

@@ -435,8 +435,8 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
                     ),
                 ),
                 format!(
-                    "the server failed those reads or did not answer them: run the command again; if it keeps failing, look at those files on the server (`ffsession check --read-data --store {}` names the snapshots they hold up)",
-                    t.label
+                    "the server failed those reads or did not answer them: run the command again; if it keeps failing, look at those files on the server ({} names the snapshots they hold up)",
+                    crate::context::quoted_at(&t.label, &["check", "--read-data"])
                 ),
             ));
         }
@@ -457,8 +457,9 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
                 },
             ),
             format!(
-                "`ffsession check --read-data --store {}` names each one; `ffsession copy --to {}` from a machine that has these snapshots sends them again",
-                t.label, t.label
+                "{} names each one; {} from a machine that has these snapshots sends them again",
+                crate::context::quoted_at(&t.label, &["check", "--read-data"]),
+                crate::context::quoted(&["copy", "--to", &t.label])
             ),
         ));
     }
@@ -484,16 +485,22 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
         let _ = writeln!(
             err,
             "{}",
-            crate::context::complete(&format!(            "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; `ffsession check --read-data --store {}` says which)",
-            t.location, t.label))
+            format_args!(
+                "ffsession: warning: {}: {object}: {why} (the snapshots that need it are left out; {} says which)",
+                t.location,
+                crate::context::quoted_at(&t.label, &["check", "--read-data"])
+            )
         );
     }
     for (object, why) in &report.unreadable {
         let _ = writeln!(
             err,
             "{}",
-            crate::context::complete(&format!(            "ffsession: warning: {}: {object} does not read ({why}); the snapshots that need it are left out for now and fetched by the next command that reads the remote, the others are here (if it keeps failing, look at that file on the server; `ffsession check --read-data --store {}` names the snapshots it holds up)",
-            t.location, t.label))
+            format_args!(
+                "ffsession: warning: {}: {object} does not read ({why}); the snapshots that need it are left out for now and fetched by the next command that reads the remote, the others are here (if it keeps failing, look at that file on the server; {} names the snapshots it holds up)",
+                t.location,
+                crate::context::quoted_at(&t.label, &["check", "--read-data"])
+            )
         );
     }
     if !report.snapshots_missing.is_empty() {
@@ -505,13 +512,15 @@ pub fn sync_cache(global: &GlobalArgs, t: &Target, remote: &Remote) -> Result<Pa
         let _ = writeln!(
             err,
             "{}",
-            crate::context::complete(&format!(            "ffsession: warning: {}: {} this machine's copy holds ({}) {} no longer on the remote, and no prune removed {}: the remote was rolled back to an older copy, emptied or damaged; kept here (`ffsession copy --to {}` from the machine that took them sends them again)",
-            t.location,
-            crate::fmt::count(report.snapshots_missing.len(), "snapshot", "snapshots"),
-            ids.join(", "),
-            if ids.len() == 1 { "is" } else { "are" },
-            if ids.len() == 1 { "it" } else { "them" },
-            t.label))
+            format_args!(
+                "ffsession: warning: {}: {} this machine's copy holds ({}) {} no longer on the remote, and no prune removed {}: the remote was rolled back to an older copy, emptied or damaged; kept here ({} from the machine that took them sends them again)",
+                t.location,
+                crate::fmt::count(report.snapshots_missing.len(), "snapshot", "snapshots"),
+                ids.join(", "),
+                if ids.len() == 1 { "is" } else { "are" },
+                if ids.len() == 1 { "it" } else { "them" },
+                crate::context::quoted(&["copy", "--to", &t.label])
+            )
         );
     }
     Ok(dir)

@@ -154,7 +154,7 @@ fn restore_latest_names_a_newer_damaged_file_and_the_rescue_command() {
     );
     assert!(
         err.contains(&format!(
-            "`ffsession --profile {} --store {} rescue 2 -o rescued.jsonlz4`",
+            "`ffsession --profile {} --store {} rescue snapshot:2 -o rescued.jsonlz4`",
             profile.display(),
             env.store_dir().display()
         )),
