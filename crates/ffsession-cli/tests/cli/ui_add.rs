@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{assert_contains_all, ok_json, ok_stdout, undo_id, with_tabs, TestEnv};
+use crate::common::{ok_json, ok_stdout, undo_id, with_tabs, TestEnv};
 use crate::ui_page::Page;
 
 /// The open tabs' URLs of the session file `file`.
@@ -236,7 +236,7 @@ fn a_remote_store_asks_its_password_once_and_the_actions_use_it() {
         assert!(!a.body.contains("--password"), "{}", a.body);
     }
     let now = urls(&page.env, &page.profile.join("sessionstore.jsonlz4"));
-    assert_contains_all(&now, &["https://added.example/", "https://now.example/"]);
+    crate::common::assert_contains_all(&now, &["https://added.example/", "https://now.example/"]);
 }
 
 /// The sessions the actions write (cookies and form data) stay in a folder
