@@ -331,33 +331,14 @@ mod tests {
     /// takes, with the value assumed.
     #[test]
     fn each_rule_is_worded_as_options_tidy_takes() {
-        let base = TidyRules::default();
-        let rules = [
-            TidyRules {
-                archive_older_than_ms: Some(30 * 86_400_000),
-                ..base
-            },
+        let mut rules = TidyRules::each_alone().to_vec();
+        rules.insert(
+            1,
             TidyRules {
                 archive_older_than_ms: Some(90 * 60_000),
-                ..base
+                ..TidyRules::default()
             },
-            TidyRules {
-                close_duplicates: true,
-                ..base
-            },
-            TidyRules {
-                trim_history: Some(5),
-                ..base
-            },
-            TidyRules {
-                drop_closed: true,
-                ..base
-            },
-            TidyRules {
-                drop_payload: true,
-                ..base
-            },
-        ];
+        );
         let words: Vec<String> = rules.iter().map(rule_options).collect();
         assert_eq!(words[0], "--archive-older-than 30d");
         assert_eq!(words[1], "--archive-older-than 90m");

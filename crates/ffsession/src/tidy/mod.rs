@@ -66,6 +66,34 @@ impl TidyRules {
             && !self.drop_closed
             && !self.drop_payload
     }
+
+    /// Each rule alone, with 30 days (archive) and 5 entries (trim
+    /// history) as the values assumed: what [`rule_savings`] weighs.
+    pub fn each_alone() -> [TidyRules; 5] {
+        let base = TidyRules::default();
+        [
+            TidyRules {
+                archive_older_than_ms: Some(30 * 86_400_000),
+                ..base
+            },
+            TidyRules {
+                close_duplicates: true,
+                ..base
+            },
+            TidyRules {
+                trim_history: Some(5),
+                ..base
+            },
+            TidyRules {
+                drop_closed: true,
+                ..base
+            },
+            TidyRules {
+                drop_payload: true,
+                ..base
+            },
+        ]
+    }
 }
 
 /// Why a tab is closed.

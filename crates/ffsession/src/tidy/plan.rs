@@ -245,30 +245,7 @@ pub struct RuleSaving {
 /// What each rule alone would save, with 30 days (archive) and 5 entries
 /// (trim history) as the values assumed.
 pub fn rule_savings(session: &Editable<'_>, now_ms: u64) -> Result<Vec<RuleSaving>, TidyError> {
-    let base = TidyRules::default();
-    let cases = [
-        TidyRules {
-            archive_older_than_ms: Some(30 * 86_400_000),
-            ..base
-        },
-        TidyRules {
-            close_duplicates: true,
-            ..base
-        },
-        TidyRules {
-            trim_history: Some(5),
-            ..base
-        },
-        TidyRules {
-            drop_closed: true,
-            ..base
-        },
-        TidyRules {
-            drop_payload: true,
-            ..base
-        },
-    ];
-    cases
+    TidyRules::each_alone()
         .into_iter()
         .map(|rules| {
             let p = plan(session, &rules, now_ms, true)?;
