@@ -131,6 +131,10 @@ fn kill_9_while_a_backup_heals_damaged_chunks_never_leaves_a_wrong_snapshot() {
                 let report = check_store(&store_dir, &mut |_, _| {}).unwrap();
                 let own = report.damaged_snapshots.iter().find(|d| d.id == latest);
                 if own.is_some_and(|d| d.chunks.len() >= 2) {
+                    // A flipped bit that leaves the content whole (in a
+                    // field of the zstd frame the decoder does not need)
+                    // is no damage: only what check names counts.
+                    damaged.retain(|path, _| report.damaged_chunks.iter().any(|c| &c.path == path));
                     break damaged;
                 }
             }
