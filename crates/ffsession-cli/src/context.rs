@@ -160,11 +160,12 @@ pub fn print_where(global: &GlobalArgs) -> std::process::ExitCode {
         if let Some(remote) = global.remote_store(&config) {
             return Some(format!("remote {remote}"));
         }
-        match global.store.clone().or_else(|| config.store.clone()) {
+        // A store named needs no profile; else the profile's own.
+        match global.named_store(&config) {
             Some(dir) => Some(real(&dir)),
-            None => profile
-                .as_ref()
-                .and_then(|p| global.data_store_dir(p).ok())
+            None => global
+                .store_dir(&config, profile.as_ref()?)
+                .ok()
                 .map(|d| real(&d)),
         }
     });

@@ -213,10 +213,16 @@ impl GlobalArgs {
     /// The backup store of `profile`: `--store`, the config file's `store`, or
     /// `<data dir>/ffsession/<profile name>`.
     pub fn store_dir(&self, config: &Config, profile: &Profile) -> Result<PathBuf> {
-        if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
-            return Ok(dir);
+        match self.named_store(config) {
+            Some(dir) => Ok(dir),
+            None => self.data_store_dir(profile),
         }
-        self.data_store_dir(profile)
+    }
+
+    /// The store `--store` or the config file's `store` names, as given (a
+    /// folder, a remote's location or name); `None`: the profile's own.
+    pub fn named_store(&self, config: &Config) -> Option<PathBuf> {
+        self.store.clone().or_else(|| config.store.clone())
     }
 
     /// `<data dir>/ffsession/<profile name>`: the profile's own store when
@@ -261,7 +267,7 @@ impl GlobalArgs {
     /// or the config file's `store` as they are, so a store copied to a new
     /// machine works without Firefox; else the chosen profile's store.
     pub fn chosen_store_dir(&self, config: &Config) -> Result<PathBuf> {
-        if let Some(dir) = self.store.clone().or_else(|| config.store.clone()) {
+        if let Some(dir) = self.named_store(config) {
             // A remote is read through a local copy, brought up to date now.
             if crate::remote::is_remote(&dir, config) {
                 return crate::remote::synced_cache(self, config, &dir.to_string_lossy());
@@ -281,7 +287,7 @@ impl GlobalArgs {
     /// The remote store `--store` or the config's `store` names, if it is
     /// one (a URL, a config remote's name, a folder holding a remote store).
     pub fn remote_store(&self, config: &Config) -> Option<String> {
-        let value = self.store.clone().or_else(|| config.store.clone())?;
+        let value = self.named_store(config)?;
         crate::remote::is_remote(&value, config).then(|| value.to_string_lossy().into_owned())
     }
 

@@ -108,19 +108,23 @@ impl<'de: 'a, 'a, T: Object<'a>> Visitor<'de> for ObjectVisitor<T> {
     }
 }
 
+/// The keys of a tab the model reads, in [`Object::read`]'s order (the
+/// quick tab reader's tests read each of them too).
+pub(crate) const TAB_FIELDS: &[&str] = &[
+    "entries",
+    "index",
+    "pinned",
+    "hidden",
+    "groupId",
+    "userContextId",
+    "lastAccessed",
+    "userTypedValue",
+    "image",
+];
+
 impl<'a> Object<'a> for Tab<'a> {
     const NAME: &'static str = "Tab";
-    const FIELDS: &'static [&'static str] = &[
-        "entries",
-        "index",
-        "pinned",
-        "hidden",
-        "groupId",
-        "userContextId",
-        "lastAccessed",
-        "userTypedValue",
-        "image",
-    ];
+    const FIELDS: &'static [&'static str] = TAB_FIELDS;
     const FORK_KEYS: &'static [&'static str] = forks::TAB_KEYS;
     fn forks(&mut self) -> &mut ForkData<'a> {
         &mut self.forks

@@ -95,22 +95,13 @@ fn every_field_reads_every_kind_of_value_as_serde_does() {
         "{}",
         r#"{"a":[1]}"#,
     ];
-    let tab_fields = [
-        "entries",
-        "index",
-        "pinned",
-        "hidden",
-        "groupId",
-        "userContextId",
-        "lastAccessed",
-        "userTypedValue",
-        "image",
-        "other",
-    ]
-    .into_iter()
-    // The forks' keys, kept as raw JSON.
-    .chain(crate::forks::TAB_KEYS.iter().copied())
-    .collect::<Vec<_>>();
+    let tab_fields = crate::session::objects::TAB_FIELDS
+        .iter()
+        .copied()
+        .chain(["other"])
+        // The forks' keys, kept as raw JSON.
+        .chain(crate::forks::TAB_KEYS.iter().copied())
+        .collect::<Vec<_>>();
     let entry_fields = [
         "url",
         "title",
